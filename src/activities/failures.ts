@@ -1,0 +1,41 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { isBrowserAIError, type BrowserAIError, type BrowserAIErrorKind } from '../browserai';
+import { FailureType, type FailureTypeName } from '../failure-types';
+
+const TYPE_BY_KIND: Record<Exclude<BrowserAIErrorKind, 'Aborted'>, FailureTypeName> = {
+  InvalidInput: FailureType.InvalidInput,
+  InvalidCommand: FailureType.InvalidCommand,
+  Unauthorized: FailureType.Unauthorized,
+  TaskNotFound: FailureType.TaskNotFound,
+  SavedTaskNotFound: FailureType.SavedTaskNotFound,
+  Conflict: FailureType.Conflict,
+  RateLimited: FailureType.RateLimited,
+  ServerError: FailureType.ServerError,
+  NetworkError: FailureType.NetworkError,
+  Timeout: FailureType.Timeout,
+};
+
+/**
+ * The failure an activity throws for an error: typed, retryable only where a retry can help,
+ * and a 429 retried no sooner than its Retry-After. An aborted request during cancellation
+ * becomes the activity's own cancellation, so Temporal records it as cancelled, not failed.
+ */
+export function toActivityFailure(err: unknown): Error {
+  if (!isBrowserAIError(err)) return err instanceof Error ? err : new Error(String(err));
+  if (err.kind === 'Aborted') {
+    const signal = Context.current().cancellationSignal;
+    return signal.aborted && signal.reason instanceof Error ? signal.reason : ApplicationFailure.retryable(err.message, FailureType.Timeout);
+  }
+  return ApplicationFailure.create({
+    type: TYPE_BY_KIND[err.kind],
+    message: err.message,
+    nonRetryable: !err.retryable,
+    nextRetryDelay: err.kind === 'RateLimited' ? err.retryAfterMs : undefined,
+    details: [errorDetails(err)],
+  });
+}
+
+/** What a caller may want to branch on; never the request itself (its headers hold the token). */
+function errorDetails(err: BrowserAIError) {
+  return { kind: err.kind, status: err.status ?? null, apiMessage: err.apiMessage ?? null, method: err.method, path: err.path };
+}

@@ -1,0 +1,67 @@
+import { Context, log } from '@temporalio/activity';
+import type { BrowserAIClient } from '../browserai';
+import { isUnknownStatus } from '../browserai/status';
+import { toActivityFailure } from './failures';
+import { nextPollDelay, parseTime } from './poll-schedule';
+import { snapshotOf } from './snapshot';
+import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from './types';
+
+/** Checkpoint heartbeated on every poll: a retry (on any worker) resumes from it. */
+interface PollProgress {
+  polls: number;
+  intervalMs: number;
+  spanStartedAt: number;
+  lastSeen?: Pick<TaskSnapshot, 'status' | 'progress' | 'estimatedCompletion'>;
+  nextPollAt?: string;
+}
+
+// While sleeping towards the next poll, heartbeat at least this often so a dead worker is
+// noticed within the heartbeat timeout and cancellation reaches us promptly.
+const MIN_HEARTBEAT_GAP_MS = 1_000;
+
+/**
+ * Frequent polling inside one long-running activity: many `GET /tasks/{id}` calls cost no
+ * history events; the activity returns only when the task changes category (running ->
+ * awaiting -> ended) or after `maxSpanMs`, so a task of three hours needs a handful of events.
+ */
+export async function pollTask(client: BrowserAIClient, input: PollTaskInput): Promise<PollTaskOutput> {
+  const ctx = Context.current();
+  const resumed = ctx.info.heartbeatDetails as PollProgress | undefined;
+  const progress: PollProgress = resumed ?? { polls: 0, intervalMs: input.initialIntervalMs, spanStartedAt: Date.now() };
+  const heartbeatGapMs = Math.max(MIN_HEARTBEAT_GAP_MS, (ctx.info.heartbeatTimeoutMs ?? 60_000) / 3);
+  let estimatedCompletionMs = parseTime(input.estimatedCompletion);
+  const unknownStatuses: string[] = [];
+
+  for (;;) {
+    let snapshot: TaskSnapshot;
+    try {
+      snapshot = snapshotOf(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }));
+    } catch (err) {
+      ctx.heartbeat(progress);
+      throw toActivityFailure(err);
+    }
+    progress.polls++;
+    progress.lastSeen = { status: snapshot.status, progress: snapshot.progress, estimatedCompletion: snapshot.estimatedCompletion };
+    if (isUnknownStatus(snapshot.status) && !unknownStatuses.includes(snapshot.status)) {
+      unknownStatuses.push(snapshot.status);
+      log.warn('BrowserAI reported a status this worker does not know; treating it as running', {
+        executionId: input.executionId,
+        status: snapshot.status,
+      });
+    }
+    const changed = snapshot.category !== input.knownCategory;
+    if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
+      return { snapshot, changed, polls: progress.polls, unknownStatuses };
+    }
+    estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? estimatedCompletionMs;
+    const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
+    progress.intervalMs = nextIntervalMs;
+    progress.nextPollAt = new Date(Date.now() + delayMs).toISOString();
+    ctx.heartbeat(progress);
+    for (let slept = 0; slept < delayMs; slept += heartbeatGapMs) {
+      // Rejects with the cancellation at once, whether it is a cancel request or a shutdown.
+      await ctx.sleep(Math.min(heartbeatGapMs, delayMs - slept));
+      ctx.heartbeat(progress);
+    }
+  }
+}

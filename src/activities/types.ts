@@ -1,0 +1,76 @@
+import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } from '../browserai/types';
+import type { StatusCategory } from '../browserai/status';
+import type { Delivery } from './at-most-once';
+import type { TrimReport } from './trim';
+
+// Inputs and outputs of the activities: everything here is written into workflow history,
+// so each type carries only what the workflow needs, already cut to size.
+
+export type { Delivery, TrimReport };
+
+export interface CreateTaskInput {
+  instructions: Instruction[];
+  type: TaskType;
+  project: string;
+  geoLocation: GeoLocation;
+  inspect?: boolean;
+  awaitable?: boolean;
+  delivery: Delivery;
+}
+
+export interface SendInstructionsInput {
+  executionId: string;
+  instructions: Instruction[];
+  awaitable?: boolean;
+  delivery: Delivery;
+}
+
+/** What the workflow keeps of a task: small, no instruction texts. */
+export interface TaskSnapshot {
+  executionId: string;
+  status: string;
+  category: StatusCategory;
+  progress: { status?: string; logs: string[] };
+  started?: string | null;
+  estimatedCompletion?: string | null;
+  /** The task's output (`GET /tasks` `result`), cut to size; set once the task has ended. */
+  result?: unknown;
+  error?: string | null;
+}
+
+export interface PollTaskInput {
+  executionId: string;
+  /** The category the workflow last saw: the activity returns as soon as the task leaves it. */
+  knownCategory: StatusCategory;
+  estimatedCompletion?: string | null;
+  initialIntervalMs: number;
+  maxIntervalMs: number;
+  /** Return unchanged after this long, so the workflow can look around (continue-as-new, details). */
+  maxSpanMs: number;
+}
+
+export interface PollTaskOutput {
+  snapshot: TaskSnapshot;
+  /** False when the span ran out with the task still in `knownCategory`. */
+  changed: boolean;
+  polls: number;
+  /** Statuses outside the known vocabulary seen in this activity, treated as running. */
+  unknownStatuses: string[];
+}
+
+export interface GetResultsInput {
+  executionId: string;
+  maxBytes: number;
+}
+
+export interface TaskResultsSummary {
+  executionId: string;
+  status: string;
+  started?: string | null;
+  completed?: string | null;
+  results: ResultEntry[];
+  /** Present when the results were cut to fit in workflow history. */
+  trimmed?: TrimReport;
+}
+
+export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'status' | 'started' | 'estimatedCompletion' | 'scriptType'>;

@@ -1,0 +1,123 @@
+// Wire types of the BrowserAI HTTP API (../shared/docs/browserai-api.md), plus the fields
+// its real clients show beyond the description (browserai-behaviour.md). Every response
+// type is open: BrowserAI may add fields, and we must not break when it does.
+
+/** The execution engines `POST /tasks` accepts. `natural_language` is an older spelling some clients send. */
+export type TaskType = 'crawler_automation' | 'script_automation';
+
+export interface Instruction {
+  /** Natural language for `crawler_automation` and saved tasks; TypeScript for `script_automation`. */
+  action: string;
+  /** Only in add/replace bodies; real clients omit it. */
+  type?: string;
+}
+
+export interface GeoLocation {
+  /** ISO 3166-1 alpha-2 country code, e.g. `US`. */
+  country: string;
+  city?: string;
+  zipcode?: string;
+}
+
+export interface CreateTaskRequest {
+  instructions: Instruction[];
+  geoLocation: GeoLocation;
+  project: string;
+  type: TaskType;
+  inspect?: boolean;
+  /** Keeps the browser session open in `awaiting` after its instructions, so more can follow. */
+  awaitable?: boolean;
+}
+
+export interface InstructionsRequest {
+  instructions: Instruction[];
+  awaitable?: boolean;
+}
+
+/** Answer of create, add instructions and replace instructions. */
+export interface TaskExecution {
+  executionId: string;
+  scriptType?: string;
+  status: string;
+  geoLocation?: GeoLocation;
+  started?: string | null;
+  estimatedCompletion?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface TaskProgress {
+  status?: string;
+  logs?: string[];
+  [extra: string]: unknown;
+}
+
+/** Answer of `GET /tasks/{id}`. `result` and `error` are not documented but real answers carry them. */
+export interface TaskMetadata {
+  executionId: string;
+  scriptId?: string;
+  scriptType?: string;
+  status: string;
+  progress?: TaskProgress;
+  started?: string | null;
+  estimatedCompletion?: string | null;
+  result?: unknown;
+  error?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface ResultEntry {
+  model_output?: string;
+  result?: string;
+  state?: string;
+  metadata?: Record<string, unknown>;
+  history_index?: number;
+  screenshot_url?: string;
+  html_url?: string;
+  console_url?: string;
+  insert_ts?: string;
+  [extra: string]: unknown;
+}
+
+/** Answer of `GET /results/{id}`. */
+export interface TaskResults {
+  executionId: string;
+  status: string;
+  started?: string | null;
+  completed?: string | null;
+  results: ResultEntry[];
+  [extra: string]: unknown;
+}
+
+export interface StopResponse {
+  message?: string;
+  [extra: string]: unknown;
+}
+
+export type SavedTaskType = 'natural_language';
+
+export interface CreateSavedTaskRequest {
+  name: string;
+  instructions: Instruction[];
+  type: SavedTaskType;
+  project: string;
+  geoLocation: GeoLocation;
+  /** The API says to leave this empty for now; schedules are Temporal's job here. */
+  cron_settings: string;
+}
+
+export interface CreateSavedTaskResponse {
+  taskId: string;
+  message?: string;
+  [extra: string]: unknown;
+}
+
+export interface SavedTask {
+  taskId: string;
+  name: string;
+  instructions: Instruction[];
+  type: string;
+  project: string;
+  geoLocation: GeoLocation;
+  cron_settings?: string | null;
+  [extra: string]: unknown;
+}

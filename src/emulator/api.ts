@@ -1,0 +1,310 @@
+// The BrowserAI endpoints: request validation and the JSON shapes of the answers. Kept apart from
+// the HTTP plumbing (server.ts) so each answer is a plain value the server can send, or, under a
+// `dropAfterHandling` fault, compute and then throw away.
+
+import type { GeoLocation, Instruction } from '../browserai/types';
+import { artifactUrl } from './artifacts';
+import { FAIL_ERROR } from './scenario';
+import type { SavedTaskStore, StoredSavedTask } from './saved-tasks';
+import type { StoredEntry, Task, TaskStatus, TaskStore } from './tasks';
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Marks a request body that was sent but is not JSON. */
+export const INVALID_JSON: unique symbol = Symbol('invalid JSON');
+export type RequestBody = unknown | typeof INVALID_JSON;
+
+export interface ApiContext {
+  tasks: TaskStore;
+  saved: SavedTaskStore;
+  unknownProjects: ReadonlySet<string>;
+  now: number;
+  /** Origin the client reached the emulator at, for the artifact URLs of result entries. */
+  origin: string;
+}
+
+type Handler = (ctx: ApiContext, params: string[], body: RequestBody) => Reply;
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  /** Names the endpoint in statistics, with identifiers replaced by placeholders. */
+  key: string;
+  handle: Handler;
+}
+
+export const TASK_TYPES: ReadonlySet<string> = new Set(['crawler_automation', 'script_automation', 'natural_language']);
+/** The n8n node creates saved tasks as `crawler_automation`; the description documents `natural_language`. */
+export const SAVED_TASK_TYPES: ReadonlySet<string> = new Set(['natural_language', 'crawler_automation']);
+
+export const MESSAGES = {
+  unauthorized: 'Unauthorized',
+  createInvalid: 'Invalid input or project not found',
+  invalid: 'Invalid input',
+  taskNotFound: 'Task not found',
+  savedTaskNotFound: 'Saved task not found',
+  invalidCommand: 'Invalid command or task ID',
+  taskEnded: 'Task already ended',
+  savedTaskExists: 'Saved task already exists',
+  internal: 'Internal server error',
+  notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed',
+} as const;
+
+export function errorReply(status: number, message: string): Reply {
+  return { status, body: { error: message } };
+}
+
+const ROUTES: Route[] = [
+  { method: 'POST', pattern: /^\/tasks$/, key: 'POST /tasks', handle: createTask },
+  { method: 'GET', pattern: /^\/tasks\/([^/]+)$/, key: 'GET /tasks/{id}', handle: getTask },
+  { method: 'POST', pattern: /^\/tasks\/([^/]+)\/instructions$/, key: 'POST /tasks/{id}/instructions', handle: appendInstructions },
+  { method: 'PUT', pattern: /^\/tasks\/([^/]+)\/instructions$/, key: 'PUT /tasks/{id}/instructions', handle: replaceInstructions },
+  { method: 'POST', pattern: /^\/tasks\/([^/]+)\/command$/, key: 'POST /tasks/{id}/command', handle: command },
+  { method: 'GET', pattern: /^\/results\/([^/]+)$/, key: 'GET /results/{id}', handle: getResults },
+  { method: 'POST', pattern: /^\/saved_tasks$/, key: 'POST /saved_tasks', handle: createSavedTask },
+  { method: 'GET', pattern: /^\/saved_tasks$/, key: 'GET /saved_tasks', handle: listSavedTasks },
+  // `.+`: a client that does not encode a slash in the name still reaches the saved task.
+  { method: 'GET', pattern: /^\/saved_tasks\/name\/(.+)$/, key: 'GET /saved_tasks/name/{name}', handle: getSavedTask },
+];
+
+export type RouteMatch =
+  | { kind: 'route'; key: string; run: (ctx: ApiContext, body: RequestBody) => Reply }
+  | { kind: 'error'; key: string; reply: Reply };
+
+/** Finds the endpoint of a path (relative to `/api/v1`, still percent-encoded). */
+export function matchRoute(method: string, path: string): RouteMatch {
+  let pathKnown = false;
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(path);
+    if (!match) continue;
+    pathKnown = true;
+    if (route.method !== method) continue;
+    let params: string[];
+    try {
+      params = match.slice(1).map((param) => decodeURIComponent(param));
+    } catch {
+      return { kind: 'error', key: route.key, reply: errorReply(400, MESSAGES.invalid) };
+    }
+    return { kind: 'route', key: route.key, run: (ctx, body) => route.handle(ctx, params, body) };
+  }
+  return pathKnown
+    ? { kind: 'error', key: `${method} (method not allowed)`, reply: errorReply(405, MESSAGES.methodNotAllowed) }
+    : { kind: 'error', key: `${method} (unknown path)`, reply: errorReply(404, MESSAGES.notFound) };
+}
+
+function createTask(ctx: ApiContext, _params: string[], body: RequestBody): Reply {
+  const invalid = errorReply(400, MESSAGES.createInvalid);
+  if (!isRecord(body)) return invalid;
+  const instructions = parseInstructions(body.instructions);
+  const geoLocation = parseGeoLocation(body.geoLocation);
+  const { project, type, inspect, awaitable } = body;
+  if (!instructions || !geoLocation) return invalid;
+  if (typeof project !== 'string' || project.trim() === '' || ctx.unknownProjects.has(project)) return invalid;
+  if (typeof type !== 'string' || !TASK_TYPES.has(type)) return invalid;
+  if (inspect !== undefined && typeof inspect !== 'boolean') return invalid;
+  if (awaitable !== undefined && typeof awaitable !== 'boolean') return invalid;
+  const task = ctx.tasks.create({ instructions, geoLocation, project, type, awaitable }, ctx.now);
+  return { status: 200, body: taskExecution(task, ctx.now) };
+}
+
+function getTask(ctx: ApiContext, [id]: string[]): Reply {
+  const task = ctx.tasks.get(id!);
+  if (!task) return errorReply(404, MESSAGES.taskNotFound);
+  const { now } = ctx;
+  const status = task.status(now);
+  const shown = status === 'running' && task.scenario.unknownStatus ? 'thinking' : status;
+  const reported = reportStatus(task, shown);
+  const entries = task.visibleEntries(now);
+  const last = entries.at(-1);
+  const hasOutput = status === 'awaiting' || status === 'finalized' || status === 'stopped';
+  return {
+    status: 200,
+    body: {
+      executionId: task.executionId,
+      scriptId: task.scriptId,
+      scriptType: task.scriptType,
+      status: reported,
+      progress: { status: reported, logs: task.visibleLogs(now) },
+      started: iso(task.createdAt),
+      estimatedCompletion: isoOrNull(task.estimatedCompletion(now)),
+      result: hasOutput && last ? entryResult(task, last) : null,
+      error: task.error,
+    },
+  };
+}
+
+function appendInstructions(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
+  return changeInstructions(ctx, id!, body, (task, instructions) => task.append(instructions, ctx.now));
+}
+
+function replaceInstructions(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
+  return changeInstructions(ctx, id!, body, (task, instructions) => task.replace(instructions, ctx.now));
+}
+
+/**
+ * Real clients send extra fields (geoLocation, awaitable, project, type) with appended
+ * instructions; they are accepted and ignored: the session keeps the settings it was created with.
+ */
+function changeInstructions(
+  ctx: ApiContext,
+  id: string,
+  body: RequestBody,
+  change: (task: Task, instructions: Instruction[]) => 'ok' | 'ended',
+): Reply {
+  const task = ctx.tasks.get(id);
+  if (!task) return errorReply(404, MESSAGES.taskNotFound);
+  const instructions = isRecord(body) ? parseInstructions(body.instructions, true) : undefined;
+  if (!instructions) return errorReply(400, MESSAGES.invalid);
+  if (change(task, instructions) === 'ended') return errorReply(409, MESSAGES.taskEnded);
+  return { status: 200, body: taskExecution(task, ctx.now) };
+}
+
+function command(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
+  if (!isRecord(body) || body.command !== 'stop') return errorReply(400, MESSAGES.invalidCommand);
+  const task = ctx.tasks.get(id!);
+  if (!task) return errorReply(404, MESSAGES.taskNotFound);
+  if (task.stop(ctx.now) === 'ended') return errorReply(409, MESSAGES.taskEnded);
+  return { status: 200, body: { message: 'Task stopped' } };
+}
+
+function getResults(ctx: ApiContext, [id]: string[]): Reply {
+  const task = ctx.tasks.get(id!);
+  if (!task) return errorReply(404, MESSAGES.taskNotFound);
+  const { now } = ctx;
+  const status = task.status(now);
+  return {
+    status: 200,
+    body: {
+      executionId: task.executionId,
+      status: reportStatus(task, status),
+      started: iso(task.createdAt),
+      completed: isoOrNull(task.endedAt),
+      results: task.visibleEntries(now).map((entry) => resultEntry(task, entry, ctx.origin)),
+    },
+  };
+}
+
+function createSavedTask(ctx: ApiContext, _params: string[], body: RequestBody): Reply {
+  const invalid = errorReply(400, MESSAGES.invalid);
+  if (!isRecord(body)) return invalid;
+  const { name, project, type, cron_settings } = body;
+  const instructions = parseInstructions(body.instructions);
+  const geoLocation = parseGeoLocation(body.geoLocation);
+  if (typeof name !== 'string' || name.trim() === '' || !instructions || !geoLocation) return invalid;
+  if (typeof project !== 'string' || project.trim() === '' || ctx.unknownProjects.has(project)) return invalid;
+  if (typeof type !== 'string' || !SAVED_TASK_TYPES.has(type)) return invalid;
+  if (cron_settings !== undefined && cron_settings !== null && typeof cron_settings !== 'string') return invalid;
+  const saved = ctx.saved.create({ name, instructions, type, project, geoLocation, cron_settings: cron_settings ?? '' });
+  if (!saved) return errorReply(409, MESSAGES.savedTaskExists);
+  return { status: 200, body: { taskId: saved.taskId, message: 'Saved task created' } };
+}
+
+function getSavedTask(ctx: ApiContext, [name]: string[]): Reply {
+  const saved = ctx.saved.byNameOf(name!);
+  return saved ? { status: 200, body: savedTaskBody(saved) } : errorReply(404, MESSAGES.savedTaskNotFound);
+}
+
+function listSavedTasks(ctx: ApiContext): Reply {
+  return { status: 200, body: ctx.saved.list().map(savedTaskBody) };
+}
+
+function taskExecution(task: Task, now: number): Record<string, unknown> {
+  return {
+    executionId: task.executionId,
+    scriptType: task.scriptType,
+    status: reportStatus(task, task.status(now)),
+    geoLocation: { ...task.geoLocation },
+    started: iso(task.createdAt),
+    estimatedCompletion: isoOrNull(task.estimatedCompletion(now)),
+  };
+}
+
+function resultEntry(task: Task, entry: StoredEntry, origin: string): Record<string, unknown> {
+  const failed = entry.state === 'failed';
+  return {
+    model_output: failed
+      ? `Step ${entry.step}/${entry.total} failed: ${FAIL_ERROR}`
+      : `Step ${entry.step}/${entry.total} completed.`,
+    result: entryResult(task, entry),
+    state: entry.state,
+    metadata: { url: `https://example.com/step-${entry.step}`, title: `Example page ${entry.step}`, step: entry.step },
+    history_index: entry.historyIndex,
+    screenshot_url: artifactUrl(origin, task.executionId, entry.historyIndex, 'screenshot'),
+    html_url: artifactUrl(origin, task.executionId, entry.historyIndex, 'html'),
+    console_url: artifactUrl(origin, task.executionId, entry.historyIndex, 'console'),
+    insert_ts: iso(entry.at),
+  };
+}
+
+function entryResult(task: Task, entry: StoredEntry): string {
+  if (entry.state === 'failed') return FAIL_ERROR;
+  if (entry.large && task.scenario.largeResultBytes !== null) return largeText(task.scenario.largeResultBytes);
+  return `Instruction ${entry.step} of ${entry.total} done`;
+}
+
+function savedTaskBody(saved: StoredSavedTask): Record<string, unknown> {
+  return {
+    taskId: saved.taskId,
+    name: saved.name,
+    instructions: saved.instructions.map((instruction) => ({ ...instruction })),
+    type: saved.type,
+    project: saved.project,
+    geoLocation: { ...saved.geoLocation },
+    cron_settings: saved.cron_settings,
+  };
+}
+
+function reportStatus(task: Task, status: TaskStatus | 'thinking'): string {
+  return task.scenario.uppercaseStatus ? status.toUpperCase() : status;
+}
+
+/** Item `type` is optional: real clients omit it on append. */
+function parseInstructions(value: unknown, allowType = false): Instruction[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const instructions: Instruction[] = [];
+  for (const item of value) {
+    if (!isRecord(item) || typeof item.action !== 'string') return undefined;
+    if (allowType && item.type !== undefined && typeof item.type !== 'string') return undefined;
+    instructions.push(allowType && typeof item.type === 'string' ? { action: item.action, type: item.type } : { action: item.action });
+  }
+  return instructions;
+}
+
+function parseGeoLocation(value: unknown): GeoLocation | undefined {
+  if (!isRecord(value) || typeof value.country !== 'string') return undefined;
+  const geo: GeoLocation = { country: value.country };
+  if (typeof value.city === 'string') geo.city = value.city;
+  if (typeof value.zipcode === 'string') geo.zipcode = value.zipcode;
+  return geo;
+}
+
+// Large results are shared between tasks: 500 tasks asking for 5 MB must not hold 2.5 GB.
+const largeTexts = new Map<number, string>();
+const LARGE_PATTERN = 'BrowserAI emulator large result. ';
+
+function largeText(bytes: number): string {
+  let text = largeTexts.get(bytes);
+  if (text === undefined) {
+    text = LARGE_PATTERN.repeat(Math.ceil(bytes / LARGE_PATTERN.length)).slice(0, bytes);
+    if (largeTexts.size >= 16) largeTexts.clear();
+    largeTexts.set(bytes, text);
+  }
+  return text;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : iso(ms);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,126 @@
+// Faults let a test make the next matching request(s) misbehave the way a real network or a real
+// overloaded service does, so clients' retry, timeout and idempotency handling can be exercised.
+
+export interface Fault {
+  /** HTTP method to match (case-insensitive); any method when absent. */
+  method?: string;
+  /** Matched against the path without the `/api/v1` prefix and without the query, e.g. `/tasks`. */
+  path?: RegExp;
+  /** Status to answer with; 500 when the fault neither hangs nor drops. */
+  status?: number;
+  /** Error message of the `{error}` body; defaults by status ("Internal server error" for 5xx). */
+  error?: string;
+  /** Sent as `Retry-After`; a 429 sends 1 when absent. */
+  retryAfterSeconds?: number;
+  /** Hold the request open without answering until the client gives up or the server closes. */
+  hang?: boolean;
+  /** Perform the request for real (e.g. create the task), then destroy the socket: the answer is lost. */
+  dropAfterHandling?: boolean;
+  /** Answer normally, but only after this many milliseconds (a slow BrowserAI, not a broken one). */
+  delayMs?: number;
+  /** How many matching requests it affects; default 1. */
+  times?: number;
+}
+
+interface ArmedFault {
+  fault: Fault;
+  remaining: number;
+}
+
+export class FaultQueue {
+  private armed: ArmedFault[] = [];
+
+  add(fault: Fault): void {
+    this.armed.push({ fault: { ...fault }, remaining: Math.max(1, Math.floor(fault.times ?? 1)) });
+  }
+
+  clear(): void {
+    this.armed = [];
+  }
+
+  get pending(): Fault[] {
+    return this.armed.map(({ fault, remaining }) => ({ ...fault, times: remaining }));
+  }
+
+  /** The first armed fault matching the request, consumed once; faults fire in the order added. */
+  take(method: string, path: string): Fault | undefined {
+    const index = this.armed.findIndex(({ fault }) => matches(fault, method, path));
+    if (index < 0) return undefined;
+    const armed = this.armed[index]!;
+    armed.remaining -= 1;
+    if (armed.remaining <= 0) this.armed.splice(index, 1);
+    return armed.fault;
+  }
+}
+
+function matches(fault: Fault, method: string, path: string): boolean {
+  if (fault.method !== undefined && fault.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (fault.path !== undefined) {
+    fault.path.lastIndex = 0; // a /g or /y pattern would otherwise remember the previous match
+    if (!fault.path.test(path)) return false;
+  }
+  return true;
+}
+
+export function defaultFaultMessage(status: number): string {
+  if (status >= 500) return 'Internal server error';
+  if (status === 429) return 'Too many requests';
+  if (status === 401) return 'Unauthorized';
+  if (status === 404) return 'Not found';
+  return 'Injected fault';
+}
+
+/** Parses a fault sent as JSON to the control endpoint, where `path` is a regex source string. */
+export function faultFromJson(value: unknown): Fault | string {
+  if (!isRecord(value)) return 'fault must be a JSON object';
+  const fault: Fault = {};
+  if (value.method !== undefined) {
+    if (typeof value.method !== 'string') return 'method must be a string';
+    fault.method = value.method;
+  }
+  if (value.path !== undefined) {
+    if (typeof value.path !== 'string') return 'path must be a regex source string';
+    const flags = value.pathFlags === undefined ? '' : value.pathFlags;
+    if (typeof flags !== 'string') return 'pathFlags must be a string';
+    try {
+      fault.path = new RegExp(value.path, flags);
+    } catch {
+      return 'path is not a valid regular expression';
+    }
+  }
+  if (value.status !== undefined) {
+    if (!Number.isInteger(value.status) || (value.status as number) < 100 || (value.status as number) > 599) {
+      return 'status must be an HTTP status code';
+    }
+    fault.status = value.status as number;
+  }
+  if (value.error !== undefined) {
+    if (typeof value.error !== 'string') return 'error must be a string';
+    fault.error = value.error;
+  }
+  if (value.delayMs !== undefined) {
+    if (typeof value.delayMs !== 'number' || !(value.delayMs >= 0)) return 'delayMs must be a non-negative number';
+    fault.delayMs = value.delayMs;
+  }
+  if (value.retryAfterSeconds !== undefined) {
+    if (typeof value.retryAfterSeconds !== 'number' || !(value.retryAfterSeconds >= 0)) {
+      return 'retryAfterSeconds must be a non-negative number';
+    }
+    fault.retryAfterSeconds = value.retryAfterSeconds;
+  }
+  for (const flag of ['hang', 'dropAfterHandling'] as const) {
+    if (value[flag] !== undefined) {
+      if (typeof value[flag] !== 'boolean') return `${flag} must be a boolean`;
+      fault[flag] = value[flag];
+    }
+  }
+  if (value.times !== undefined) {
+    if (!Number.isInteger(value.times) || (value.times as number) < 1) return 'times must be a positive integer';
+    fault.times = value.times as number;
+  }
+  return fault;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

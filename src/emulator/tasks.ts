@@ -1,0 +1,334 @@
+// The emulated task sessions. Hundreds of tasks may be alive at once (the benchmark), so no task
+// owns a timer: a task stores the phase it is in and when that phase ends, and every read or
+// command first replays the transitions whose time has passed (`advance`). Log lines and result
+// entries of a running phase are written when the phase starts, stamped with the future moment
+// they happen at, and hidden from reads until then; a command that cuts the phase short drops
+// the ones still in the future.
+
+import { randomBytes } from 'node:crypto';
+import type { GeoLocation, Instruction } from '../browserai/types';
+import { CODE_WAIT_MS, FAIL_ERROR, extractCodes, parseScenario, type Scenario } from './scenario';
+
+export type TaskStatus = 'queued' | 'running' | 'awaiting' | 'finalized' | 'failed' | 'stopped';
+
+const ENDED: ReadonlySet<TaskStatus> = new Set(['finalized', 'failed', 'stopped']);
+
+export function isEnded(status: TaskStatus): boolean {
+  return ENDED.has(status);
+}
+
+interface Phase {
+  status: TaskStatus;
+  start: number;
+  /** When the phase ends by itself; null for `awaiting` and the end states. */
+  end: number | null;
+  /** A running phase that stops at the one-time-code form instead of executing instructions. */
+  blockedOnCode: boolean;
+  /** Running phases: first instruction index it executes, and where its entries start. */
+  fromInstruction: number;
+  firstEntry: number;
+}
+
+interface LogLine {
+  at: number;
+  text: string;
+}
+
+/** A result entry as stored: its texts are rendered on read, so stored tasks stay small. */
+export interface StoredEntry {
+  historyIndex: number;
+  /** 1-based instruction number, and the instruction count when it ran. */
+  step: number;
+  total: number;
+  at: number;
+  state: 'done' | 'failed';
+  /** Carries the `[large=...]` result. */
+  large: boolean;
+}
+
+/** What a test may inspect about a task, as of the moment it asks. */
+export interface EmulatedTask {
+  executionId: string;
+  scriptId: string;
+  scriptType: string;
+  project: string;
+  geoLocation: GeoLocation;
+  scenario: Scenario;
+  /** The true lifecycle status (lower-case, not disguised by `[unknown-status]`/`[uppercase-status]`). */
+  status: TaskStatus;
+  instructions: Instruction[];
+  /** Every one-time code received by a `[needs-code]` task, duplicates included. */
+  codesReceived: string[];
+  /** Stop commands received, including ones refused because the task had ended. */
+  stopCommands: number;
+  createdAt: string;
+}
+
+export interface NewTask {
+  instructions: Instruction[];
+  geoLocation: GeoLocation;
+  project: string;
+  type: string;
+  awaitable?: boolean;
+}
+
+export type CommandOutcome = 'ok' | 'ended';
+
+export class Task {
+  readonly executionId = `exec_${randomBytes(8).toString('hex')}`;
+  readonly scriptId = `script_${randomBytes(8).toString('hex')}`;
+  readonly scriptType: string;
+  readonly project: string;
+  readonly geoLocation: GeoLocation;
+  readonly scenario: Scenario;
+  readonly createdAt: number;
+  readonly codesReceived: string[] = [];
+  stopCommands = 0;
+  instructions: Instruction[];
+  error: string | null = null;
+  endedAt: number | null = null;
+
+  private nextInstruction = 0;
+  private codeSatisfied = false;
+  private phase: Phase;
+  private readonly logs: LogLine[] = [];
+  private readonly entries: StoredEntry[] = [];
+
+  constructor(input: NewTask, scenario: Scenario, queueMs: number, now: number) {
+    this.scriptType = input.type;
+    this.project = input.project;
+    this.geoLocation = { ...input.geoLocation };
+    this.instructions = input.instructions.map(copyInstruction);
+    this.scenario = scenario;
+    this.createdAt = now;
+    this.phase = this.newPhase('queued', now, now + queueMs);
+    this.log(now, 'Task queued');
+  }
+
+  /** The status at `now`, after replaying the transitions that have happened since the last call. */
+  status(now: number): TaskStatus {
+    this.advance(now);
+    return this.phase.status;
+  }
+
+  /** End of the current running phase (or of the first one, while queued); null otherwise. */
+  estimatedCompletion(now: number): number | null {
+    this.advance(now);
+    if (this.scenario.noEta) return null;
+    if (this.phase.status === 'queued') return this.phase.end! + this.runLength();
+    if (this.phase.status === 'running') return this.phase.end;
+    return null;
+  }
+
+  visibleLogs(now: number): string[] {
+    this.advance(now);
+    return this.logs.filter((line) => line.at <= now).map((line) => line.text);
+  }
+
+  visibleEntries(now: number): StoredEntry[] {
+    this.advance(now);
+    return this.entries.filter((entry) => entry.at <= now);
+  }
+
+  entry(historyIndex: number, now: number): StoredEntry | undefined {
+    return this.visibleEntries(now).find((entry) => entry.historyIndex === historyIndex);
+  }
+
+  /** POST /tasks/{id}/instructions: the new instructions run at once, unless the task is still queued. */
+  append(instructions: Instruction[], now: number): CommandOutcome {
+    this.advance(now);
+    if (isEnded(this.phase.status)) return 'ended';
+    this.cutRunningPhase(now);
+    this.instructions.push(...instructions.map(copyInstruction));
+    this.log(now, `Received ${plural(instructions.length, 'new instruction')}`);
+    this.receiveCodes(instructions, now);
+    if (this.phase.status !== 'queued') this.startRun(now);
+    return 'ok';
+  }
+
+  /** PUT /tasks/{id}/instructions: the new list runs from its first instruction, at once unless queued. */
+  replace(instructions: Instruction[], now: number): CommandOutcome {
+    this.advance(now);
+    if (isEnded(this.phase.status)) return 'ended';
+    this.cutRunningPhase(now);
+    this.instructions = instructions.map(copyInstruction);
+    this.nextInstruction = 0;
+    this.log(now, `Instructions replaced (${plural(instructions.length, 'instruction')})`);
+    this.receiveCodes(instructions, now);
+    if (this.phase.status !== 'queued') this.startRun(now);
+    return 'ok';
+  }
+
+  stop(now: number): CommandOutcome {
+    this.advance(now);
+    this.stopCommands += 1;
+    if (isEnded(this.phase.status)) return 'ended';
+    this.cutRunningPhase(now);
+    this.log(now, 'Stopped by command');
+    this.finish('stopped', now);
+    return 'ok';
+  }
+
+  view(now: number): EmulatedTask {
+    return {
+      executionId: this.executionId,
+      scriptId: this.scriptId,
+      scriptType: this.scriptType,
+      project: this.project,
+      geoLocation: { ...this.geoLocation },
+      scenario: { ...this.scenario },
+      status: this.status(now),
+      instructions: this.instructions.map(copyInstruction),
+      codesReceived: [...this.codesReceived],
+      stopCommands: this.stopCommands,
+      createdAt: new Date(this.createdAt).toISOString(),
+    };
+  }
+
+  private advance(now: number): void {
+    while (this.phase.end !== null && this.phase.end <= now) {
+      const at = this.phase.end;
+      if (this.phase.status === 'queued') {
+        this.log(at, 'Opening browser');
+        this.startRun(at);
+      } else {
+        this.finishRun(at);
+      }
+    }
+  }
+
+  /** A run is blocked on the code form until a code arrives; otherwise it executes every pending instruction. */
+  private runLength(): number {
+    return this.waitingForCode() ? Math.min(CODE_WAIT_MS, this.scenario.durationMs) : this.scenario.durationMs;
+  }
+
+  private waitingForCode(): boolean {
+    return this.scenario.needsCode && !this.codeSatisfied;
+  }
+
+  private startRun(at: number): void {
+    const length = this.runLength();
+    const from = this.nextInstruction;
+    const total = this.instructions.length;
+    this.phase = this.newPhase('running', at, at + length);
+    if (this.waitingForCode()) {
+      this.phase.blockedOnCode = true;
+      this.log(at, `Executing instruction ${Math.min(from + 1, total)}/${total}`);
+      return;
+    }
+    const count = total - from;
+    for (let k = 0; k < count; k++) {
+      const last = k === count - 1;
+      this.log(at + Math.round((length * k) / count), `Executing instruction ${from + k + 1}/${total}`);
+      this.entries.push({
+        historyIndex: this.entries.length,
+        step: from + k + 1,
+        total,
+        at: at + Math.round((length * (k + 1)) / count),
+        state: last && this.scenario.fail ? 'failed' : 'done',
+        large: last && this.scenario.largeResultBytes !== null,
+      });
+    }
+    this.nextInstruction = total;
+  }
+
+  private finishRun(at: number): void {
+    if (this.phase.blockedOnCode) {
+      this.log(at, 'Waiting for a one-time code');
+      this.phase = this.newPhase('awaiting', at, null);
+    } else if (this.scenario.fail) {
+      this.error = FAIL_ERROR;
+      this.log(at, FAIL_ERROR);
+      this.finish('failed', at);
+    } else if (this.scenario.awaitable) {
+      this.log(at, 'Waiting for more instructions');
+      this.phase = this.newPhase('awaiting', at, null);
+    } else {
+      this.log(at, 'Task finalized');
+      this.finish('finalized', at);
+    }
+  }
+
+  /** Drops what the current run would have done after `now`; its unfinished instructions become pending again. */
+  private cutRunningPhase(now: number): void {
+    if (this.phase.status !== 'running') return;
+    removeWhere(this.logs, (line) => line.at > now);
+    removeWhere(this.entries, (entry) => entry.at > now);
+    if (!this.phase.blockedOnCode) {
+      this.nextInstruction = this.phase.fromInstruction + (this.entries.length - this.phase.firstEntry);
+    }
+    this.phase.end = now;
+  }
+
+  private receiveCodes(instructions: Instruction[], now: number): void {
+    if (!this.scenario.needsCode) return;
+    const codes = extractCodes(instructions.map((instruction) => instruction.action));
+    if (codes.length === 0) return;
+    this.codesReceived.push(...codes);
+    this.codeSatisfied = true;
+    // Never the code itself: logs end up in workflow histories and dashboards.
+    this.log(now, 'One-time code received');
+  }
+
+  private finish(status: TaskStatus, at: number): void {
+    this.phase = this.newPhase(status, at, null);
+    this.endedAt = at;
+  }
+
+  private newPhase(status: TaskStatus, start: number, end: number | null): Phase {
+    return {
+      status,
+      start,
+      end,
+      blockedOnCode: false,
+      fromInstruction: this.nextInstruction,
+      firstEntry: this.entries.length,
+    };
+  }
+
+  private log(at: number, text: string): void {
+    this.logs.push({ at, text });
+  }
+}
+
+export interface TaskStoreOptions {
+  queueMs: number;
+  defaultDurationMs: number;
+}
+
+export class TaskStore {
+  private readonly tasks = new Map<string, Task>();
+
+  constructor(private readonly options: TaskStoreOptions) {}
+
+  create(input: NewTask, now: number): Task {
+    const scenario = parseScenario(input, this.options.defaultDurationMs);
+    const task = new Task(input, scenario, this.options.queueMs, now);
+    this.tasks.set(task.executionId, task);
+    return task;
+  }
+
+  get(executionId: string): Task | undefined {
+    return this.tasks.get(executionId);
+  }
+
+  get size(): number {
+    return this.tasks.size;
+  }
+}
+
+function copyInstruction(instruction: Instruction): Instruction {
+  return instruction.type === undefined
+    ? { action: instruction.action }
+    : { action: instruction.action, type: instruction.type };
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function removeWhere<T>(items: T[], predicate: (item: T) => boolean): void {
+  let kept = 0;
+  for (const item of items) if (!predicate(item)) items[kept++] = item;
+  items.length = kept;
+}

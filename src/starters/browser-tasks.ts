@@ -1,0 +1,166 @@
+// The programmatic API for backend services: start a BrowserAI task workflow, talk to it
+// while it runs, and get its result. Every input is checked here first, so bad input throws
+// InvalidInputError before anything reaches Temporal or BrowserAI.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
+import { connectionOptions, loadTemporalConfig } from '../config';
+import type { TaskExecutionAnswer } from '../activities/types';
+import { codeProblems, instructionProblems, InvalidInputError, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../workflows/input';
+import {
+  addInstructionsUpdate,
+  appendInstructionsSignal,
+  completeSignal,
+  replaceInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+  type BrowserTaskState,
+} from '../workflows/messages';
+import { BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
+import type { browserTask } from '../workflows';
+
+export { InvalidInputError, WorkflowNotFoundError };
+
+export interface StartOptions {
+  /** Default `browserai-<uuid>`. Starting twice with one ID is refused by Temporal, so a retried start never runs a task twice. */
+  workflowId?: string;
+}
+
+export interface LiveState extends BrowserTaskState {
+  /** From the polling activity's last heartbeat: fresher than `state`, at no history cost. */
+  lastPoll?: { polls?: number; status?: string; progress?: unknown; nextPollAt?: string; attempt?: number };
+  workflowStatus: string;
+}
+
+export class BrowserTasks {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  /** Connects with the same environment variables as the worker (TEMPORAL_ADDRESS, ...). */
+  static async fromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BrowserTasks> {
+    const problems: string[] = [];
+    const config = loadTemporalConfig(env, problems);
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    const connection = await Connection.connect(connectionOptions(config));
+    return new BrowserTasks(new Client({ connection, namespace: config.namespace }), config.taskQueue);
+  }
+
+  async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandle<typeof browserTask>> {
+    const problems = taskInputProblems(input);
+    if (problems.length > 0) throw new InvalidInputError(problems);
+    const common = {
+      taskQueue: this.taskQueue,
+      workflowId: options.workflowId ?? `browserai-${randomUUID()}`,
+      args: [input] as [BrowserTaskInput],
+      // Shown in the Temporal UI: what and where, never the instructions themselves.
+      staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
+      staticDetails: [
+        `**Type:** ${input.type}`,
+        `**Project:** ${input.project}`,
+        `**Location:** ${[input.geoLocation.country.toUpperCase(), input.geoLocation.city, input.geoLocation.zipcode].filter(Boolean).join(', ')}`,
+        `**Instructions:** ${input.instructions.length}`,
+        `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
+      ].join('\n'),
+    };
+    try {
+      return await this.client.workflow.start('browserTask', {
+        ...common,
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: BrowserAIProject, value: input.project },
+          { key: BrowserAIStatus, value: 'starting' },
+        ]),
+      });
+    } catch (err) {
+      if (!isMissingSearchAttribute(err)) throw err;
+      // The namespace lacks our search attributes: run without them (the workflow then
+      // skips its upserts). Register them to filter by them: see the README.
+      return this.client.workflow.start('browserTask', common);
+    }
+  }
+
+  /** Starts the task and waits for its result. */
+  async run(input: BrowserTaskInput, options?: StartOptions): Promise<BrowserTaskResult> {
+    return (await this.start(input, options)).result();
+  }
+
+  handle(workflowId: string): WorkflowHandle<typeof browserTask> {
+    return this.client.workflow.getHandle(workflowId);
+  }
+
+  async submitCode(workflowId: string, code: string): Promise<void> {
+    const problems = codeProblems(code);
+    if (problems.length > 0) throw new InvalidInputError(problems);
+    await this.handle(workflowId).signal(submitCodeSignal, { code });
+  }
+
+  /** Fire-and-forget append: queued and sent in order, even before the task exists. */
+  async append(workflowId: string, instructions: Instruction[]): Promise<void> {
+    checkInstructions(instructions);
+    await this.handle(workflowId).signal(appendInstructionsSignal, { instructions });
+  }
+
+  /** Append and wait for BrowserAI's answer; rejected once the task has ended. */
+  async addInstructions(workflowId: string, instructions: Instruction[]): Promise<TaskExecutionAnswer> {
+    checkInstructions(instructions);
+    return this.handle(workflowId).executeUpdate(addInstructionsUpdate, { args: [{ instructions }] });
+  }
+
+  async replace(workflowId: string, instructions: Instruction[]): Promise<void> {
+    checkInstructions(instructions);
+    await this.handle(workflowId).signal(replaceInstructionsSignal, { instructions });
+  }
+
+  /** Ends an awaitable session once its instructions are done. */
+  async complete(workflowId: string): Promise<void> {
+    await this.handle(workflowId).signal(completeSignal);
+  }
+
+  async state(workflowId: string): Promise<LiveState> {
+    const handle = this.handle(workflowId);
+    const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
+    const live: LiveState = { ...state, workflowStatus: description.status.name };
+    const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'pollTask');
+    const payload = poll?.heartbeatDetails?.payloads?.[0];
+    if (payload) {
+      const details = (await this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload)) as {
+        polls?: number;
+        lastSeen?: { status?: string; progress?: unknown };
+        nextPollAt?: string;
+      };
+      live.lastPoll = {
+        polls: details.polls,
+        status: details.lastSeen?.status,
+        progress: details.lastSeen?.progress,
+        nextPollAt: details.nextPollAt,
+        attempt: poll?.attempt ?? undefined,
+      };
+    }
+    return live;
+  }
+
+  async cancel(workflowId: string): Promise<void> {
+    await this.handle(workflowId).cancel();
+  }
+
+  async result(workflowId: string): Promise<BrowserTaskResult> {
+    return this.handle(workflowId).result();
+  }
+}
+
+/** The full results, straight from BrowserAI, for when the workflow's copy was trimmed to fit in history. */
+export function fetchFullResults(browserai: BrowserAIClient, executionId: string): Promise<TaskResults> {
+  return browserai.getResults(executionId);
+}
+
+function checkInstructions(instructions: Instruction[]): void {
+  const problems = instructionProblems(instructions);
+  if (problems.length > 0) throw new InvalidInputError(problems);
+}
+
+function isMissingSearchAttribute(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /search attribute/i.test(message) && /(not defined|unknown|not registered|invalid)/i.test(message);
+}

@@ -1,0 +1,68 @@
+// Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { BrowserAIClient } from './browserai';
+import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
+
+export interface BrowserAIWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  client: BrowserAIClient;
+  shutdownGraceMs?: number;
+  maxConcurrentActivities?: number;
+  /** A prebuilt bundle (see `bundleWorkflowCode`) saves a few seconds per worker in tests. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
+    activities: createActivities(options.client),
+    // Polling activities sleep most of the time; hundreds fit on one worker.
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 1_000,
+    // On a deploy, polls in flight get this long to finish their request before they are
+    // handed to another worker (they resume from their last heartbeat; no stop is sent).
+    shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+  });
+}
+
+export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadWorkerConfig(env);
+  const client = new BrowserAIClient({
+    apiToken: config.browserai.apiToken,
+    baseUrl: config.browserai.baseUrl,
+    timeoutMs: config.browserai.requestTimeoutMs,
+    maxRequestsPerSecond: config.browserai.maxRequestsPerSecond,
+  });
+  const connection = await NativeConnection.connect(connectionOptions(config.temporal));
+  try {
+    const worker = await createWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      client,
+      shutdownGraceMs: config.shutdownGraceMs,
+      maxConcurrentActivities: config.maxConcurrentActivities,
+    });
+    console.log(
+      `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
+        `(namespace "${config.temporal.namespace}"), BrowserAI at ${client.baseUrl}`,
+    );
+    // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
+    // within shutdownGraceTime, then resolves.
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  runWorkerFromEnv().catch((err) => {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,30 @@
+// The "current details" the Temporal UI shows for a running workflow (Markdown). They are
+// read by whoever opens the UI, so they carry no instructions, and any one-time code that
+// BrowserAI might echo in a progress line is masked.
+import type { TaskResultsSummary } from '../activities/types';
+import type { BrowserTaskState } from './messages';
+
+const SHOWN_LOG_LINES = 3;
+
+export function redact(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((out, secret) => (secret ? out.split(secret).join('•••') : out), text);
+}
+
+export function renderDetails(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): string {
+  const lines = [`**BrowserAI task** \`${state.executionId ?? 'not created yet'}\`: **${state.status}**`];
+  if (state.awaitingInput) lines.push('Waiting for input: send `submitCode`, `appendInstructions` or `complete`.');
+  if (state.progress.status) lines.push(`Progress: ${redact(state.progress.status, secrets)}`);
+  if (state.estimatedCompletion) lines.push(`Estimated completion: ${state.estimatedCompletion}`);
+  if (state.pendingInstructions > 0) lines.push(`Instructions waiting to be sent: ${state.pendingInstructions}`);
+  const logs = state.progress.logs.slice(-SHOWN_LOG_LINES);
+  if (logs.length > 0) lines.push('', 'Latest progress:', ...logs.map((line) => `- ${redact(line, secrets)}`));
+  const latest = results?.results.at(-1);
+  if (latest) {
+    const links = (['screenshot_url', 'html_url', 'console_url'] as const)
+      .filter((key) => typeof latest[key] === 'string' && latest[key])
+      .map((key) => `[${key.replace('_url', '')}](${latest[key]})`);
+    if (links.length > 0) lines.push('', `Latest step: ${links.join(' · ')}`);
+  }
+  if (state.error) lines.push('', `Error: ${redact(state.error, secrets)}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,177 @@
+// The `browserTask` contract: input, result, defaults and validation. Pure and free of Node
+// built-ins, because both the workflow bundle and the starters import it: a starter rejects
+// bad input before anything is sent, and the workflow rejects it again before any activity
+// runs (a caller may start the workflow with a raw Temporal client).
+import type { GeoLocation, Instruction, ResultEntry, TaskType } from '../browserai/types';
+import type { Delivery, TrimReport } from '../activities/types';
+import { ISO_COUNTRY_CODES } from './iso-countries';
+
+export interface PollingOptions {
+  /** First and shortest gap between two `GET /tasks` calls; default 1 s. */
+  initialIntervalMs?: number;
+  /** Longest gap; default 30 s. */
+  maxIntervalMs?: number;
+  /** A worker that stops heartbeating is replaced after this long; default 60 s. */
+  heartbeatTimeoutMs?: number;
+  /** The polling activity reports back to the workflow at least this often; default 1 h. */
+  maxSpanMs?: number;
+}
+
+export interface BrowserTaskInput {
+  instructions: Instruction[];
+  type: TaskType;
+  project: string;
+  geoLocation: GeoLocation;
+  inspect?: boolean;
+  /** Keep the browser session open in `awaiting` after the instructions, for more to follow. */
+  awaitable?: boolean;
+  polling?: PollingOptions;
+  /** Whole task, from workflow start; default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`. */
+  timeoutMs?: number;
+  /** How long an `awaiting` task waits for instructions or a code; default 30 min, then `AwaitingInputTimeout`. */
+  awaitingInputTimeoutMs?: number;
+  /** The instruction `submitCode` appends; `{code}` is replaced by the code. */
+  codeInstructionTemplate?: string;
+  /**
+   * `at-most-once` (default): a create or append whose answer was lost fails `AmbiguousRequest`
+   * instead of risking a second task or a code typed twice. `at-least-once` retries it.
+   */
+  delivery?: Delivery;
+  /** Budget for `results` in workflow history, in bytes of JSON; default 256 KiB. */
+  maxResultBytes?: number;
+  /** Set by continue-as-new only: the task already exists and must not be created again. */
+  resume?: ResumeState;
+}
+
+export interface ResumeState {
+  executionId: string;
+  status: string;
+  started?: string | null;
+  estimatedCompletion?: string | null;
+  pending: OutgoingInstructions[];
+  startedAtMs: number;
+  completeRequested: boolean;
+  awaitingSinceMs?: number;
+}
+
+/** Instructions waiting to be sent, in arrival order. `code` items are never shown in queries. */
+export interface OutgoingInstructions {
+  kind: 'append' | 'replace';
+  instructions: Instruction[];
+  isCode?: boolean;
+}
+
+export interface BrowserTaskResult {
+  executionId: string;
+  status: string;
+  started: string | null;
+  completed: string | null;
+  /** The task's output as `GET /tasks` reports it (cut to 64 KiB). */
+  result: unknown;
+  error: string | null;
+  /** As `GET /results` gives them, cut to `maxResultBytes`. */
+  results: ResultEntry[];
+  /** Present when results were cut: what, and how to fetch them whole. */
+  trimmed?: TrimReport;
+}
+
+export const DEFAULTS = {
+  initialIntervalMs: 1_000,
+  maxIntervalMs: 30_000,
+  heartbeatTimeoutMs: 60_000,
+  maxSpanMs: 60 * 60_000,
+  timeoutMs: 2 * 60 * 60_000,
+  awaitingInputTimeoutMs: 30 * 60_000,
+  codeInstructionTemplate: 'Enter the one-time code {code}',
+  delivery: 'at-most-once' as Delivery,
+  maxResultBytes: 256 * 1024,
+} as const;
+
+// What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
+const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
+const TASK_TYPES: readonly string[] = ['crawler_automation', 'script_automation'];
+
+/** Bad input, found before anything was sent. `problems` lists every problem, not just the first. */
+export class InvalidInputError extends Error {
+  override readonly name = 'InvalidInputError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid input: ${problems.join('; ')}`);
+  }
+}
+
+export function instructionProblems(instructions: unknown, field = 'instructions'): string[] {
+  if (!Array.isArray(instructions) || instructions.length === 0) {
+    return [`${field} must be a non-empty array of {action: string}`];
+  }
+  const problems: string[] = [];
+  instructions.forEach((item, i) => {
+    const action = (item as Instruction | null)?.action;
+    if (typeof action !== 'string' || action.trim() === '') problems.push(`${field}[${i}].action must be a non-empty string`);
+  });
+  return problems;
+}
+
+export function geoLocationProblems(geo: unknown): string[] {
+  const country = (geo as GeoLocation | null | undefined)?.country;
+  if (typeof country !== 'string' || !ISO_COUNTRY_CODES.has(country.toUpperCase())) {
+    return [`geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`];
+  }
+  return [];
+}
+
+export function projectProblems(project: unknown): string[] {
+  return typeof project === 'string' && project.trim() !== '' ? [] : ['project must be a non-empty string (a BrowserAI project name or ID)'];
+}
+
+function positive(value: unknown, field: string): string[] {
+  if (value === undefined) return [];
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? [] : [`${field} must be a positive number of milliseconds`];
+}
+
+export function taskInputProblems(input: BrowserTaskInput | null | undefined): string[] {
+  if (!input || typeof input !== 'object') return ['input must be an object with instructions, type, project and geoLocation'];
+  const problems = [
+    ...instructionProblems(input.instructions),
+    ...(TASK_TYPES.includes(input.type) ? [] : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
+    ...projectProblems(input.project),
+    ...geoLocationProblems(input.geoLocation),
+    ...positive(input.timeoutMs, 'timeoutMs'),
+    ...positive(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
+    ...positive(input.polling?.initialIntervalMs, 'polling.initialIntervalMs'),
+    ...positive(input.polling?.maxIntervalMs, 'polling.maxIntervalMs'),
+    ...positive(input.polling?.heartbeatTimeoutMs, 'polling.heartbeatTimeoutMs'),
+    ...positive(input.polling?.maxSpanMs, 'polling.maxSpanMs'),
+  ];
+  const polling = resolvePolling(input.polling);
+  if (polling.initialIntervalMs > polling.maxIntervalMs) problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
+  if (input.codeInstructionTemplate !== undefined && !String(input.codeInstructionTemplate).includes('{code}')) {
+    problems.push('codeInstructionTemplate must contain the placeholder {code}');
+  }
+  if (input.delivery !== undefined && input.delivery !== 'at-most-once' && input.delivery !== 'at-least-once') {
+    problems.push("delivery must be 'at-most-once' or 'at-least-once'");
+  }
+  if (input.maxResultBytes !== undefined && !(input.maxResultBytes >= 1024 && input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT)) {
+    problems.push(`maxResultBytes must be between 1024 and ${MAX_RESULT_BYTES_LIMIT}`);
+  }
+  return problems;
+}
+
+export function codeProblems(code: unknown): string[] {
+  return typeof code === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(code)
+    ? []
+    : ['code must be 1-64 letters, digits or dashes (the one-time code as the user received it)'];
+}
+
+export function resolvePolling(polling: PollingOptions | undefined): Required<PollingOptions> {
+  return {
+    initialIntervalMs: polling?.initialIntervalMs ?? DEFAULTS.initialIntervalMs,
+    maxIntervalMs: polling?.maxIntervalMs ?? Math.max(DEFAULTS.maxIntervalMs, polling?.initialIntervalMs ?? 0),
+    heartbeatTimeoutMs: polling?.heartbeatTimeoutMs ?? DEFAULTS.heartbeatTimeoutMs,
+    maxSpanMs: polling?.maxSpanMs ?? DEFAULTS.maxSpanMs,
+  };
+}
+
+/** The instruction `submitCode` sends. */
+export function codeInstruction(template: string | undefined, code: string): Instruction {
+  return { action: (template ?? DEFAULTS.codeInstructionTemplate).split('{code}').join(code) };
+}

@@ -1,0 +1,311 @@
+// The activities in a mocked activity context, against the emulator over real HTTP: at-most-once
+// delivery of creates, the failure each error becomes, polling, cancellation and result trimming.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { Info } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { BrowserAIEmulator } from '../src/emulator';
+import { BrowserAIClient } from '../src/browserai';
+import { createActivities, type BrowserAIActivities, type CreateTaskInput, type PollTaskInput } from '../src/activities';
+import { FailureType } from '../src/failure-types';
+
+let emu: BrowserAIEmulator;
+let acts: BrowserAIActivities;
+
+before(async () => {
+  emu = await BrowserAIEmulator.start({ defaultDurationMs: 300, queueMs: 50 });
+  acts = createActivities(new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }));
+});
+
+after(async () => {
+  await emu.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `env.run` with the activity's own return type (MockActivityEnvironment's generic cannot infer it). */
+function run<A extends unknown[], R>(env: MockActivityEnvironment, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+  return env.run(fn, ...args) as Promise<R>;
+}
+
+/** A mocked activity context that records (copies of) its heartbeats. */
+function mockEnv(info: Partial<Info> = {}): { env: MockActivityEnvironment; heartbeats: any[] } {
+  const env = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
+  const heartbeats: any[] = [];
+  // The activity may keep mutating the object it heartbeats: keep what it was at the time.
+  env.on('heartbeat', (details: unknown) => heartbeats.push(structuredClone(details)));
+  return { env, heartbeats };
+}
+
+function createInput(action = 'Open example.com', extra: Partial<CreateTaskInput> = {}): CreateTaskInput {
+  return {
+    instructions: [{ action }],
+    type: 'crawler_automation',
+    project: 'default',
+    geoLocation: { country: 'US' },
+    delivery: 'at-most-once',
+    ...extra,
+  };
+}
+
+const CREATE = /^\/tasks$/;
+
+async function expectFailure(promise: Promise<unknown>, type: string, nonRetryable: boolean): Promise<ApplicationFailure> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(caught)}`);
+  assert.equal(caught.type, type, caught.message);
+  assert.equal(caught.nonRetryable, nonRetryable, `nonRetryable of ${type}`);
+  return caught;
+}
+
+async function newTask(action: string): Promise<string> {
+  const { env } = mockEnv();
+  return (await run(env, acts.createTask, createInput(action))).executionId;
+}
+
+async function waitForStatus(id: string, wanted: string, timeoutMs = 4000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (emu.task(id)?.status !== wanted) {
+    if (Date.now() > deadline) assert.fail(`task ${id} never reached ${wanted} (is ${emu.task(id)?.status})`);
+    await sleep(20);
+  }
+}
+
+describe('createTask delivers at most once', () => {
+  test('returns the execution and heartbeats {phase: delivered, answer}', async () => {
+    const { env, heartbeats } = mockEnv();
+    const creates = emu.count('POST', CREATE);
+    const answer = await run(env, acts.createTask, createInput());
+    assert.match(answer.executionId, /^exec_/);
+    assert.equal(answer.status, 'queued');
+    assert.equal(typeof answer.estimatedCompletion, 'string');
+    assert.ok(emu.task(answer.executionId));
+    assert.equal(emu.count('POST', CREATE), creates + 1);
+    assert.equal(heartbeats.length, 1);
+    assert.equal(heartbeats[0].phase, 'delivered');
+    assert.equal(heartbeats[0].answer.executionId, answer.executionId);
+    assert.equal(heartbeats[0].answer.status, answer.status);
+    // `delivery` is ours, not BrowserAI's: it is not sent.
+    const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path)).at(-1)!.body as Record<string, unknown>;
+    assert.ok(!('delivery' in sent));
+  });
+
+  test('attempt 2 with a delivered answer in its heartbeat returns it without any request', async () => {
+    const delivered = { executionId: 'exec_from_heartbeat', status: 'running', started: '2025-01-01T00:00:00.000Z', estimatedCompletion: null, scriptType: 'crawler_automation' };
+    const { env } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'delivered', answer: delivered } });
+    const before = emu.requests.length;
+    const answer = await run(env, acts.createTask, createInput());
+    assert.equal(answer.executionId, 'exec_from_heartbeat');
+    assert.equal(answer.status, 'running');
+    assert.equal(emu.requests.length, before, 'no HTTP request at all');
+  });
+
+  test('attempt 2 without heartbeat details fails AmbiguousRequest (non-retryable) and sends nothing', async () => {
+    const { env } = mockEnv({ attempt: 2 });
+    const creates = emu.count('POST', CREATE);
+    const failure = await expectFailure(run(env, acts.createTask, createInput()), FailureType.AmbiguousRequest, true);
+    assert.match(failure.message, /at-least-once/);
+    assert.equal(emu.count('POST', CREATE), creates);
+  });
+
+  test("attempt 2 without heartbeat details sends with delivery 'at-least-once'", async () => {
+    const { env } = mockEnv({ attempt: 2 });
+    const creates = emu.count('POST', CREATE);
+    const answer = await run(env, acts.createTask, createInput('again', { delivery: 'at-least-once' }));
+    assert.ok(emu.task(answer.executionId));
+    assert.equal(emu.count('POST', CREATE), creates + 1);
+  });
+
+  test('a lost answer fails AmbiguousRequest, with exactly one task created', async () => {
+    emu.inject({ method: 'POST', path: CREATE, dropAfterHandling: true });
+    const { env, heartbeats } = mockEnv();
+    const creates = emu.count('POST', CREATE);
+    await expectFailure(run(env, acts.createTask, createInput('lost answer')), FailureType.AmbiguousRequest, true);
+    const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path));
+    assert.equal(sent.length, creates + 1, 'exactly one create request');
+    assert.equal(sent.at(-1)!.fault, 'drop');
+    assert.equal(sent.at(-1)!.status, 200, 'BrowserAI did create the task');
+    assert.deepEqual(heartbeats, [], 'nothing claims the request was not sent');
+  });
+
+  test('a 500 on create fails AmbiguousRequest (at-most-once)', async () => {
+    emu.inject({ method: 'POST', path: CREATE, status: 500 });
+    const { env } = mockEnv();
+    const creates = emu.count('POST', CREATE);
+    await expectFailure(run(env, acts.createTask, createInput()), FailureType.AmbiguousRequest, true);
+    assert.equal(emu.count('POST', CREATE), creates + 1);
+  });
+
+  test("a 500 on create with 'at-least-once' is a retryable ServerError", async () => {
+    emu.inject({ method: 'POST', path: CREATE, status: 500 });
+    const { env } = mockEnv();
+    await expectFailure(run(env, acts.createTask, createInput('x', { delivery: 'at-least-once' })), FailureType.ServerError, false);
+  });
+
+  test('a 429 on create is a retryable RateLimited with nextRetryDelay = Retry-After, and heartbeats not-sent', async () => {
+    emu.inject({ method: 'POST', path: CREATE, status: 429, retryAfterSeconds: 3 });
+    const { env, heartbeats } = mockEnv();
+    const failure = await expectFailure(run(env, acts.createTask, createInput()), FailureType.RateLimited, false);
+    assert.equal(failure.nextRetryDelay, 3000);
+    assert.deepEqual(heartbeats, [{ phase: 'not-sent' }]);
+  });
+
+  test('attempt 2 after a not-sent heartbeat sends the request', async () => {
+    const { env, heartbeats } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'not-sent' } });
+    const creates = emu.count('POST', CREATE);
+    const answer = await run(env, acts.createTask, createInput());
+    assert.ok(emu.task(answer.executionId));
+    assert.equal(emu.count('POST', CREATE), creates + 1);
+    assert.equal(heartbeats.at(-1).phase, 'delivered');
+  });
+});
+
+describe('errors become typed activity failures', () => {
+  test('400 -> non-retryable InvalidInput', async () => {
+    const { env } = mockEnv();
+    const failure = await expectFailure(run(env, acts.createTask, createInput('x', { project: 'missing-project' })), FailureType.InvalidInput, true);
+    assert.equal((failure.details?.[0] as { status: number }).status, 400);
+  });
+
+  test('401 -> non-retryable Unauthorized', async () => {
+    const wrong = createActivities(new BrowserAIClient({ apiToken: 'not-the-token', baseUrl: emu.baseUrl }));
+    const { env } = mockEnv();
+    await expectFailure(run(env, wrong.getTask, 'exec_whatever'), FailureType.Unauthorized, true);
+  });
+
+  test('404 -> non-retryable TaskNotFound', async () => {
+    const { env } = mockEnv();
+    await expectFailure(run(env, acts.getTask, 'exec_does_not_exist'), FailureType.TaskNotFound, true);
+  });
+
+  test('500 on getTask -> retryable ServerError', async () => {
+    const id = await newTask('Open example.com');
+    emu.inject({ method: 'GET', path: new RegExp(`^/tasks/${id}$`), status: 500 });
+    const { env } = mockEnv();
+    await expectFailure(run(env, acts.getTask, id), FailureType.ServerError, false);
+  });
+});
+
+describe('pollTask', () => {
+  function pollInput(executionId: string, extra: Partial<PollTaskInput> = {}): PollTaskInput {
+    return { executionId, knownCategory: 'running', initialIntervalMs: 50, maxIntervalMs: 200, maxSpanMs: 10_000, ...extra };
+  }
+
+  test('returns changed with category ended when a task finishes, heartbeating its progress on every poll', async () => {
+    const { env: createEnv } = mockEnv();
+    const created = await run(createEnv, acts.createTask, createInput());
+    const { env, heartbeats } = mockEnv({ heartbeatTimeoutMs: 3000 });
+    const out = await run(env, acts.pollTask, pollInput(created.executionId, { estimatedCompletion: created.estimatedCompletion, maxIntervalMs: 100 }));
+    assert.equal(out.changed, true);
+    assert.equal(out.snapshot.category, 'ended');
+    assert.equal(out.snapshot.status, 'finalized');
+    assert.equal(out.snapshot.executionId, created.executionId);
+    assert.ok(out.polls >= 2, `polled ${out.polls} times`);
+    assert.deepEqual(out.unknownStatuses, []);
+    // Every poll but the last (which returns) leaves a progress checkpoint.
+    const polls = [...new Set(heartbeats.map((h) => h.polls))];
+    assert.deepEqual(polls, Array.from({ length: out.polls - 1 }, (_, i) => i + 1));
+    for (const h of heartbeats) {
+      assert.equal(typeof h.intervalMs, 'number');
+      assert.equal(typeof h.spanStartedAt, 'number');
+      assert.equal(typeof h.lastSeen.status, 'string');
+    }
+  });
+
+  test('returns on awaiting for a [needs-code] task', async () => {
+    const id = await newTask('Log in [needs-code]');
+    const { env } = mockEnv();
+    const out = await run(env, acts.pollTask, pollInput(id));
+    assert.equal(out.changed, true);
+    assert.equal(out.snapshot.category, 'awaiting');
+    assert.equal(out.snapshot.status, 'awaiting');
+    assert.equal(emu.task(id)!.status, 'awaiting');
+  });
+
+  test('returns changed: false after maxSpanMs while the task still runs', async () => {
+    const id = await newTask('Long one [duration=30s]');
+    const { env } = mockEnv();
+    const out = await run(env, acts.pollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 300 }));
+    assert.equal(out.changed, false);
+    assert.equal(out.snapshot.category, 'running');
+    assert.ok(out.polls >= 2, `polled ${out.polls} times`);
+    assert.equal(emu.task(id)!.status, 'running');
+  });
+
+  test('resumes the poll count from heartbeat details', async () => {
+    const id = await newTask('Open example.com');
+    const { env } = mockEnv({
+      attempt: 2,
+      heartbeatDetails: { polls: 7, intervalMs: 50, spanStartedAt: Date.now() },
+    });
+    // The task is not ended, so the first poll already sees a change.
+    const out = await run(env, acts.pollTask, pollInput(id, { knownCategory: 'ended' }));
+    assert.equal(out.changed, true);
+    assert.equal(out.polls, 8);
+  });
+
+  test('reports unknown statuses ([unknown-status] -> thinking)', async () => {
+    const id = await newTask('Think hard [unknown-status] [duration=2s]');
+    await waitForStatus(id, 'running');
+    const { env } = mockEnv();
+    const out = await run(env, acts.pollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 250 }));
+    assert.deepEqual(out.unknownStatuses, ['thinking']);
+    assert.equal(out.snapshot.status, 'thinking');
+    assert.equal(out.snapshot.category, 'running', 'an unknown status counts as running');
+    assert.equal(out.changed, false);
+  });
+
+  test('rejects promptly with a CancelledFailure when cancelled mid-sleep', { timeout: 5000 }, async () => {
+    const id = await newTask('Long one [duration=60s]');
+    const { env, heartbeats } = mockEnv();
+    const gets = emu.count('GET', new RegExp(`^/tasks/${id}$`));
+    const running = run(env, acts.pollTask, pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }));
+    // Once the first poll has been checkpointed, the activity sleeps for up to a minute.
+    const deadline = Date.now() + 3000;
+    while (heartbeats.length === 0 && Date.now() < deadline) await sleep(10);
+    assert.equal(heartbeats.length, 1, 'the first poll was checkpointed');
+    assert.equal(emu.count('GET', new RegExp(`^/tasks/${id}$`)), gets + 1);
+    env.cancel();
+    await assert.rejects(running, (err: unknown) => err instanceof CancelledFailure);
+  });
+});
+
+describe('getResults', () => {
+  test('trims the results of a [large=3MB] task to maxBytes, with a report', async () => {
+    const id = await newTask('Extract everything [large=3MB]');
+    await waitForStatus(id, 'finalized');
+    const maxBytes = 64 * 1024;
+    const { env } = mockEnv();
+    const out = await run(env, acts.getResults, { executionId: id, maxBytes });
+    const keptBytes = Buffer.byteLength(JSON.stringify(out.results), 'utf8');
+    assert.ok(keptBytes <= maxBytes, `kept ${keptBytes} bytes`);
+    assert.ok(out.trimmed, 'a trimmed report');
+    assert.ok(out.trimmed.originalBytes > 3 * 1024 * 1024);
+    assert.equal(out.trimmed.keptBytes, keptBytes);
+    assert.ok(out.trimmed.truncatedFields >= 1);
+    assert.equal(out.results.length, 1, 'the entry itself is kept');
+    assert.match(String(out.results[0]!.result), /truncated/);
+    assert.equal(out.executionId, id);
+    assert.equal(out.status, 'finalized');
+  });
+
+  test('returns small results untouched', async () => {
+    const id = await newTask('Open example.com');
+    await waitForStatus(id, 'finalized');
+    const full = await new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }).getResults(id);
+    const { env } = mockEnv();
+    const out = await run(env, acts.getResults, { executionId: id, maxBytes: 64 * 1024 });
+    assert.equal(out.trimmed, undefined);
+    assert.ok(!('trimmed' in out));
+    assert.deepEqual(out.results, full.results);
+    assert.equal(out.completed, full.completed);
+  });
+});

@@ -1,0 +1,264 @@
+// browserTask end to end: a real worker on a real Temporal dev server, BrowserAI emulated over HTTP.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { InvalidInputError, fetchFullResults } from '../src/starters/browser-tasks';
+import { appendInstructionsSignal, stateQuery } from '../src/workflows/messages';
+import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
+import type { BrowserTaskInput } from '../src/workflows/input';
+import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
+
+let stack: Stack;
+before(async () => {
+  stack = await startStack();
+});
+after(async () => {
+  await stack?.stop();
+});
+
+const creates = () => stack.emulator.count('POST', /^\/tasks$/);
+const stops = (id: string) => stack.emulator.count('POST', new RegExp(`^/tasks/${id}/command$`));
+
+async function historyOf(workflowId: string) {
+  return stack.env.client.workflow.getHandle(workflowId).fetchHistory();
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure | CancelledFailure> {
+  const err = await promise.then(
+    () => assert.fail('expected the workflow to fail'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${err}`);
+  assert.ok(err.cause instanceof ApplicationFailure || err.cause instanceof CancelledFailure, `unexpected cause ${err.cause}`);
+  return err.cause;
+}
+
+describe('browserTask', () => {
+  for (const type of ['crawler_automation', 'script_automation'] as const) {
+    test(`runs a ${type} task end to end and returns its results`, async () => {
+      const before = creates();
+      const handle = await stack.tasks.start(
+        taskInput({ type, instructions: [{ action: type === 'script_automation' ? 'await page.goto("https://example.com")' : 'Open example.com' }] }),
+      );
+      const result = await handle.result();
+      assert.equal(result.status, 'finalized');
+      assert.match(result.executionId, /\S+/);
+      assert.ok(result.started && result.completed);
+      assert.equal(result.results.length, 1);
+      for (const field of ['model_output', 'result', 'state', 'metadata', 'history_index', 'screenshot_url', 'html_url', 'console_url', 'insert_ts']) {
+        assert.ok(field in result.results[0]!, `result entry lacks ${field}`);
+      }
+      assert.equal(creates() - before, 1, 'exactly one task created');
+      assert.equal(stack.emulator.task(result.executionId)?.scriptType, type);
+
+      // Inspectable: typed search attributes follow the task.
+      const description = await handle.describe();
+      assert.equal(description.typedSearchAttributes.get(BrowserAIExecutionId), result.executionId);
+      assert.equal(description.typedSearchAttributes.get(BrowserAIStatus), 'finalized');
+      assert.equal(description.typedSearchAttributes.get(BrowserAIProject), 'test-project');
+      // And the history never holds the API token.
+      const history = JSON.stringify(await historyOf(handle.workflowId));
+      assert.ok(!history.includes(stack.emulator.apiToken), 'API token found in workflow history');
+    });
+  }
+
+  test('OTP: waits in awaiting, types the submitted code exactly once, then completes', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }));
+    await eventually('awaiting input', async () => (await handle.query(stateQuery)).awaitingInput);
+    const description = await handle.describe();
+    assert.equal(description.typedSearchAttributes.get(BrowserAIStatus), 'awaiting');
+    await stack.tasks.submitCode(handle.workflowId, '482913');
+    const result = await handle.result();
+    assert.equal(result.status, 'finalized');
+    const task = stack.emulator.task(result.executionId)!;
+    assert.deepEqual(task.codesReceived, ['482913']);
+    assert.equal(stack.emulator.count('POST', new RegExp(`^/tasks/${result.executionId}/instructions$`)), 1);
+    const details = await handle.describe().then((d) => JSON.stringify(d.raw.executionConfig?.userMetadata ?? {}) + JSON.stringify(d.typedSearchAttributes));
+    assert.ok(!details.includes('482913'), 'the code leaked into search attributes or metadata');
+  });
+
+  test('signals that arrive before the task exists are sent in order right after it is created', async () => {
+    const workflowId = `early-signals-${Date.now()}`;
+    const handle = await stack.env.client.workflow.signalWithStart('browserTask', {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [taskInput({ awaitable: true, awaitingInputTimeoutMs: 20_000 })],
+      signal: appendInstructionsSignal,
+      signalArgs: [{ instructions: [{ action: 'first early instruction' }] }],
+    });
+    await handle.signal(appendInstructionsSignal, { instructions: [{ action: 'second early instruction' }] });
+    const executionId = await eventually('two appends', () => {
+      const appends = stack.emulator.requests.filter((r) => r.method === 'POST' && /\/instructions$/.test(r.path));
+      const mine = appends.filter((r) => JSON.stringify(r.body).includes('early instruction'));
+      return mine.length === 2 ? mine[0]!.path.split('/')[2] : undefined;
+    });
+    const order = stack.emulator.requests
+      .filter((r) => r.path === '/tasks' || r.path.startsWith(`/tasks/${executionId}/instructions`))
+      .filter((r) => r.path !== '/tasks' || r.status === 200)
+      .map((r) => (r.path === '/tasks' ? 'create' : JSON.stringify(r.body).includes('first') ? 'first' : 'second'));
+    assert.deepEqual(order.slice(-3), ['create', 'first', 'second']);
+    await stack.tasks.complete(workflowId);
+    const result = await handle.result();
+    assert.equal(result.status, 'stopped');
+    assert.equal(stops(executionId!), 1, 'complete sends exactly one stop');
+  });
+
+  test('addInstructions update returns BrowserAI’s answer; invalid instructions are rejected before anything is sent', async () => {
+    const handle = await stack.tasks.start(taskInput({ awaitable: true }));
+    await eventually('awaiting', async () => (await handle.query(stateQuery)).awaitingInput);
+    const answer = await stack.tasks.addInstructions(handle.workflowId, [{ action: 'Click the second link' }]);
+    assert.equal(answer.status, 'running');
+    assert.match(answer.executionId, /\S+/);
+    const appendsBefore = stack.emulator.count('POST', /\/instructions$/);
+    await assert.rejects(
+      handle.executeUpdate('addInstructions', { args: [{ instructions: [{ action: '' }] }] }),
+      (err: unknown) => err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'InvalidInput',
+    );
+    await assert.rejects(stack.tasks.addInstructions(handle.workflowId, []), InvalidInputError);
+    assert.equal(stack.emulator.count('POST', /\/instructions$/), appendsBefore);
+    await stack.tasks.complete(handle.workflowId);
+    await handle.result();
+  });
+
+  test('addInstructions is rejected by its validator once the task has ended', async () => {
+    // The results fetch is slowed so the workflow is still open after the task has ended.
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=300ms]' }] }));
+    const { executionId } = await eventually('task ended', async () => {
+      const s = await handle.query(stateQuery);
+      return s.status === 'finalized' ? s : undefined;
+    });
+    const appendsBefore = stack.emulator.count('POST', /\/instructions$/);
+    await assert.rejects(
+      stack.tasks.addInstructions(handle.workflowId, [{ action: 'Too late' }]),
+      (err: unknown) => err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'TaskEnded',
+    );
+    assert.equal(stack.emulator.count('POST', /\/instructions$/), appendsBefore, `nothing was sent to ${executionId}`);
+    assert.equal((await handle.result()).status, 'finalized');
+  });
+
+  test('cancelling the workflow sends exactly one stop, keeps the results so far and ends cancelled', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl everything [duration=60s]' }] }));
+    const { executionId } = await eventually('running', async () => {
+      const s = await handle.query(stateQuery);
+      return s.executionId && stack.emulator.task(s.executionId)?.status === 'running' ? s : undefined;
+    });
+    await handle.cancel();
+    const failure = await failureOf(handle.result());
+    assert.ok(failure instanceof CancelledFailure);
+    assert.equal(stops(executionId!), 1);
+    assert.equal(stack.emulator.task(executionId!)?.status, 'stopped');
+    const state = await handle.query(stateQuery);
+    assert.equal(state.outcome?.status, 'stopped');
+  });
+
+  test('a failed BrowserAI task fails the workflow non-retryably with BrowserAITaskFailed', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Open a page that does not exist [fail]' }] }));
+    const failure = (await failureOf(handle.result())) as ApplicationFailure;
+    assert.equal(failure.type, 'BrowserAITaskFailed');
+    assert.equal(failure.nonRetryable, true);
+    const state = await handle.query(stateQuery);
+    assert.ok(failure.message.includes(state.executionId!), 'message names the execution');
+    assert.match(failure.message, /ERR_NAME_NOT_RESOLVED/);
+    const details = failure.details?.[0] as { results: unknown[] };
+    assert.ok(Array.isArray(details.results), 'results in the failure details');
+  });
+
+  const invalidInputs: Array<[string, Partial<BrowserTaskInput> | Record<string, unknown>]> = [
+    ['empty instructions', { instructions: [] }],
+    ['non-string action', { instructions: [{ action: 42 }] }],
+    ['unknown type', { type: 'quantum_automation' }],
+    ['empty project', { project: '  ' }],
+    ['unknown country', { geoLocation: { country: 'UK' } }],
+  ];
+  for (const [name, bad] of invalidInputs) {
+    test(`invalid input (${name}) fails InvalidInput with zero HTTP calls`, async () => {
+      const input = { ...taskInput(), ...bad } as BrowserTaskInput;
+      await assert.rejects(stack.tasks.start(input), InvalidInputError, 'the starter rejects it before Temporal');
+      const requestsBefore = stack.emulator.requests.length;
+      // A raw Temporal client skips the starter's check: the workflow checks again.
+      const handle = await stack.env.client.workflow.start('browserTask', {
+        taskQueue: stack.taskQueue,
+        workflowId: `invalid-${name.replace(/\W/g, '-')}-${Date.now()}`,
+        args: [input],
+      });
+      const failure = (await failureOf(handle.result())) as ApplicationFailure;
+      assert.equal(failure.type, 'InvalidInput');
+      assert.equal(stack.emulator.requests.length, requestsBefore, 'no HTTP call was made');
+    });
+  }
+
+  test('BrowserAI 500s on polls and results are retried and the workflow completes', async () => {
+    stack.emulator.inject({ method: 'GET', path: /^\/tasks\/[^/]+$/, status: 500, times: 2 });
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, status: 503, times: 1 });
+    const result = await stack.tasks.run(taskInput());
+    assert.equal(result.status, 'finalized');
+  });
+
+  test('a 429 on create is retried no sooner than Retry-After, and only one task is created', async () => {
+    const before = creates();
+    stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, status: 429, retryAfterSeconds: 2 });
+    const result = await stack.tasks.run(taskInput());
+    assert.equal(result.status, 'finalized');
+    const attempts = stack.emulator.requests.filter((r) => r.method === 'POST' && r.path === '/tasks').slice(-2);
+    assert.equal(attempts[0]!.status, 429);
+    assert.equal(attempts[1]!.status, 200);
+    assert.ok(attempts[1]!.at - attempts[0]!.at >= 2_000, `retried after ${attempts[1]!.at - attempts[0]!.at} ms`);
+    assert.equal(creates() - before, 2, 'one refused, one created');
+  });
+
+  test('an unknown status is treated as running and the task completes', async () => {
+    const result = await stack.tasks.run(taskInput({ instructions: [{ action: 'Think hard [unknown-status]' }] }));
+    assert.equal(result.status, 'finalized');
+  });
+
+  test('statuses are compared case-insensitively', async () => {
+    const result = await stack.tasks.run(taskInput({ instructions: [{ action: 'Shout [uppercase-status]' }] }));
+    assert.equal(result.status.toLowerCase(), 'finalized');
+  });
+
+  test('a lost create answer fails AmbiguousRequest and never creates a second task', async () => {
+    const before = creates();
+    stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, dropAfterHandling: true });
+    const handle = await stack.tasks.start(taskInput());
+    const failure = (await failureOf(handle.result())) as ApplicationFailure;
+    assert.equal(failure.type, 'AmbiguousRequest');
+    assert.match(failure.message, /at-least-once/);
+    assert.equal(creates() - before, 1, 'the create was not repeated');
+  });
+
+  test("with delivery 'at-least-once' a 500 on create is retried", async () => {
+    stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, status: 500 });
+    const result = await stack.tasks.run(taskInput({ delivery: 'at-least-once' }));
+    assert.equal(result.status, 'finalized');
+  });
+
+  test('timeoutMs stops the task and fails TaskTimeout', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Long crawl [duration=60s]' }], timeoutMs: 3_000 }));
+    const failure = (await failureOf(handle.result())) as ApplicationFailure;
+    assert.equal(failure.type, 'TaskTimeout');
+    const { executionId } = await handle.query(stateQuery);
+    assert.equal(stops(executionId!), 1);
+    assert.equal(stack.emulator.task(executionId!)?.status, 'stopped');
+  });
+
+  test('awaitingInputTimeoutMs stops an awaiting task and fails AwaitingInputTimeout', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }));
+    const failure = (await failureOf(handle.result())) as ApplicationFailure;
+    assert.equal(failure.type, 'AwaitingInputTimeout');
+    const { executionId } = await handle.query(stateQuery);
+    assert.equal(stops(executionId!), 1);
+  });
+
+  test('a result of several megabytes is trimmed to fit history, and the full one can be fetched', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Extract the whole catalogue [large=5MB]' }] }));
+    const result = await handle.result();
+    assert.equal(result.status, 'finalized');
+    assert.ok(result.trimmed, 'the result says it was trimmed');
+    assert.ok(result.trimmed.originalBytes > 5_000_000);
+    assert.ok(Buffer.byteLength(JSON.stringify(result)) < 1_000_000, 'what reached history is small');
+    const full = await fetchFullResults(stack.browserai, result.executionId);
+    assert.ok(Buffer.byteLength(JSON.stringify(full.results)) > 5_000_000);
+  });
+});

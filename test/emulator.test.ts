@@ -1,0 +1,591 @@
+// The emulator is the stand-in for BrowserAI in every other test and in the benchmark, so its
+// contract is tested here over real HTTP, the way clients will meet it.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BrowserAIEmulator, parseScenario } from '../src/emulator';
+import { TaskStore } from '../src/emulator/tasks';
+import type { TaskExecution, TaskMetadata, TaskResults } from '../src/browserai/types';
+
+const DURATION_MS = 300;
+const QUEUE_MS = 50;
+
+let emulator: BrowserAIEmulator;
+
+before(async () => {
+  emulator = await BrowserAIEmulator.start({ defaultDurationMs: DURATION_MS, queueMs: QUEUE_MS });
+});
+
+after(async () => {
+  await emulator.close();
+});
+
+interface Answer<T = any> {
+  status: number;
+  headers: Headers;
+  json: T;
+}
+
+function authHeaders(token = emulator.apiToken): Record<string, string> {
+  return { authorization: `apikey ${token}`, 'content-type': 'application/json' };
+}
+
+async function call<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = authHeaders(),
+): Promise<Answer<T>> {
+  const response = await fetch(`${emulator.baseUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined };
+}
+
+function createBody(actions: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    instructions: actions.map((action) => ({ action })),
+    geoLocation: { country: 'US' },
+    project: 'default',
+    type: 'crawler_automation',
+    ...extra,
+  };
+}
+
+async function create(actions: string[], extra: Record<string, unknown> = {}): Promise<TaskExecution> {
+  const answer = await call<TaskExecution>('POST', '/tasks', createBody(actions, extra));
+  assert.equal(answer.status, 200, JSON.stringify(answer.json));
+  return answer.json;
+}
+
+async function metadata(id: string): Promise<TaskMetadata> {
+  const answer = await call<TaskMetadata>('GET', `/tasks/${id}`);
+  assert.equal(answer.status, 200);
+  return answer.json;
+}
+
+async function results(id: string): Promise<TaskResults> {
+  const answer = await call<TaskResults>('GET', `/results/${id}`);
+  assert.equal(answer.status, 200);
+  return answer.json;
+}
+
+/** Polls GET /tasks until the status matches exactly; returns that answer and every status seen. */
+async function waitForStatus(id: string, wanted: string, timeoutMs = 4000): Promise<TaskMetadata & { seen: string[] }> {
+  const seen: string[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await metadata(id);
+    if (seen.at(-1) !== current.status) seen.push(current.status);
+    if (current.status === wanted) return { ...current, seen };
+    if (Date.now() > deadline) assert.fail(`task ${id} still ${current.status} (seen ${seen.join(' -> ')}), wanted ${wanted}`);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('authentication', () => {
+  test('rejects a missing, wrong or differently-spelled token with 401 Unauthorized', async () => {
+    const body = createBody(['look']);
+    for (const headers of [
+      { 'content-type': 'application/json' },
+      authHeaders('wrong-token'),
+      { authorization: `Bearer ${emulator.apiToken}` },
+      { authorization: `apikey  ${emulator.apiToken}` },
+    ]) {
+      const answer = await call('POST', '/tasks', body, headers);
+      assert.equal(answer.status, 401);
+      assert.deepEqual(answer.json, { error: 'Unauthorized' });
+    }
+    assert.equal((await call('GET', '/tasks/exec_0', undefined, {})).status, 401);
+    assert.equal((await call('GET', '/saved_tasks', undefined, authHeaders('x'))).status, 401);
+  });
+
+  test('a custom token is the only one accepted', async () => {
+    const other = await BrowserAIEmulator.start({ apiToken: 's3cret' });
+    try {
+      const ok = await fetch(`${other.baseUrl}/saved_tasks`, { headers: { authorization: 'apikey s3cret' } });
+      assert.equal(ok.status, 200);
+      const wrong = await fetch(`${other.baseUrl}/saved_tasks`, { headers: { authorization: 'apikey emulator-token' } });
+      assert.equal(wrong.status, 401);
+      assert.equal(other.apiToken, 's3cret');
+      assert.match(other.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('create validation', () => {
+  const valid = createBody(['look']);
+  const invalidBodies: Array<[string, unknown]> = [
+    ['not JSON', '{"instructions": ['],
+    ['an array', [valid]],
+    ['no instructions', { ...valid, instructions: undefined }],
+    ['empty instructions', { ...valid, instructions: [] }],
+    ['instructions not an array', { ...valid, instructions: 'look' }],
+    ['an instruction without action', { ...valid, instructions: [{ type: 'x' }] }],
+    ['a non-string action', { ...valid, instructions: [{ action: 42 }] }],
+    ['a string instruction', { ...valid, instructions: ['look'] }],
+    ['no geoLocation', { ...valid, geoLocation: undefined }],
+    ['a non-string country', { ...valid, geoLocation: { country: 1 } }],
+    ['geoLocation without country', { ...valid, geoLocation: { city: 'Paris' } }],
+    ['no project', { ...valid, project: undefined }],
+    ['an empty project', { ...valid, project: '' }],
+    ['an unknown project', { ...valid, project: 'missing-project' }],
+    ['no type', { ...valid, type: undefined }],
+    ['an unknown type', { ...valid, type: 'magic' }],
+  ];
+  for (const [name, body] of invalidBodies) {
+    test(`400 for ${name}`, async () => {
+      const answer = await call('POST', '/tasks', body);
+      assert.equal(answer.status, 400);
+      assert.deepEqual(answer.json, { error: 'Invalid input or project not found' });
+    });
+  }
+
+  test('accepts every engine type, including the older natural_language spelling', async () => {
+    for (const type of ['crawler_automation', 'script_automation', 'natural_language']) {
+      const execution = await create(['look'], { type, geoLocation: { country: 'FR', city: 'Paris' } });
+      assert.equal(execution.scriptType, type);
+      assert.match(execution.executionId, /^exec_[0-9a-f]{16}$/);
+      assert.deepEqual(execution.geoLocation, { country: 'FR', city: 'Paris' });
+    }
+  });
+});
+
+describe('task lifecycle', { concurrency: true }, () => {
+  test('default: queued -> running -> finalized, with full results and served artifacts', async () => {
+    const created = await create(['Open example.com', 'Read the title']);
+    assert.equal(created.status, 'queued');
+    assert.match(created.started!, ISO);
+    assert.match(created.estimatedCompletion!, ISO);
+    const eta = Date.parse(created.estimatedCompletion!) - Date.parse(created.started!);
+    assert.ok(Math.abs(eta - (QUEUE_MS + DURATION_MS)) <= 2, `eta ${eta}`);
+
+    const done = await waitForStatus(created.executionId, 'finalized');
+    assert.ok(['queued,running,finalized', 'running,finalized'].includes(done.seen.join()), done.seen.join());
+    assert.equal(done.estimatedCompletion, null);
+    assert.equal(done.error, null);
+    assert.equal(done.progress?.status, 'finalized');
+    assert.ok(done.scriptId);
+    assert.equal(done.scriptType, 'crawler_automation');
+    assert.deepEqual(done.progress?.logs, [
+      'Task queued',
+      'Opening browser',
+      'Executing instruction 1/2',
+      'Executing instruction 2/2',
+      'Task finalized',
+    ]);
+    assert.equal(typeof done.result, 'string');
+
+    const final = await results(created.executionId);
+    assert.equal(final.status, 'finalized');
+    assert.match(final.completed!, ISO);
+    assert.equal(final.results.length, 2);
+    final.results.forEach((entry, index) => {
+      assert.equal(typeof entry.model_output, 'string');
+      assert.equal(typeof entry.result, 'string');
+      assert.equal(entry.state, 'done');
+      assert.deepEqual(Object.keys(entry.metadata!).sort(), ['step', 'title', 'url']);
+      assert.equal(entry.metadata!.step, index + 1);
+      assert.equal(entry.history_index, index);
+      assert.match(entry.insert_ts!, ISO);
+      for (const url of [entry.screenshot_url, entry.html_url, entry.console_url]) {
+        assert.ok(url!.startsWith(new URL(emulator.baseUrl).origin + '/artifacts/'), url);
+      }
+    });
+    assert.equal(done.result, final.results[1]!.result);
+
+    const screenshot = await fetch(final.results[0]!.screenshot_url!);
+    assert.equal(screenshot.headers.get('content-type'), 'image/png');
+    assert.deepEqual([...new Uint8Array(await screenshot.arrayBuffer()).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+    assert.match(await (await fetch(final.results[0]!.html_url!)).text(), /<html>/);
+    assert.match(await (await fetch(final.results[1]!.console_url!)).text(), /step 2/);
+    assert.equal((await fetch(final.results[0]!.html_url!.replace('/0/', '/9/'))).status, 404);
+  });
+
+  test('needs-code: awaiting until a code is appended, then running, then finalized; the code is never logged', async () => {
+    const created = await create(['Log in to the bank [needs-code]']);
+    const waiting = await waitForStatus(created.executionId, 'awaiting');
+    assert.equal(waiting.estimatedCompletion, null);
+    assert.equal(waiting.progress?.logs?.at(-1), 'Waiting for a one-time code');
+    assert.equal((await results(created.executionId)).results.length, 0);
+
+    // As real clients append: extra fields, items without `type`.
+    const appended = await call<TaskExecution>('POST', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Type the code 482913 and submit' }],
+      geoLocation: { country: 'US' },
+      awaitable: true,
+      project: 'default',
+      type: 'crawler_automation',
+    });
+    assert.equal(appended.status, 200);
+    assert.equal(appended.json.status, 'running');
+    assert.equal(appended.json.executionId, created.executionId);
+    assert.match(appended.json.estimatedCompletion!, ISO);
+
+    const done = await waitForStatus(created.executionId, 'finalized');
+    assert.ok(!JSON.stringify(done.progress?.logs).includes('482913'));
+    assert.ok(done.progress?.logs?.includes('One-time code received'));
+    assert.deepEqual(emulator.task(created.executionId)?.codesReceived, ['482913']);
+    assert.equal(emulator.task(created.executionId)?.instructions.length, 2);
+    assert.equal((await results(created.executionId)).results.length, 2);
+  });
+
+  test('awaitable session: awaiting after each batch, more instructions run in the same session, stop ends it', async () => {
+    const created = await create(['Open the shop'], { awaitable: true });
+    const idle = await waitForStatus(created.executionId, 'awaiting');
+    assert.equal(idle.progress?.logs?.at(-1), 'Waiting for more instructions');
+    assert.equal(idle.estimatedCompletion, null);
+    assert.equal((await results(created.executionId)).results.length, 1);
+
+    const appended = await call<TaskExecution>('POST', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Add the cheapest item', type: 'natural_language' }],
+    });
+    assert.equal(appended.json.status, 'running');
+    await waitForStatus(created.executionId, 'awaiting');
+    assert.equal((await results(created.executionId)).results.length, 2);
+
+    const stop = await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' });
+    assert.equal(stop.status, 200);
+    const stopped = await metadata(created.executionId);
+    assert.equal(stopped.status, 'stopped');
+    const kept = await results(created.executionId);
+    assert.equal(kept.results.length, 2);
+    assert.match(kept.completed!, ISO);
+  });
+
+  test('fail: runs, then failed with the navigation error in error and logs', async () => {
+    const created = await create(['Open https://nowhere.invalid [FAIL]']);
+    const failed = await waitForStatus(created.executionId, 'failed');
+    assert.equal(failed.error, 'Navigation failed: net::ERR_NAME_NOT_RESOLVED');
+    assert.ok(failed.progress?.logs?.includes('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
+    assert.ok(failed.seen.includes('running'));
+    const final = await results(created.executionId);
+    assert.equal(final.status, 'failed');
+    assert.equal(final.results.at(-1)?.state, 'failed');
+  });
+
+  test('large: the final result has exactly the requested size', async () => {
+    const created = await create(['Download the catalogue [large=300KB]']);
+    const done = await waitForStatus(created.executionId, 'finalized');
+    assert.equal(Buffer.byteLength(done.result as string), 300 * 1024);
+    const final = await results(created.executionId);
+    assert.equal(Buffer.byteLength(final.results.at(-1)!.result!), 300 * 1024);
+
+    const big = await create(['Export everything [large=5MB]'], { awaitable: false });
+    const bigDone = await waitForStatus(big.executionId, 'finalized');
+    assert.equal((bigDone.result as string).length, 5 * 1024 * 1024);
+  });
+
+  test('unknown-status: GET /tasks says "thinking" while running', async () => {
+    const created = await create(['Think hard [unknown-status] [duration=600ms]']);
+    assert.equal(created.status, 'queued');
+    const thinking = await waitForStatus(created.executionId, 'thinking');
+    assert.equal(thinking.progress?.status, 'thinking');
+    assert.match(thinking.estimatedCompletion!, ISO);
+    assert.equal(emulator.task(created.executionId)?.status, 'running');
+    await waitForStatus(created.executionId, 'finalized');
+  });
+
+  test('uppercase-status: every status is upper-case', async () => {
+    const created = await create(['Shout [Uppercase-Status]']);
+    assert.equal(created.status, 'QUEUED');
+    const done = await waitForStatus(created.executionId, 'FINALIZED');
+    assert.ok(done.seen.includes('RUNNING'));
+    assert.equal((await results(created.executionId)).status, 'FINALIZED');
+  });
+
+  test('no-eta: estimatedCompletion is null everywhere', async () => {
+    const created = await create(['Hurry [no-eta]']);
+    assert.equal(created.estimatedCompletion, null);
+    const running = await waitForStatus(created.executionId, 'running');
+    assert.equal(running.estimatedCompletion, null);
+  });
+
+  test('duration marker sets the running time', async () => {
+    const created = await create(['Wait [duration=1s]']);
+    const eta = Date.parse(created.estimatedCompletion!) - Date.parse(created.started!);
+    assert.equal(eta, QUEUE_MS + 1000);
+  });
+
+  test('stop: running -> stopped, a second stop is 409, as is appending afterwards', async () => {
+    const created = await create(['Crawl forever [slow]']);
+    await waitForStatus(created.executionId, 'running');
+    const stop = await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' });
+    assert.equal(stop.status, 200);
+    assert.equal(typeof stop.json.message, 'string');
+    const stopped = await metadata(created.executionId);
+    assert.equal(stopped.status, 'stopped');
+    assert.equal(stopped.estimatedCompletion, null);
+    assert.equal(stopped.progress?.logs?.at(-1), 'Stopped by command');
+
+    const again = await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' });
+    assert.equal(again.status, 409);
+    assert.deepEqual(again.json, { error: 'Task already ended' });
+    assert.equal(emulator.task(created.executionId)?.stopCommands, 2);
+
+    for (const method of ['POST', 'PUT']) {
+      const late = await call(method, `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'more' }] });
+      assert.equal(late.status, 409);
+      assert.deepEqual(late.json, { error: 'Task already ended' });
+    }
+  });
+
+  test('replace: overwrites the instructions and restarts the running phase', async () => {
+    const created = await create(['First plan [duration=2s]', 'Second step']);
+    const running = await waitForStatus(created.executionId, 'running');
+    const replaced = await call<TaskExecution>('PUT', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'New plan', type: 'natural_language' }],
+    });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.json.status, 'running');
+    assert.ok(Date.parse(replaced.json.estimatedCompletion!) > Date.parse(running.estimatedCompletion!));
+    assert.deepEqual(emulator.task(created.executionId)?.instructions, [{ action: 'New plan', type: 'natural_language' }]);
+  });
+
+  test('unknown tasks and bad commands', async () => {
+    const notFound = { error: 'Task not found' };
+    const append = await call('POST', '/tasks/exec_doesnotexist/instructions', { instructions: [{ action: 'x' }] });
+    assert.equal(append.status, 404);
+    assert.deepEqual(append.json, notFound);
+    assert.deepEqual((await call('PUT', '/tasks/exec_doesnotexist/instructions', { instructions: [{ action: 'x' }] })).json, notFound);
+    assert.equal((await call('GET', '/tasks/exec_doesnotexist')).status, 404);
+    assert.deepEqual((await call('GET', '/results/exec_doesnotexist')).json, notFound);
+    assert.equal((await call('POST', '/tasks/exec_doesnotexist/command', { command: 'stop' })).status, 404);
+
+    const created = await create(['look']);
+    for (const body of [{ command: 'pause' }, {}, undefined]) {
+      const bad = await call('POST', `/tasks/${created.executionId}/command`, body);
+      assert.equal(bad.status, 400);
+      assert.deepEqual(bad.json, { error: 'Invalid command or task ID' });
+    }
+    for (const body of [{}, { instructions: [] }, { instructions: [{ type: 'x' }] }, 'nope']) {
+      const bad = await call('POST', `/tasks/${created.executionId}/instructions`, body);
+      assert.equal(bad.status, 400);
+      assert.deepEqual(bad.json, { error: 'Invalid input' });
+    }
+  });
+});
+
+describe('saved tasks', () => {
+  const name = 'Weekly report / café ☕ 2024';
+  const body = {
+    name,
+    instructions: [{ action: 'Collect the weekly numbers' }],
+    type: 'natural_language',
+    project: 'default',
+    geoLocation: { country: 'DE', city: 'Berlin' },
+    cron_settings: '',
+  };
+
+  test('create, read by encoded name, list, duplicate 409, unknown 404', async () => {
+    const created = await call('POST', '/saved_tasks', body);
+    assert.equal(created.status, 200);
+    assert.equal(typeof created.json.taskId, 'string');
+    assert.equal(created.json.message, 'Saved task created');
+
+    const read = await call('GET', `/saved_tasks/name/${encodeURIComponent(name)}`);
+    assert.equal(read.status, 200);
+    assert.deepEqual(read.json, { taskId: created.json.taskId, ...body });
+
+    const list = await call('GET', '/saved_tasks');
+    assert.ok(Array.isArray(list.json));
+    assert.ok(list.json.some((saved: { name: string }) => saved.name === name));
+
+    const duplicate = await call('POST', '/saved_tasks', body);
+    assert.equal(duplicate.status, 409);
+    assert.deepEqual(duplicate.json, { error: 'Saved task already exists' });
+
+    const unknown = await call('GET', `/saved_tasks/name/${encodeURIComponent('no such task')}`);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.json, { error: 'Saved task not found' });
+  });
+
+  test('accepts the crawler_automation spelling; rejects bad bodies with Invalid input', async () => {
+    const created = await call('POST', '/saved_tasks', { ...body, name: 'n8n style', type: 'crawler_automation' });
+    assert.equal(created.status, 200);
+    for (const bad of [{ ...body, name: '' }, { ...body, name: 'x', type: 'script_automation' }, { ...body, name: 'y', instructions: [] }, 'oops']) {
+      const answer = await call('POST', '/saved_tasks', bad);
+      assert.equal(answer.status, 400);
+      assert.deepEqual(answer.json, { error: 'Invalid input' });
+    }
+  });
+});
+
+describe('faults', () => {
+  test('an injected 500 answers once, then the endpoint works again', async () => {
+    emulator.inject({ method: 'POST', path: /^\/tasks$/, status: 500 });
+    const failed = await call('POST', '/tasks', createBody(['look']));
+    assert.equal(failed.status, 500);
+    assert.deepEqual(failed.json, { error: 'Internal server error' });
+    assert.equal((await call('POST', '/tasks', createBody(['look']))).status, 200);
+  });
+
+  test('429 carries Retry-After; times and method filters apply', async () => {
+    emulator.inject({ method: 'GET', path: /^\/tasks\//, status: 429, retryAfterSeconds: 7, times: 2 });
+    const created = await create(['look']);
+    for (let i = 0; i < 2; i++) {
+      const limited = await call('GET', `/tasks/${created.executionId}`);
+      assert.equal(limited.status, 429);
+      assert.equal(limited.headers.get('retry-after'), '7');
+    }
+    assert.equal((await call('GET', `/tasks/${created.executionId}`)).status, 200);
+    emulator.inject({ status: 429 });
+    assert.equal((await call('GET', '/saved_tasks')).headers.get('retry-after'), '1');
+  });
+
+  test('hang: the request is held until the client gives up', async () => {
+    emulator.inject({ path: /^\/results\//, hang: true });
+    const started = Date.now();
+    await assert.rejects(
+      fetch(`${emulator.baseUrl}/results/exec_any`, { headers: authHeaders(), signal: AbortSignal.timeout(200) }),
+      { name: 'TimeoutError' },
+    );
+    assert.ok(Date.now() - started >= 190);
+    assert.equal((await call('GET', '/results/exec_any')).status, 404);
+  });
+
+  test('dropAfterHandling on create: the answer is lost but the task exists', async () => {
+    const stats = async () => (await (await fetch(`${new URL(emulator.baseUrl).origin}/__emulator/stats`)).json()) as {
+      tasks: number;
+    };
+    const tasksBefore = (await stats()).tasks;
+    const createsBefore = emulator.count('post', /^\/tasks$/);
+    emulator.inject({ method: 'POST', path: /^\/tasks$/, dropAfterHandling: true });
+    await assert.rejects(
+      fetch(`${emulator.baseUrl}/tasks`, { method: 'POST', headers: authHeaders(), body: JSON.stringify(createBody(['look'])) }),
+      TypeError,
+    );
+    assert.equal((await stats()).tasks, tasksBefore + 1);
+    assert.equal(emulator.count('POST', /^\/tasks$/), createsBefore + 1);
+    const lost = emulator.requests.at(-1)!;
+    assert.equal(lost.status, 200);
+    assert.equal(lost.fault, 'drop');
+  });
+
+  test('close() returns promptly even with a hung request open', async () => {
+    const other = await BrowserAIEmulator.start();
+    other.inject({ hang: true });
+    const pending = fetch(`${other.baseUrl}/saved_tasks`, { headers: { authorization: 'apikey emulator-token' } });
+    while (other.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const started = Date.now();
+    await other.close();
+    assert.ok(Date.now() - started < 1000);
+    await assert.rejects(pending);
+  });
+});
+
+describe('recording and control endpoints', () => {
+  const control = (path: string, init?: RequestInit) => fetch(`${new URL(emulator.baseUrl).origin}/__emulator${path}`, init);
+
+  test('requests are recorded with bodies for POST/PUT only; count() filters by method and path', async () => {
+    emulator.resetRequests();
+    const created = await create(['look']);
+    await metadata(created.executionId);
+    await metadata(created.executionId);
+    assert.equal(emulator.requests.length, 3);
+    assert.deepEqual((emulator.requests[0]!.body as { instructions: unknown }).instructions, [{ action: 'look' }]);
+    assert.equal(emulator.requests[1]!.body, undefined);
+    assert.equal(emulator.requests[1]!.path, `/tasks/${created.executionId}`);
+    assert.equal(typeof emulator.requests[1]!.at, 'number');
+    assert.equal(emulator.count('GET', /^\/tasks\/exec_/), 2);
+    assert.equal(emulator.count('POST', /^\/tasks$/), 1);
+  });
+
+  test('stats, requests, faults and reset over HTTP without a token', async () => {
+    await control('/requests', { method: 'DELETE' });
+    const created = await create(['look']);
+    await metadata(created.executionId);
+
+    const stats = (await (await control('/stats')).json()) as { requests: Record<string, number>; tasks: number };
+    assert.deepEqual(stats.requests, { 'POST /tasks': 1, 'GET /tasks/{id}': 1 });
+    assert.ok(stats.tasks >= 1);
+
+    const recorded = (await (await control('/requests')).json()) as Array<Record<string, unknown>>;
+    assert.equal(recorded.length, 2);
+    assert.ok(recorded.every((request) => !('body' in request)));
+
+    const injected = await control('/faults', { method: 'POST', body: JSON.stringify({ method: 'GET', path: '^/saved_tasks$', status: 503, times: 3 }) });
+    assert.equal(injected.status, 200);
+    assert.equal((await call('GET', '/saved_tasks')).status, 503);
+    assert.equal((await control('/faults', { method: 'DELETE' })).status, 200);
+    assert.equal((await call('GET', '/saved_tasks')).status, 200);
+
+    assert.equal((await control('/faults', { method: 'POST', body: JSON.stringify({ path: '(' }) })).status, 400);
+    assert.equal((await control('/faults', { method: 'POST', body: 'nope' })).status, 400);
+
+    const task = (await (await control(`/tasks/${created.executionId}`)).json()) as { codesReceived: string[] };
+    assert.deepEqual(task.codesReceived, []);
+
+    await control('/requests', { method: 'DELETE' });
+    assert.deepEqual(await (await control('/requests')).json(), []);
+    assert.equal(emulator.requests.length, 0);
+  });
+
+  test('hundreds of concurrent creates and polls', async () => {
+    const created = await Promise.all(Array.from({ length: 300 }, (_, i) => create([`task ${i}`])));
+    assert.equal(new Set(created.map((execution) => execution.executionId)).size, 300);
+    const polled = await Promise.all(created.map((execution) => metadata(execution.executionId)));
+    assert.ok(polled.every((task) => typeof task.status === 'string'));
+  });
+});
+
+describe('scenario and state machine (no HTTP, fake clock)', () => {
+  test('markers', () => {
+    const parse = (action: string, awaitable?: boolean) => parseScenario({ instructions: [{ action }], awaitable }, 1500);
+    assert.equal(parse('x').durationMs, 1500);
+    assert.equal(parse('[duration=90s]').durationMs, 90_000);
+    assert.equal(parse('[DURATION=1500ms]').durationMs, 1500);
+    assert.equal(parse('[duration=2m]').durationMs, 120_000);
+    assert.equal(parse('[slow]').durationMs, 30_000);
+    assert.equal(parse('[slow] [duration=2s]').durationMs, 2000);
+    assert.equal(parse('[large=5MB]').largeResultBytes, 5 * 1024 * 1024);
+    assert.equal(parse('[large=300KB]').largeResultBytes, 300 * 1024);
+    assert.equal(parse('[large=123456]').largeResultBytes, 123456);
+    assert.equal(parse('x').largeResultBytes, null);
+    const all = parse('[needs-code][fail][unknown-status][uppercase-status][no-eta]', true);
+    assert.deepEqual(
+      [all.needsCode, all.fail, all.unknownStatus, all.uppercaseStatus, all.noEta, all.awaitable],
+      [true, true, true, true, true, true],
+    );
+    assert.equal(parse('x').awaitable, false);
+  });
+
+  test('results appear one by one; a stop keeps only the instructions already done', () => {
+    const store = new TaskStore({ queueMs: 100, defaultDurationMs: 300 });
+    const t0 = 1_000_000;
+    const task = store.create(
+      { instructions: [{ action: 'a' }, { action: 'b' }, { action: 'c' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation' },
+      t0,
+    );
+    assert.equal(task.status(t0 + 99), 'queued');
+    assert.equal(task.status(t0 + 100), 'running');
+    assert.equal(task.visibleEntries(t0 + 199).length, 0);
+    assert.equal(task.visibleEntries(t0 + 200).length, 1);
+    assert.equal(task.stop(t0 + 250), 'ok');
+    assert.equal(task.status(t0 + 10_000), 'stopped');
+    assert.equal(task.visibleEntries(t0 + 10_000).length, 1);
+    assert.equal(task.endedAt, t0 + 250);
+    assert.equal(task.stop(t0 + 10_000), 'ended');
+  });
+
+  test('appending to a running task reruns the unfinished instructions after the new ones are added', () => {
+    const store = new TaskStore({ queueMs: 0, defaultDurationMs: 200 });
+    const t0 = 5_000_000;
+    const task = store.create(
+      { instructions: [{ action: 'a' }, { action: 'b' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation' },
+      t0,
+    );
+    assert.equal(task.append([{ action: 'c' }], t0 + 150), 'ok');
+    assert.equal(task.estimatedCompletion(t0 + 150), t0 + 350);
+    assert.equal(task.status(t0 + 350), 'finalized');
+    assert.deepEqual(task.visibleEntries(t0 + 350).map((entry) => entry.step), [1, 2, 3]);
+    assert.ok(task.visibleLogs(t0 + 350).includes('Executing instruction 2/3'));
+  });
+});

@@ -1,0 +1,100 @@
+// The real parts every workflow test runs on: a Temporal dev server (the `temporal` CLI),
+// the BrowserAI emulator over HTTP, and a real worker with the real activities.
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { BrowserAIClient } from '../../src/browserai';
+import { BrowserAIEmulator, type EmulatorOptions } from '../../src/emulator';
+import { BrowserTasks } from '../../src/starters/browser-tasks';
+import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../src/dev/temporal-cli';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
+import { createWorker } from '../../src/worker';
+import type { BrowserTaskInput } from '../../src/workflows/input';
+
+// Workflow failures are what many tests expect; the worker's warnings about them are noise here.
+Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'ERROR') });
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: quietLogger() });
+  return bundle;
+}
+
+function quietLogger() {
+  const noop = () => undefined;
+  return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+}
+
+export async function startTemporal(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
+  const path = findTemporalCli();
+  if (!path) throw new Error(TEMPORAL_CLI_MISSING);
+  return TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path }, searchAttributes: ALL_SEARCH_ATTRIBUTES, extraArgs },
+  });
+}
+
+export interface Stack {
+  env: TestWorkflowEnvironment;
+  emulator: BrowserAIEmulator;
+  browserai: BrowserAIClient;
+  tasks: BrowserTasks;
+  taskQueue: string;
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: { emulator?: EmulatorOptions; temporalArgs?: string[] } = {}): Promise<Stack> {
+  const [env, emulator, workflowCode] = await Promise.all([
+    startTemporal(options.temporalArgs),
+    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...options.emulator }),
+    workflowBundle(),
+  ]);
+  const taskQueue = `test-${randomUUID()}`;
+  const browserai = new BrowserAIClient({ apiToken: emulator.apiToken, baseUrl: emulator.baseUrl, timeoutMs: 5_000 });
+  const worker = await createWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    client: browserai,
+    workflowBundle: workflowCode,
+    shutdownGraceMs: 1_000,
+  });
+  const running = worker.run();
+  return {
+    env,
+    emulator,
+    browserai,
+    taskQueue,
+    worker,
+    tasks: new BrowserTasks(env.client, taskQueue),
+    async stop() {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await emulator.close();
+      await env.teardown();
+    },
+  };
+}
+
+/** Fast polling, so tests finish in seconds; everything else at its default. */
+export function taskInput(overrides: Partial<BrowserTaskInput> = {}): BrowserTaskInput {
+  return {
+    instructions: [{ action: 'Open https://example.com and read the title' }],
+    type: 'crawler_automation',
+    project: 'test-project',
+    geoLocation: { country: 'US' },
+    polling: { initialIntervalMs: 200, maxIntervalMs: 1_000, heartbeatTimeoutMs: 5_000 },
+    ...overrides,
+  };
+}
+
+/** Polls a condition (the state query, the emulator) until it holds; fails with `what` after `timeoutMs`. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
