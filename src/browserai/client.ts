@@ -126,6 +126,7 @@ export class BrowserAIClient {
     if (options.timeoutMs !== undefined) config.timeout = options.timeoutMs;
     try {
       await this.#pacer?.wait(options.signal);
+      options.signal?.throwIfAborted();
     } catch {
       throw new BrowserAIError({ kind: 'Aborted', mayHaveReachedServer: false, method, path, message: `BrowserAI ${method} ${path} was cancelled before it was sent.` });
     }

@@ -9,6 +9,7 @@ export class RequestPacer {
   }
 
   async wait(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     const now = Date.now();
     const slot = Math.max(now, this.#nextSlot);
     this.#nextSlot = slot + this.#gapMs;

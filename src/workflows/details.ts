@@ -7,7 +7,9 @@ import type { BrowserTaskState } from './messages';
 const SHOWN_LOG_LINES = 3;
 
 export function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((out, secret) => (secret ? out.split(secret).join('•••') : out), text);
+  // Longest first: a code that is a prefix of another must not leave the other's tail visible.
+  const ordered = secrets.filter(Boolean).sort((a, b) => b.length - a.length);
+  return ordered.reduce((out, secret) => out.split(secret).join('•••'), text);
 }
 
 export function renderDetails(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): string {

@@ -1,0 +1,94 @@
+// `npm start`: the whole stack on one machine with embedded defaults. Without TEMPORAL_ADDRESS
+// it starts a Temporal dev server with its UI (search attributes registered); without
+// BROWSERAI_API_TOKEN it starts the BrowserAI emulator and says so loudly; then the worker.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { NativeConnection } from '@temporalio/worker';
+import { BrowserAIClient } from '../browserai';
+import { loadWorkerConfig } from '../config';
+import { BrowserAIEmulator } from '../emulator';
+import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { createWorker } from '../worker';
+import { findTemporalCli } from './temporal-cli';
+
+const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
+
+async function main(): Promise<void> {
+  const env = { ...process.env };
+  const cleanups: Array<() => Promise<void>> = [];
+
+  let devServer: TestWorkflowEnvironment | undefined;
+  if (!env.TEMPORAL_ADDRESS) {
+    const cli = findTemporalCli();
+    console.log(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
+    devServer = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
+        ip: '127.0.0.1',
+        port: Number(env.TEMPORAL_PORT ?? 7233),
+        ui: true,
+        uiPort: UI_PORT,
+        // Kept across restarts, like a real cluster: workflows survive `npm start` being stopped.
+        dbFilename: env.TEMPORAL_DEV_DB ?? '.temporal-dev.db',
+        searchAttributes: ALL_SEARCH_ATTRIBUTES,
+      },
+    });
+    cleanups.push(() => devServer!.teardown());
+    env.TEMPORAL_ADDRESS = devServer.address;
+  }
+
+  if (!env.BROWSERAI_API_TOKEN) {
+    const emulator = await BrowserAIEmulator.start({ port: Number(env.EMULATOR_PORT ?? 8787) });
+    cleanups.push(() => emulator.close());
+    env.BROWSERAI_API_TOKEN = emulator.apiToken;
+    env.BROWSERAI_BASE_URL = emulator.baseUrl;
+    console.log(
+      [
+        '',
+        '*****************************************************************************',
+        '*  BROWSERAI_API_TOKEN is not set: using the local BrowserAI EMULATOR.       *',
+        '*  No real browser runs. Set BROWSERAI_API_TOKEN to use BrowserAI itself.    *',
+        `*  Emulator: ${emulator.baseUrl.padEnd(63)}*`,
+        '*****************************************************************************',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const config = loadWorkerConfig(env);
+  const connection = await NativeConnection.connect({ address: config.temporal.address, tls: config.temporal.tls, apiKey: config.temporal.apiKey });
+  cleanups.unshift(() => connection.close());
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl }),
+    shutdownGraceMs: config.shutdownGraceMs,
+  });
+
+  const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
+  console.log(
+    [
+      '',
+      `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${config.temporal.address}.`,
+      `Temporal UI:    ${ui}`,
+      '',
+      'Start a task from another terminal:',
+      '  npm run starter -- start --instruction "Open https://example.com and return the page title" --project demo --country US --wait',
+      'One that needs a one-time code:',
+      '  npm run starter -- start --instruction "Log in to the portal [needs-code]" --project demo --country US',
+      '  npm run starter -- submit-code <workflow-id> 123456',
+      '',
+      'Stop with Ctrl+C.',
+    ].join('\n'),
+  );
+  try {
+    await worker.run(); // returns after SIGINT/SIGTERM, once in-flight work is handed back
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
