@@ -17,7 +17,7 @@ import {
   submitCodeSignal,
   type BrowserTaskState,
 } from '../workflows/messages';
-import { BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
+import { BrowserAIAwaitingInput, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
 import type { browserTask } from '../workflows';
 
 export { InvalidInputError, WorkflowNotFoundError };
@@ -71,6 +71,7 @@ export class BrowserTasks {
         typedSearchAttributes: new TypedSearchAttributes([
           { key: BrowserAIProject, value: input.project },
           { key: BrowserAIStatus, value: 'starting' },
+          { key: BrowserAIAwaitingInput, value: false },
         ]),
       });
     } catch (err) {

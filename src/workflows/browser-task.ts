@@ -114,7 +114,10 @@ export async function browserTask(input: BrowserTaskInput): Promise<BrowserTaskR
   // Search attributes exist only where the namespace registered them; the starters set
   // BrowserAIProject at start exactly when they do, so its presence says upserts are safe.
   const searchAttributesOn = workflowInfo().typedSearchAttributes.get(BrowserAIProject) !== undefined;
-  const published = new Map<string, unknown>();
+  // What the starter (or the previous run) already set needs no upsert of its own.
+  const published = new Map<string, unknown>(
+    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId].map((key) => [key.name, workflowInfo().typedSearchAttributes.get(key)]),
+  );
 
   function publish(): void {
     state.pendingInstructions = queue.length;
