@@ -1,7 +1,9 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { BrowserAIClient } from './browserai';
+import { payloadCodecFromEnv } from './codec/encryption-codec';
 import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
 
 export interface BrowserAIWorkerOptions {
@@ -11,6 +13,8 @@ export interface BrowserAIWorkerOptions {
   client: BrowserAIClient;
   shutdownGraceMs?: number;
   maxConcurrentActivities?: number;
+  /** Set with a payload codec to encrypt history (see src/codec); starters must use the same. */
+  dataConverter?: DataConverter;
   /** A prebuilt bundle (see `bundleWorkflowCode`) saves a few seconds per worker in tests. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -22,6 +26,7 @@ export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
     activities: createActivities(options.client),
+    dataConverter: options.dataConverter,
     // Polling activities sleep most of the time; hundreds fit on one worker.
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 1_000,
     // On a deploy, polls in flight get this long to finish their request before they are
@@ -47,6 +52,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       client,
       shutdownGraceMs: config.shutdownGraceMs,
       maxConcurrentActivities: config.maxConcurrentActivities,
+      dataConverter: dataConverterFromEnv(env),
     });
     console.log(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
@@ -58,6 +64,12 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   } finally {
     await connection.close();
   }
+}
+
+/** Payload encryption when TEMPORAL_PAYLOAD_KEY is set; Temporal's default converter otherwise. */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
+  const codec = payloadCodecFromEnv(env);
+  return codec ? { payloadCodecs: [codec] } : undefined;
 }
 
 if (require.main === module) {

