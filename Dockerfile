@@ -15,9 +15,11 @@ WORKDIR /app
 # Dependencies first, so source edits reuse this layer. Install scripts are needed: the `node`
 # devDependency fetches its binary and @swc/core (the worker's workflow bundler) checks its native
 # binding.
+# `npm install` honours the lockfile; `npm ci` (npm 11) refuses it because it cannot list
+# @swc/core's builds for other platforms (see .ci/run).
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
-    npm ci --no-audit --no-fund
+    npm install --no-audit --no-fund
 
 # Only the worker/emulator sources are compiled; test/ and bench/ are not in the build context.
 COPY tsconfig.json ./
