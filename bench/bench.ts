@@ -19,8 +19,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BrowserAIEmulator, type RecordedRequest } from '../src/emulator';
+import { BrowserAIEmulator, CODE_WAIT_MS, type RecordedRequest } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/browser-tasks';
 import { findTemporalCli } from '../src/dev/temporal-cli';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
@@ -372,6 +373,14 @@ interface TaskRun {
   taskMinutes?: number;
   appendAt?: number;
   codesReceived?: string[];
+  /** Diagnostics: moments (epoch ms) from history event times and emulator request arrivals. */
+  marks?: {
+    signaled?: number;
+    appendScheduled?: number;
+    appendStarted?: number;
+    lastPollCompleted?: number;
+    lastGetTask?: number;
+  };
 }
 
 function makeTasks(config: Config, runId: string): TaskRun[] {
@@ -585,6 +594,8 @@ async function collect(client: Client, runs: TaskRun[], requests: RecordedReques
         let polls = 0;
         let chain = 0;
         const types: Record<string, number> = {};
+        const activityTypes = new Map<string, string>();
+        const marks: NonNullable<TaskRun['marks']> = {};
         while (runId && chain < 50) {
           chain++;
           const history = await within(30_000, client.workflow.getHandle(run.workflowId, runId).fetchHistory(), 'history');
@@ -593,6 +604,14 @@ async function collect(client: Client, runs: TaskRun[], requests: RecordedReques
             events++;
             const type = eventTypeOf(event as Record<string, unknown>);
             types[type] = (types[type] ?? 0) + 1;
+            const at = optionalTsToMs(event.eventTime);
+            const scheduled = event.activityTaskScheduledEventAttributes;
+            if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
+            if (scheduled?.activityType?.name === 'appendInstructions') marks.appendScheduled ??= at;
+            const startedOf = activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? ''));
+            if (startedOf === 'appendInstructions') marks.appendStarted ??= at;
+            if (activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'pollTask') marks.lastPollCompleted = at;
+            if (event.workflowExecutionSignaledEventAttributes) marks.signaled ??= at;
             if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'pollTask') polls++;
             const next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
             if (next) runId = next;
@@ -602,6 +621,7 @@ async function collect(client: Client, runs: TaskRun[], requests: RecordedReques
         run.pollActivities = polls;
         run.runs = chain;
         run.eventTypes = types;
+        run.marks = marks;
       } catch (err) {
         run.failure ??= `collecting results failed: ${err}`;
       }
@@ -611,6 +631,8 @@ async function collect(client: Client, runs: TaskRun[], requests: RecordedReques
         const mine = byExecution.get(encodeURIComponent(executionId)) ?? [];
         run.requests = run.creates + mine.length;
         run.appendAt = mine.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
+        const gets = mine.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/'));
+        if (run.marks) run.marks.lastGetTask = gets.at(-1)?.at;
         run.codesReceived = emulator.task(executionId)?.codesReceived;
         const started = Date.parse(run.result!.started ?? '');
         const completed = Date.parse(run.result!.completed ?? '');
@@ -635,6 +657,29 @@ function typicalHistory(runs: TaskRun[]): string {
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([type, count]) => `${type} ${count}`);
   return `${median.historyEvents} events: ${parts.join(', ')}`;
+}
+
+const ms0 = (v: number) => fmt(v, 0);
+
+function between(runs: TaskRun[], from: (r: TaskRun) => number | undefined, to: (r: TaskRun) => number | undefined): Stats | undefined {
+  const values: number[] = [];
+  for (const r of runs) {
+    const a = from(r);
+    const b = to(r);
+    if (a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b)) values.push(b - a);
+  }
+  return stats(values);
+}
+
+function endOf(r: TaskRun): number | undefined {
+  const ms = Date.parse(r.result?.completed ?? '');
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** When a `[needs-code]` task reached the code form: created, queued, then a short run (the emulator's CODE_WAIT_MS). */
+function awaitingOf(r: TaskRun, config: Config): number | undefined {
+  const created = Date.parse(r.result?.started ?? '');
+  return Number.isFinite(created) ? created + config.queueMs + Math.min(CODE_WAIT_MS, config.taskSeconds * 1000) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -841,6 +886,19 @@ function report(config: Config, runs: TaskRun[], worker: WorkerProcess, outcome:
     distribution('submitCode → append request (ms)', signalLatency, (v) => fmt(v, 0)),
     distribution('submitCode RPC round trip (ms)', signalRpc, (v) => fmt(v, 0)),
     '',
+    '### Where the latency goes (diagnostics, from history event times and emulator arrivals)',
+    '',
+    '| Step | n | min | p50 | mean | p99 | max |',
+    '|---|---|---|---|---|---|---|',
+    distribution('Task end → last `GET /tasks` (polling schedule)', between(completed, (r) => endOf(r), (r) => r.marks?.lastGetTask), ms0),
+    distribution('Last `GET /tasks` → pollTask completed', between(completed, (r) => r.marks?.lastGetTask, (r) => r.marks?.lastPollCompleted), ms0),
+    distribution('pollTask completed → workflow closed (results fetch, completion)', between(completed, (r) => r.marks?.lastPollCompleted, (r) => r.closeTime), ms0),
+    distribution('Task awaiting at the emulator → code submitted by the bench', between(signalled, (r) => awaitingOf(r, config), (r) => r.signalCalledAt), ms0),
+    distribution('submitCode call → WorkflowExecutionSignaled', between(signalled, (r) => r.signalCalledAt, (r) => r.marks?.signaled), ms0),
+    distribution('Signaled → appendInstructions scheduled (workflow task)', between(signalled, (r) => r.marks?.signaled, (r) => r.marks?.appendScheduled), ms0),
+    distribution('Scheduled → activity started (dispatch to the worker)', between(signalled, (r) => r.marks?.appendScheduled, (r) => r.marks?.appendStarted), ms0),
+    distribution('Activity started → `POST …/instructions` arrives', between(signalled, (r) => r.marks?.appendStarted, (r) => r.appendAt), ms0),
+    '',
     'Where the history events go (the task with the median count of each kind):',
     '',
     `- plain task: ${typicalHistory(plain)}`,
@@ -1022,6 +1080,10 @@ async function main(): Promise<void> {
     const benchCpu = process.cpuUsage(benchCpuStart);
     const benchCpuPct = ((benchCpu.user + benchCpu.system) / 1000 / (outcome.endedAt - startedAt)) * 100;
     const markdown = report(config, runs, worker, outcome, { temporalVersion: temporalVersion(), emulatorRequests: requests, benchCpuPct });
+    if (process.env.BENCH_RAW_JSON) {
+      // Optional per-task data for analysis, outside the repository by choice of the caller.
+      writeFileSync(process.env.BENCH_RAW_JSON, JSON.stringify({ config, outcome, runs: runs.map(({ input: _input, result, ...rest }) => ({ ...rest, status: result?.status, started: result?.started, completed: result?.completed, executionId: result?.executionId })), samples: worker.samples }));
+    }
     const file = resolve(__dirname, '../../BENCHMARKS.md');
     writeFileSync(file, markdown);
     console.log(`\n${markdown}`);

@@ -149,7 +149,7 @@ export class BrowserAIClient {
       mayHaveReachedServer: kind === 'ServerError',
       method,
       path,
-      message: `BrowserAI ${method} ${path} failed with ${response.status}${apiMessage ? ` "${apiMessage}"` : ''}. ${adviceFor(kind)}`,
+      message: `BrowserAI ${method} ${path} failed with ${response.status}${apiMessage ? ` "${apiMessage}"` : ''}. ${adviceFor(kind, path)}`,
     });
   }
 

@@ -80,7 +80,8 @@ const ADVICE: Record<BrowserAIErrorKind, string> = {
   Aborted: 'The request was cancelled.',
 };
 
-export function adviceFor(kind: BrowserAIErrorKind): string {
+export function adviceFor(kind: BrowserAIErrorKind, path = ''): string {
+  if (kind === 'Conflict' && path.startsWith('/saved_tasks')) return 'A saved task with this name already exists: choose another name, or use the existing one.';
   return ADVICE[kind];
 }
 

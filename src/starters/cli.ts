@@ -7,7 +7,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { BrowserAIClient, type TaskType } from '../browserai';
 import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { BrowserTasks, InvalidInputError, WorkflowNotFoundError, fetchFullResults } from './browser-tasks';
+import { SAVED_TASK_USAGE, savedTaskCommand } from './cli-saved-tasks';
+import { ScheduleAfterCreateError } from './saved-tasks';
 
 const USAGE = `Usage: npm run starter -- <command> [options]
 
@@ -25,6 +28,7 @@ const USAGE = `Usage: npm run starter -- <command> [options]
   cancel WORKFLOW_ID [--wait]     stop the task (one stop command) and cancel the workflow
   result WORKFLOW_ID [--full]     wait for and print the result (--full fetches untrimmed
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
+${SAVED_TASK_USAGE}
 
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default),
 TEMPORAL_TASK_QUEUE (browserai), TEMPORAL_API_KEY / TEMPORAL_TLS_* for secured clusters.`;
@@ -46,6 +50,12 @@ const OPTIONS = {
   id: { type: 'string' },
   wait: { type: 'boolean' },
   full: { type: 'boolean' },
+  name: { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  overlap: { type: 'string' },
+  paused: { type: 'boolean' },
+  note: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -66,6 +76,12 @@ async function main(argv: string[]): Promise<number> {
   };
 
   const tasks = await BrowserTasks.fromEnv();
+  if (command === 'saved-task' || command === 'schedule') {
+    const fail = (message: string): never => {
+      throw new UsageError(message);
+    };
+    return savedTaskCommand(tasks, command, workflowId, extra, values, fail, printResult);
+  }
   switch (command) {
     case 'start': {
       const input = startInput(values, instructions);
@@ -160,6 +176,14 @@ main(process.argv.slice(2)).then(
     if (err instanceof InvalidInputError) {
       console.error(`${err.message}\nNothing was started or sent.`);
       process.exit(2);
+    }
+    if (err instanceof ScheduleAfterCreateError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    if (err instanceof ScheduleNotFoundError) {
+      console.error(`${err.message}. List schedules with: npm run starter -- schedule list`);
+      process.exit(4);
     }
     if (err instanceof WorkflowNotFoundError) {
       console.error(`${err.message}. Check the workflow ID (and TEMPORAL_NAMESPACE).`);

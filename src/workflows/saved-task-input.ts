@@ -1,0 +1,69 @@
+// The contract of saved tasks and of `runSavedTask`. Pure: the workflow bundle and the
+// starters both import it, so bad input is refused before anything is sent.
+import type { CreateSavedTaskRequest, GeoLocation, Instruction, SavedTask } from '../browserai/types';
+import { geoLocationProblems, instructionProblems, projectProblems, type BrowserTaskInput } from './input';
+
+export interface SavedTaskDefinition {
+  name: string;
+  instructions: Instruction[];
+  project: string;
+  geoLocation: GeoLocation;
+  /** Only `natural_language` is accepted by BrowserAI for saved tasks. */
+  type?: 'natural_language';
+}
+
+/** What a run of a saved task may change; everything else comes from the saved task. */
+export type SavedTaskOverrides = Partial<
+  Pick<BrowserTaskInput, 'geoLocation' | 'inspect' | 'awaitable' | 'polling' | 'timeoutMs' | 'awaitingInputTimeoutMs' | 'codeInstructionTemplate' | 'delivery' | 'maxResultBytes'>
+>;
+
+export interface RunSavedTaskInput {
+  name: string;
+  overrides?: SavedTaskOverrides;
+  /** Set by continue-as-new only: the saved task as read by the first run. */
+  resolved?: BrowserTaskInput;
+}
+
+const MAX_NAME_LENGTH = 200;
+
+export function savedTaskNameProblems(name: unknown): string[] {
+  if (typeof name !== 'string' || name.trim() === '') return ['name must be a non-empty string'];
+  if (name.length > MAX_NAME_LENGTH) return [`name must be at most ${MAX_NAME_LENGTH} characters`];
+  return [];
+}
+
+export function savedTaskProblems(definition: SavedTaskDefinition | null | undefined): string[] {
+  if (!definition || typeof definition !== 'object') return ['the saved task must be an object with name, instructions, project and geoLocation'];
+  return [
+    ...savedTaskNameProblems(definition.name),
+    ...instructionProblems(definition.instructions),
+    ...(definition.type === undefined || definition.type === 'natural_language'
+      ? []
+      : [`type must be "natural_language" for saved tasks (got ${JSON.stringify(definition.type)})`]),
+    ...projectProblems(definition.project),
+    ...geoLocationProblems(definition.geoLocation),
+  ];
+}
+
+/** The request body: instructions reduced to their actions, the country upper-cased, cron left empty as the API asks. */
+export function savedTaskRequest(definition: SavedTaskDefinition): CreateSavedTaskRequest {
+  return {
+    name: definition.name,
+    instructions: definition.instructions.map(({ action }) => ({ action })),
+    type: 'natural_language',
+    project: definition.project,
+    geoLocation: { ...definition.geoLocation, country: definition.geoLocation.country.toUpperCase() },
+    cron_settings: '',
+  };
+}
+
+/** A saved task's natural-language instructions run on the crawler engine, with the run's overrides on top. */
+export function browserTaskInputFor(saved: SavedTask, overrides: SavedTaskOverrides = {}): BrowserTaskInput {
+  return {
+    ...overrides,
+    instructions: (saved.instructions ?? []).map(({ action }) => ({ action })),
+    type: 'crawler_automation',
+    project: saved.project,
+    geoLocation: overrides.geoLocation ?? saved.geoLocation,
+  };
+}
