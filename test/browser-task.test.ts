@@ -118,6 +118,21 @@ describe('browserTask', () => {
     await handle.result();
   });
 
+  test('replaceInstructions overwrites the task’s instructions with one PUT', async () => {
+    const handle = await stack.tasks.start(taskInput({ awaitable: true, instructions: [{ action: 'Original step' }] }));
+    await eventually('awaiting', async () => (await handle.query(stateQuery)).awaitingInput);
+    await stack.tasks.replace(handle.workflowId, [{ action: 'Replacement step one' }, { action: 'Replacement step two' }]);
+    const { executionId } = await handle.query(stateQuery);
+    await eventually('replaced', () => stack.emulator.count('PUT', new RegExp(`^/tasks/${executionId}/instructions$`)) === 1);
+    await eventually('awaiting again', async () => (await handle.query(stateQuery)).awaitingInput);
+    assert.deepEqual(
+      stack.emulator.task(executionId!)!.instructions.map((i) => i.action),
+      ['Replacement step one', 'Replacement step two'],
+    );
+    await stack.tasks.complete(handle.workflowId);
+    assert.equal((await handle.result()).status, 'stopped');
+  });
+
   test('addInstructions is rejected by its validator once the task has ended', async () => {
     // The results fetch is slowed so the workflow is still open after the task has ended.
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });

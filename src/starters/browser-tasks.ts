@@ -20,6 +20,7 @@ import {
 } from '../workflows/messages';
 import { BrowserAIAwaitingInput, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
 import type { browserTask } from '../workflows';
+import { isMissingSearchAttribute } from './missing-search-attribute';
 
 export { InvalidInputError, WorkflowNotFoundError };
 
@@ -164,7 +165,3 @@ function checkInstructions(instructions: Instruction[]): void {
   if (problems.length > 0) throw new InvalidInputError(problems);
 }
 
-function isMissingSearchAttribute(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : String(err);
-  return /search attribute/i.test(message) && /(not defined|unknown|not registered|invalid)/i.test(message);
-}

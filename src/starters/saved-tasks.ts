@@ -14,6 +14,7 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
+import { isMissingSearchAttribute } from './missing-search-attribute';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {
@@ -274,10 +275,6 @@ function startSearchAttributes(project?: string): TypedSearchAttributes {
   ]);
 }
 
-export function isMissingSearchAttribute(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : String(err);
-  return /search attribute/i.test(message) && /(not defined|unknown|not registered|invalid)/i.test(message);
-}
 
 function scheduleMemo(savedTaskName: string, cron: string, timezone?: string): Record<string, unknown> {
   return { savedTaskName, cron, ...(timezone ? { timezone } : {}) };

@@ -28,11 +28,11 @@ function quietLogger() {
   return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 }
 
-export async function startTemporal(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
+export async function startTemporal(extraArgs: string[] = [], registerSearchAttributes = true): Promise<TestWorkflowEnvironment> {
   const path = findTemporalCli();
   if (!path) throw new Error(TEMPORAL_CLI_MISSING);
   return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path }, searchAttributes: ALL_SEARCH_ATTRIBUTES, extraArgs },
+    server: { executable: { type: 'existing-path', path }, searchAttributes: registerSearchAttributes ? ALL_SEARCH_ATTRIBUTES : [], extraArgs },
   });
 }
 
@@ -47,10 +47,10 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { emulator?: EmulatorOptions; temporalArgs?: string[]; dataConverter?: DataConverter } = {},
+  options: { emulator?: EmulatorOptions; temporalArgs?: string[]; dataConverter?: DataConverter; searchAttributes?: boolean } = {},
 ): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
-    startTemporal(options.temporalArgs),
+    startTemporal(options.temporalArgs, options.searchAttributes ?? true),
     BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...options.emulator }),
     workflowBundle(),
   ]);
