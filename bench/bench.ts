@@ -15,7 +15,7 @@
 //   BENCH_DEADLINE_MINUTES  overall deadline (default 14): the bench stops and reports what it has
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -279,30 +279,12 @@ class WorkerProcess {
     }
   }
 
-  /** Average CPU (% of one core) between two moments, from the samples nearest to them. */
   cpuPercent(from: number, to: number): number | undefined {
-    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
-    if (inside.length < 2) return undefined;
-    const first = inside[0]!;
-    const last = inside.at(-1)!;
-    const seconds = (last.at - first.at) / 1000;
-    return seconds > 0 ? ((last.cpuTicks - first.cpuTicks) / this.clkTck / seconds) * 100 : undefined;
+    return avgCpuPercent(this.samples, this.clkTck, from, to);
   }
 
-  /** Highest CPU over any window of `windowMs` between two moments. */
   peakCpuPercent(from: number, to: number, windowMs: number): number | undefined {
-    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
-    let peak: number | undefined;
-    let j = 0;
-    for (let i = 0; i < inside.length; i++) {
-      while (inside[i]!.at - inside[j]!.at > windowMs) j++;
-      const span = (inside[i]!.at - inside[j]!.at) / 1000;
-      if (span * 1000 >= windowMs * 0.8) {
-        const pct = ((inside[i]!.cpuTicks - inside[j]!.cpuTicks) / this.clkTck / span) * 100;
-        peak = Math.max(peak ?? 0, pct);
-      }
-    }
-    return peak;
+    return peakCpuPercent(this.samples, this.clkTck, from, to, windowMs);
   }
 
   peakSampledRssKb(from = 0, to = Infinity): number | undefined {
@@ -329,6 +311,94 @@ class WorkerProcess {
     this.stopSampling();
     if (!this.exited) this.child.kill('SIGKILL');
   }
+}
+
+/** Average CPU (% of one core) between two moments, from the samples inside them. */
+function avgCpuPercent(samples: Sample[], ticksPerSecond: number, from: number, to: number): number | undefined {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  if (inside.length < 2) return undefined;
+  const first = inside[0]!;
+  const last = inside.at(-1)!;
+  const seconds = (last.at - first.at) / 1000;
+  return seconds > 0 ? ((last.cpuTicks - first.cpuTicks) / ticksPerSecond / seconds) * 100 : undefined;
+}
+
+/** Highest CPU (% of one core) over any window of `windowMs` between two moments. */
+function peakCpuPercent(samples: Sample[], ticksPerSecond: number, from: number, to: number, windowMs: number): number | undefined {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  let peak: number | undefined;
+  let j = 0;
+  for (let i = 0; i < inside.length; i++) {
+    while (inside[i]!.at - inside[j]!.at > windowMs) j++;
+    const span = (inside[i]!.at - inside[j]!.at) / 1000;
+    if (span * 1000 >= windowMs * 0.8) {
+      const pct = ((inside[i]!.cpuTicks - inside[j]!.cpuTicks) / ticksPerSecond / span) * 100;
+      peak = Math.max(peak ?? 0, pct);
+    }
+  }
+  return peak;
+}
+
+/**
+ * Context for the worker's figures: the Temporal dev server (a child process of the bench,
+ * `temporal`) and the whole machine (`/proc/stat`, every process, other users' included).
+ */
+class ContextSampler {
+  readonly server: Sample[] = [];
+  readonly machine: Sample[] = [];
+  readonly clkTck = clockTicks();
+  serverPid: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  start(): void {
+    this.serverPid = findChild(process.pid, 'temporal');
+    this.sample();
+    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private sample(): void {
+    const at = Date.now();
+    try {
+      // cpu  user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait.
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+      const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3]! - fields[4]!;
+      this.machine.push({ at, rssKb: 0, cpuTicks: busy });
+    } catch {
+      // not Linux
+    }
+    if (this.serverPid === undefined) return;
+    try {
+      const stat = readFileSync(`/proc/${this.serverPid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const status = readFileSync(`/proc/${this.serverPid}/status`, 'utf8');
+      this.server.push({ at, rssKb: Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0), cpuTicks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      this.serverPid = undefined;
+    }
+  }
+}
+
+function findChild(parent: number, comm: string): number | undefined {
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === parent && name === comm) return Number(entry);
+      } catch {
+        // gone
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return undefined;
 }
 
 function clockTicks(): number {
@@ -449,6 +519,7 @@ async function monitor(
   taskQueue: string,
   runs: TaskRun[],
   worker: WorkerProcess,
+  context: ContextSampler,
   deadline: number,
   outcome: RunOutcome,
 ): Promise<void> {
@@ -519,7 +590,9 @@ async function monitor(
           `, codes submitted ${main.filter((r) => r.signalCalledAt).length}/${main.filter((r) => r.signal).length}` +
           `, closed ${main.filter((r) => closed.has(r.workflowId)).length}/${main.length}` +
           (long.length ? ` (+${long.filter((r) => closed.has(r.workflowId)).length} long)` : '') +
-          `, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(worker.cpuPercent(now - 10_500, now), 0)} %`,
+          `, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) worker ${fmt(worker.cpuPercent(now - 10_500, now), 0)} %` +
+          ` · server ${fmt(avgCpuPercent(context.server, context.clkTck, now - 10_500, now), 0)} %` +
+          ` · machine ${fmt((avgCpuPercent(context.machine, context.clkTck, now - 10_500, now) ?? NaN) / os.cpus().length, 0)} % busy`,
       );
     }
     if (done) break;
@@ -702,7 +775,13 @@ function distribution(label: string, s: Stats | undefined, unit: (v: number) => 
   return `| ${label} | ${s.n} | ${unit(s.min)} | ${unit(s.p50)} | ${unit(s.mean)} | ${unit(s.p99)} | ${unit(s.max)} |`;
 }
 
-function report(config: Config, runs: TaskRun[], worker: WorkerProcess, outcome: RunOutcome, env: { temporalVersion: string; emulatorRequests: RecordedRequest[]; benchCpuPct?: number }): string {
+function report(
+  config: Config,
+  runs: TaskRun[],
+  worker: WorkerProcess,
+  outcome: RunOutcome,
+  env: { temporalVersion: string; codeVersion: string; emulatorRequests: RecordedRequest[]; benchCpuPct?: number; context: ContextSampler },
+): string {
   const main = runs.filter((r) => r.kind === 'main');
   const long = runs.filter((r) => r.kind === 'long');
   const ok = (r: TaskRun) => r.workflowStatus === 'COMPLETED' && r.result?.status === 'finalized';
@@ -855,6 +934,7 @@ function report(config: Config, runs: TaskRun[], worker: WorkerProcess, outcome:
     '## Setup',
     '',
     `- **Command:** \`${commandLine()}\``,
+    `- **Code measured:** ${env.codeVersion} (as built by this run)`,
     `- **Machine:** ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(os.totalmem() / 1024 ** 3, 1)} GiB memory, ${os.type()} ${os.release()} ${os.arch()}`,
     `- **Node:** ${process.version}; **Temporal:** ${env.temporalVersion} (local dev server, in-memory SQLite); **SDK:** @temporalio/* ${sdkVersion()}`,
     `- **Main run:** N = ${config.tasks} concurrent \`browserTask\` workflows, each task \`[duration=${config.taskSeconds}s]\` after ${config.queueMs} ms queued; ` +
@@ -898,6 +978,24 @@ function report(config: Config, runs: TaskRun[], worker: WorkerProcess, outcome:
     distribution('Signaled → appendInstructions scheduled (workflow task)', between(signalled, (r) => r.marks?.signaled, (r) => r.marks?.appendScheduled), ms0),
     distribution('Scheduled → activity started (dispatch to the worker)', between(signalled, (r) => r.marks?.appendScheduled, (r) => r.marks?.appendStarted), ms0),
     distribution('Activity started → `POST …/instructions` arrives', between(signalled, (r) => r.marks?.appendStarted, (r) => r.appendAt), ms0),
+    ...[
+      [0, 10],
+      [10, 20],
+      [20, Infinity],
+    ].map(([lo, hi]) =>
+      distribution(
+        `submitCode → append, codes sent ${hi === Infinity ? `≥ ${lo} s` : `${lo}–${hi} s`} after the first start`,
+        between(
+          signalled.filter((r) => {
+            const t = (r.signalCalledAt! - windowStart) / 1000;
+            return t >= lo! && t < hi!;
+          }),
+          (r) => r.signalCalledAt,
+          (r) => r.appendAt,
+        ),
+        ms0,
+      ),
+    ),
     '',
     'Where the history events go (the task with the median count of each kind):',
     '',
@@ -971,7 +1069,11 @@ function report(config: Config, runs: TaskRun[], worker: WorkerProcess, outcome:
     `- One-time codes typed exactly once: ${codesOk} / ${signalTotal}.`,
     `- Continued-as-new: ${runs.filter((r) => (r.runs ?? 1) > 1).length} workflows.`,
     `- Worker log lines with WARN: ${worker.warnLines}, with ERROR: ${worker.errorLines}.`,
-    `- Bench process (emulator, starters, monitoring) CPU: ${fmt(env.benchCpuPct, 1)} % of one core on average; the Temporal dev server is not measured.`,
+    `- CPU around the worker during the main run: Temporal dev server ${fmt(avgCpuPercent(env.context.server, env.context.clkTck, windowStart, windowEnd), 0)} % of one core ` +
+      `(peak 5-s window ${fmt(peakCpuPercent(env.context.server, env.context.clkTck, windowStart, windowEnd, 5_000), 0)} %); whole machine, every process ` +
+      `${fmt((avgCpuPercent(env.context.machine, env.context.clkTck, windowStart, windowEnd) ?? NaN) / os.cpus().length, 0)} % busy ` +
+      `(peak 5-s window ${fmt((peakCpuPercent(env.context.machine, env.context.clkTck, windowStart, windowEnd, 5_000) ?? NaN) / os.cpus().length, 0)} %); ` +
+      `bench process (emulator, starters, monitoring) ${fmt(env.benchCpuPct, 1)} % of one core over the whole bench.`,
   );
   if (failures.length > 0) {
     lines.push(`- Not completed: ${failures.length}. First ones:`);
@@ -988,6 +1090,21 @@ function sdkVersion(): string {
     return (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
+  }
+}
+
+/** The code measured: commit, and the files of src/ that differ from it (others may be editing). */
+function codeVersion(): string {
+  const root = resolve(__dirname, '../..');
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 10_000 }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8', timeout: 10_000 })
+      .split('\n')
+      .map((line) => line.slice(3).trim())
+      .filter(Boolean);
+    return `commit \`${head}\`` + (dirty.length > 0 ? ` plus uncommitted changes in ${dirty.map((f) => `\`${f}\``).join(', ')}` : ', src/ unmodified');
+  } catch {
+    return 'unknown (no git)';
   }
 }
 
@@ -1013,8 +1130,10 @@ async function main(): Promise<void> {
   let env: TestWorkflowEnvironment | undefined;
   let emulator: BrowserAIEmulator | undefined;
   let worker: WorkerProcess | undefined;
+  const context = new ContextSampler();
 
   const cleanup = async () => {
+    context.stop();
     worker?.kill();
     await emulator?.close().catch(() => undefined);
     await within(30_000, env?.teardown() ?? Promise.resolve(), 'Temporal teardown').catch(() => undefined);
@@ -1038,9 +1157,13 @@ async function main(): Promise<void> {
       `, deadline ${fmt(config.deadlineMs / 60_000, 0)} min`,
   );
   const benchCpuStart = process.cpuUsage();
+  // Taken at start: the code that was just built, not what others may have changed since.
+  const build = codeVersion();
   try {
     [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: config.queueMs })]);
     log(`Temporal dev server at ${env.address}, emulator at ${emulator.baseUrl}`);
+    context.start();
+    if (context.serverPid === undefined) log('the Temporal dev server process was not found: its CPU is not reported');
 
     // Only what the worker needs, and nothing that could point it elsewhere than 127.0.0.1.
     const childEnv: NodeJS.ProcessEnv = {};
@@ -1061,7 +1184,7 @@ async function main(): Promise<void> {
     const tasks = new BrowserTasks(env.client, taskQueue);
     const runs = makeTasks(config, runId);
     const starting = startAll(tasks, runs, config, deadline, outcome);
-    await Promise.all([starting, monitor(config, env.client, tasks, taskQueue, runs, worker, deadline, outcome)]);
+    await Promise.all([starting, monitor(config, env.client, tasks, taskQueue, runs, worker, context, deadline, outcome)]);
 
     worker.sample();
     outcome.loadAtEnd = os.loadavg()[0];
@@ -1079,10 +1202,11 @@ async function main(): Promise<void> {
 
     const benchCpu = process.cpuUsage(benchCpuStart);
     const benchCpuPct = ((benchCpu.user + benchCpu.system) / 1000 / (outcome.endedAt - startedAt)) * 100;
-    const markdown = report(config, runs, worker, outcome, { temporalVersion: temporalVersion(), emulatorRequests: requests, benchCpuPct });
+    context.stop();
+    const markdown = report(config, runs, worker, outcome, { temporalVersion: temporalVersion(), codeVersion: build, emulatorRequests: requests, benchCpuPct, context });
     if (process.env.BENCH_RAW_JSON) {
       // Optional per-task data for analysis, outside the repository by choice of the caller.
-      writeFileSync(process.env.BENCH_RAW_JSON, JSON.stringify({ config, outcome, runs: runs.map(({ input: _input, result, ...rest }) => ({ ...rest, status: result?.status, started: result?.started, completed: result?.completed, executionId: result?.executionId })), samples: worker.samples }));
+      writeFileSync(process.env.BENCH_RAW_JSON, JSON.stringify({ config, outcome, runs: runs.map(({ input: _input, result, ...rest }) => ({ ...rest, status: result?.status, started: result?.started, completed: result?.completed, executionId: result?.executionId })), samples: worker.samples, server: context.server, machine: context.machine }));
     }
     const file = resolve(__dirname, '../../BENCHMARKS.md');
     writeFileSync(file, markdown);

@@ -123,23 +123,31 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [key.name, workflowInfo().typedSearchAttributes.get(key)]),
   );
 
+  let upsertQueued = false;
+
+  function upsertChangedSearchAttributes(): void {
+    upsertQueued = false;
+    const wanted: SearchAttributeUpdatePair[] = [
+      { key: BrowserAIStatus, value: state.status },
+      { key: BrowserAIAwaitingInput, value: state.awaitingInput },
+      { key: BrowserAIProject, value: input.project },
+    ];
+    if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
+    const changed = wanted.filter((pair) => published.get(pair.key.name) !== pair.value);
+    if (changed.length === 0) return;
+    upsertSearchAttributes(changed);
+    for (const pair of changed) published.set(pair.key.name, pair.value);
+  }
+
   function publish(): void {
     state.pendingInstructions = queue.length;
-    if (searchAttributesOn) {
-      const wanted: SearchAttributeUpdatePair[] = [
-        { key: BrowserAIStatus, value: state.status },
-        { key: BrowserAIAwaitingInput, value: state.awaitingInput },
-        { key: BrowserAIProject, value: input.project },
-      ];
-      if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
-      // One upsert per change set: every upsert is a history event.
-      const changed = wanted.filter((pair) => published.get(pair.key.name) !== pair.value);
-      if (changed.length > 0) {
-        upsertSearchAttributes(changed);
-        for (const pair of changed) published.set(pair.key.name, pair.value);
-      }
-    }
     setCurrentDetails(renderDetails(state, latestResults, codesSeen));
+    // Every upsert is a history event: changes made in one activation are sent as one upsert,
+    // from a microtask that runs after them but before the activation completes.
+    if (searchAttributesOn && !upsertQueued) {
+      upsertQueued = true;
+      void Promise.resolve().then(upsertChangedSearchAttributes);
+    }
   }
 
   function applySnapshot(snapshot: TaskSnapshot | TaskExecutionAnswer): void {
@@ -147,6 +155,10 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     category = categorize(snapshot.status);
     if (snapshot.started !== undefined) state.started = snapshot.started ?? state.started;
     state.estimatedCompletion = snapshot.estimatedCompletion ?? null;
+    // Derived here, with the status, so both reach the search attributes in one upsert.
+    state.awaitingInput = category === 'awaiting';
+    if (state.awaitingInput) awaitingSinceMs ??= Date.now();
+    else awaitingSinceMs = undefined;
     if ('progress' in snapshot) {
       state.progress = snapshot.progress;
       state.error = snapshot.error ?? state.error;
@@ -224,6 +236,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
             : appendInstructions.executeWithOptions(withSummary(`${what} to ${executionId}`), [request]),
         );
         outcomes.set(item.id, { answer });
+        awaitingSinceMs = undefined; // input arrived: a task still awaiting gets a fresh deadline
         applySnapshot(answer);
       } catch (err) {
         const failure = rootFailure(err);
@@ -370,18 +383,13 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
       if (workflowInfo().continueAsNewSuggested) await continueAsNewWhenSafe();
       if (category === 'ended') break;
       if (category === 'awaiting') {
-        awaitingSinceMs ??= Date.now();
-        if (!state.awaitingInput) {
-          state.awaitingInput = true;
-          publish();
-        }
         const ready = () => completeRequested && queue.length === 0 && !sending;
         if (ready()) {
           await stopOnce('complete signal');
           break;
         }
         const settledBefore = sendsSettled;
-        const remaining = Math.max(0, awaitingSinceMs + awaitingInputTimeoutMs - Date.now());
+        const remaining = Math.max(0, (awaitingSinceMs ?? Date.now()) + awaitingInputTimeoutMs - Date.now());
         const woke = await condition(() => sendsSettled > settledBefore || ready() || workflowInfo().continueAsNewSuggested, remaining);
         if (!woke) {
           const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('awaiting-input timeout'));
@@ -394,18 +402,10 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
             details: [soFar],
           });
         }
-        if (sendsSettled > settledBefore) {
-          awaitingSinceMs = undefined;
-          state.awaitingInput = false;
-          publish();
-          // A failed send leaves us unsure what BrowserAI is doing: look before waiting again.
-          if (category === 'awaiting') await pollOnce('running');
-        }
+        // A send that left the task awaiting (or failed) leaves us unsure what BrowserAI is
+        // doing: look once before waiting again.
+        if (sendsSettled > settledBefore && category === 'awaiting') await pollOnce('running');
         continue;
-      }
-      if (state.awaitingInput) {
-        state.awaitingInput = false;
-        publish();
       }
       await pollOnce('running');
     }
