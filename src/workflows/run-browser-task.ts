@@ -174,6 +174,8 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   }
 
   const acceptsInstructions = () => category !== 'ended' && !stopSent;
+  const taskEnded = () =>
+    ApplicationFailure.nonRetryable(`BrowserAI task ${state.executionId} has ended (${state.status}); it takes no more instructions.`, FailureType.TaskEnded);
 
   setHandler(appendInstructionsSignal, ({ instructions }) => {
     const bad = instructionProblems(instructions);
@@ -210,9 +212,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
       validator: ({ instructions }) => {
         const bad = instructionProblems(instructions);
         if (bad.length > 0) throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
-        if (!acceptsInstructions()) {
-          throw ApplicationFailure.nonRetryable(`BrowserAI task ${state.executionId} has ended (${state.status}); it takes no more instructions.`, FailureType.TaskEnded);
-        }
+        if (!acceptsInstructions()) throw taskEnded();
       },
     },
   );
@@ -224,7 +224,14 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   async function sendLoop(executionId: string): Promise<never> {
     for (;;) {
       await condition(() => queue.length > 0);
-      const item = queue[0];
+      const item = queue[0]!;
+      if (!acceptsInstructions()) {
+        // Queued before the task ended: BrowserAI would only refuse it (409), so don't ask.
+        outcomes.set(item.id, { error: taskEnded() });
+        queue.shift();
+        sendsSettled++;
+        continue;
+      }
       sending = true;
       try {
         const request = { executionId, instructions: item.instructions, awaitable: input.awaitable, delivery };
@@ -418,9 +425,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   try {
     const outcome = await CancellationScope.withTimeout(Math.max(1, deadlineMs - Date.now()), runUntilEnded);
     // Updates still waiting for a send that will never happen are answered before we return.
-    for (const item of queue.splice(0)) {
-      outcomes.set(item.id, { error: ApplicationFailure.nonRetryable(`BrowserAI task ${outcome.executionId} ended first`, FailureType.TaskEnded) });
-    }
+    for (const item of queue.splice(0)) outcomes.set(item.id, { error: taskEnded() });
     await condition(allHandlersFinished);
     if (isFailedStatus(outcome.status)) {
       throw ApplicationFailure.create({
