@@ -30,6 +30,18 @@ describe('nextPollDelay', () => {
     assert.equal(delayMs, 30_000);
   });
 
+  test('does not leave a remainder shorter than the initial interval before the estimate', () => {
+    // 30.75 s to go with a 30 s cap: sleeping 30 s would leave 0.75 s, which the backoff
+    // branch would poll a full second later; sleep straight to the estimate instead.
+    const eta = now + 30_500;
+    assert.equal(nextPollDelay(schedule, 1_000, eta, now).delayMs, 30_500 + ETA_GRACE_MS);
+    // Far enough out, the cap applies and what remains is at least two initial intervals.
+    const far = now + 40_000;
+    const first = nextPollDelay(schedule, 1_000, far, now).delayMs;
+    assert.equal(first, 30_000);
+    assert.ok(far + ETA_GRACE_MS - (now + first) >= 2 * schedule.initialIntervalMs);
+  });
+
   test('polls promptly just after the estimate, then backs off geometrically', () => {
     // Slept towards the ETA: the interval was reset, so the first poll after it comes quickly.
     const towards = nextPollDelay(schedule, 20_000, now + 5_000, now);

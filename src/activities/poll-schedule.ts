@@ -1,7 +1,7 @@
 // When to poll next. BrowserAI's create answer may carry `estimatedCompletion`: before it,
-// polling only wastes requests, so we sleep towards it (never longer than the maximum
-// interval, in case the estimate moves); just after it we poll promptly, then back off
-// geometrically while the task overruns. Without an estimate it is plain backoff.
+// polling only wastes requests, so we sleep towards it (about the maximum interval at most,
+// in case the estimate moves); just after it we poll promptly, then back off geometrically
+// while the task overruns. Without an estimate it is plain backoff.
 
 export interface PollSchedule {
   initialIntervalMs: number;
@@ -22,7 +22,10 @@ export function nextPollDelay(
   if (estimatedCompletionMs !== undefined) {
     const untilEta = estimatedCompletionMs + ETA_GRACE_MS - now;
     if (untilEta > initialIntervalMs) {
-      return { delayMs: Math.min(maxIntervalMs, untilEta), nextIntervalMs: initialIntervalMs };
+      // A sleep capped at the maximum must not leave a remainder shorter than the initial
+      // interval: that remainder would be polled a whole interval late, after the task ended.
+      const delayMs = untilEta - maxIntervalMs < 2 * initialIntervalMs ? untilEta : maxIntervalMs;
+      return { delayMs, nextIntervalMs: initialIntervalMs };
     }
   }
   const delayMs = Math.min(maxIntervalMs, Math.max(initialIntervalMs, currentIntervalMs));

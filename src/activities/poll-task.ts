@@ -32,6 +32,22 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
   let estimatedCompletionMs = parseTime(input.estimatedCompletion);
   const unknownStatuses: string[] = [];
 
+  const sleep = async (delayMs: number) => {
+    progress.nextPollAt = new Date(Date.now() + delayMs).toISOString();
+    ctx.heartbeat(progress);
+    for (let slept = 0; slept < delayMs; slept += heartbeatGapMs) {
+      // Rejects with the cancellation at once, whether it is a cancel request or a shutdown.
+      await ctx.sleep(Math.min(heartbeatGapMs, delayMs - slept));
+      ctx.heartbeat(progress);
+    }
+  };
+  // A retry resumes by looking at once: the attempt before it may have died long ago.
+  if (input.sleepFirst && !resumed) {
+    const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
+    progress.intervalMs = nextIntervalMs;
+    await sleep(delayMs);
+  }
+
   for (;;) {
     let snapshot: TaskSnapshot;
     try {
@@ -56,12 +72,6 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
     estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? estimatedCompletionMs;
     const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
     progress.intervalMs = nextIntervalMs;
-    progress.nextPollAt = new Date(Date.now() + delayMs).toISOString();
-    ctx.heartbeat(progress);
-    for (let slept = 0; slept < delayMs; slept += heartbeatGapMs) {
-      // Rejects with the cancellation at once, whether it is a cancel request or a shutdown.
-      await ctx.sleep(Math.min(heartbeatGapMs, delayMs - slept));
-      ctx.heartbeat(progress);
-    }
+    await sleep(delayMs);
   }
 }

@@ -47,6 +47,11 @@ export interface PollTaskInput {
   maxIntervalMs: number;
   /** Return unchanged after this long, so the workflow can look around (continue-as-new, details). */
   maxSpanMs: number;
+  /**
+   * Wait before the first poll: the caller has just seen the status (a create or append answer,
+   * the previous poll), so an immediate `GET` would only repeat it.
+   */
+  sleepFirst?: boolean;
 }
 
 export interface PollTaskOutput {

@@ -2,7 +2,7 @@
 // while it runs, and get its result. Every input is checked here first, so bad input throws
 // InvalidInputError before anything reaches Temporal or BrowserAI.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { payloadCodecFromEnv } from '../codec/encryption-codec';
@@ -52,7 +52,7 @@ export class BrowserTasks {
     return new BrowserTasks(client, config.taskQueue);
   }
 
-  async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandle<typeof browserTask>> {
+  async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandleWithFirstExecutionRunId<typeof browserTask>> {
     const problems = taskInputProblems(input);
     if (problems.length > 0) throw new InvalidInputError(problems);
     const common = {

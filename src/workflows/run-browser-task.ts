@@ -51,6 +51,9 @@ const { stopTask, getResults } = proxyActivities<BrowserAIActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
+/** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
+const DEADLINE_SLACK_MS = 1_000;
+
 // Polls are idempotent: retried for as long as the workflow's own timeout allows.
 const { pollTask } = proxyActivities<BrowserAIActivities>({
   startToCloseTimeout: '2 hours',
@@ -313,25 +316,51 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     }
   }
 
-  async function pollOnce(knownCategory: StatusCategory): Promise<void> {
+  // The overall timeout needs no timer of its own (two history events per task): the polling
+  // activity's span ends at the deadline, and the awaiting wait is bounded by it too.
+  const deadlineMs = startedAtMs + timeoutMs;
+  const untilDeadline = () => deadlineMs - Date.now();
+
+  async function failTimedOut(): Promise<never> {
+    const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('task timeout'));
+    throw ApplicationFailure.create({
+      type: FailureType.TaskTimeout,
+      nonRetryable: true,
+      message: `BrowserAI task ${state.executionId ?? '(not created)'} did not end within timeoutMs=${timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
+      details: [soFar],
+    });
+  }
+
+  /** `lookNow`: poll at once, because what the workflow last saw may not be true any more. */
+  async function pollOnce(knownCategory: StatusCategory, lookNow = false): Promise<void> {
     const executionId = state.executionId!;
-    const out = await pollTask.executeWithOptions(
-      {
-        summary: `Poll ${executionId} until it leaves "${knownCategory}"`,
-        heartbeatTimeout: polling.heartbeatTimeoutMs,
-        startToCloseTimeout: polling.maxSpanMs + 2 * polling.maxIntervalMs + 60_000,
-      },
-      [
+    const spanMs = Math.max(1, Math.min(polling.maxSpanMs, untilDeadline()));
+    let out;
+    try {
+      out = await pollTask.executeWithOptions(
         {
-          executionId,
-          knownCategory,
-          estimatedCompletion: state.estimatedCompletion,
-          initialIntervalMs: polling.initialIntervalMs,
-          maxIntervalMs: polling.maxIntervalMs,
-          maxSpanMs: polling.maxSpanMs,
+          summary: `Poll ${executionId} until it leaves "${knownCategory}"`,
+          heartbeatTimeout: polling.heartbeatTimeoutMs,
+          startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
+          // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
+          scheduleToCloseTimeout: Math.max(untilDeadline(), 0) + 2 * polling.maxIntervalMs + 60_000,
         },
-      ],
-    );
+        [
+          {
+            executionId,
+            knownCategory,
+            estimatedCompletion: state.estimatedCompletion,
+            initialIntervalMs: polling.initialIntervalMs,
+            maxIntervalMs: polling.maxIntervalMs,
+            maxSpanMs: spanMs,
+            sleepFirst: !lookNow,
+          },
+        ],
+      );
+    } catch (err) {
+      if (!isCancellation(err) && untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
+      throw err;
+    }
     for (const status of out.unknownStatuses) {
       if (!unknownStatusesLogged.has(status)) {
         unknownStatusesLogged.add(status);
@@ -389,6 +418,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     for (;;) {
       if (workflowInfo().continueAsNewSuggested) await continueAsNewWhenSafe();
       if (category === 'ended') break;
+      if (untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
       if (category === 'awaiting') {
         const ready = () => completeRequested && queue.length === 0 && !sending;
         if (ready()) {
@@ -396,8 +426,10 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
           break;
         }
         const settledBefore = sendsSettled;
-        const remaining = Math.max(0, (awaitingSinceMs ?? Date.now()) + awaitingInputTimeoutMs - Date.now());
+        const awaitingLeft = (awaitingSinceMs ?? Date.now()) + awaitingInputTimeoutMs - Date.now();
+        const remaining = Math.max(0, Math.min(awaitingLeft, untilDeadline()));
         const woke = await condition(() => sendsSettled > settledBefore || ready() || workflowInfo().continueAsNewSuggested, remaining);
+        if (!woke && untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
         if (!woke) {
           const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('awaiting-input timeout'));
           throw ApplicationFailure.create({
@@ -411,7 +443,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
         }
         // A send that left the task awaiting (or failed) leaves us unsure what BrowserAI is
         // doing: look once before waiting again.
-        if (sendsSettled > settledBefore && category === 'awaiting') await pollOnce('running');
+        if (sendsSettled > settledBefore && category === 'awaiting') await pollOnce('running', true);
         continue;
       }
       await pollOnce('running');
@@ -421,9 +453,8 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   }
 
   publish();
-  const deadlineMs = startedAtMs + timeoutMs;
   try {
-    const outcome = await CancellationScope.withTimeout(Math.max(1, deadlineMs - Date.now()), runUntilEnded);
+    const outcome = await runUntilEnded();
     // Updates still waiting for a send that will never happen are answered before we return.
     for (const item of queue.splice(0)) outcomes.set(item.id, { error: taskEnded() });
     await condition(allHandlersFinished);
@@ -438,18 +469,9 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     return outcome;
   } catch (err) {
     if (!isCancellation(err)) throw surfaceActivityFailure(err);
-    if (CancellationScope.current().consideredCancelled) {
-      // The workflow itself was cancelled: stop the task, keep what it produced, end cancelled.
-      await CancellationScope.nonCancellable(() => stopAndCollect('workflow cancelled'));
-      throw err;
-    }
-    const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('task timeout'));
-    throw ApplicationFailure.create({
-      type: FailureType.TaskTimeout,
-      nonRetryable: true,
-      message: `BrowserAI task ${state.executionId ?? '(not created)'} did not end within timeoutMs=${timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
-      details: [soFar],
-    });
+    // The workflow itself was cancelled: stop the task, keep what it produced, end cancelled.
+    await CancellationScope.nonCancellable(() => stopAndCollect('workflow cancelled'));
+    throw err;
   }
 }
 
