@@ -44,3 +44,18 @@ test('continues as new under a long task without creating it twice or losing ins
     assert.equal(sent.filter((a) => a === `update step ${i}`).length, 1, `update step ${i} sent once`);
   }
 });
+
+test('a run continued as new while awaiting input still says it awaits input', async () => {
+  const handle = await stack.tasks.start(taskInput({ awaitable: true, awaitingInputTimeoutMs: 60_000 }));
+  await eventually('awaiting', async () => (await stack.tasks.state(handle.workflowId)).awaitingInput);
+  const firstRunId = (await handle.describe()).runId;
+  // Invalid signals are dropped by the workflow, but each one grows the history: enough of
+  // them make the server suggest continue-as-new while the task sits in `awaiting`.
+  for (let i = 0; i < 8; i++) await handle.signal(appendInstructionsSignal, { instructions: [] });
+  await eventually('a new run', async () => (await handle.describe()).runId !== firstRunId);
+  const state = await stack.tasks.state(handle.workflowId);
+  assert.equal(state.awaitingInput, true);
+  assert.equal(state.status, 'awaiting');
+  await stack.tasks.complete(handle.workflowId);
+  assert.equal((await handle.result()).status, 'stopped');
+});

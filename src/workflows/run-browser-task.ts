@@ -96,7 +96,8 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   const state: BrowserTaskState = {
     executionId: resume?.executionId ?? null,
     status: resume?.status ?? 'starting',
-    awaitingInput: false,
+    // A run continued as new while awaiting is still awaiting: applySnapshot won't run before the wait.
+    awaitingInput: resume ? categorize(resume.status) === 'awaiting' : false,
     progress: { logs: [] },
     started: resume?.started ?? null,
     estimatedCompletion: resume?.estimatedCompletion ?? null,
