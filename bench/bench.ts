@@ -539,8 +539,8 @@ async function monitor(
   context: ContextSampler,
   deadline: number,
   outcome: RunOutcome,
+  emulator: BrowserAIEmulator,
 ): Promise<void> {
-  const byId = new Map(runs.map((r) => [r.workflowId, r]));
   const closed = new Set<string>();
   const signalsInFlight = new Set<Promise<void>>();
   let lastProgress = 0;
@@ -560,29 +560,30 @@ async function monitor(
       break;
     }
 
-    // Signal tasks: submit the code once the workflow says it is awaiting input (after
-    // BENCH_SIGNAL_DELAY_SECONDS, 0 by default).
+    // Signal tasks: submit the code once BrowserAI (the emulator) asks for it, as a user would
+    // who sees the code form, after BENCH_SIGNAL_DELAY_SECONDS (0 by default). Reading the
+    // emulator adds no load on Temporal, unlike a visibility query every 500 ms.
     const waiting = runs.filter((r) => r.signal && r.firstRunId && r.signalCalledAt === undefined);
     if (waiting.length > 0) {
-      try {
-        const query = `TaskQueue = '${taskQueue}' AND BrowserAIAwaitingInput = true AND ExecutionStatus = 'Running'`;
-        for await (const info of client.workflow.list({ query, pageSize: 1000 })) {
-          const run = byId.get(info.workflowId);
-          if (!run || !run.signal || run.signalCalledAt !== undefined) continue;
-          run.awaitingSeenAt ??= Date.now();
-          if (Date.now() - run.awaitingSeenAt < config.signalDelayMs) continue;
-          run.signalCalledAt = Date.now();
-          const p = tasks
-            .submitCode(run.workflowId, run.code!)
-            .then(
-              () => void (run.signalResolvedAt = Date.now()),
-              (err: unknown) => void (run.signalError = String(err)),
-            )
-            .finally(() => signalsInFlight.delete(p));
-          signalsInFlight.add(p);
-        }
-      } catch (err) {
-        log(`listing awaiting workflows failed: ${err}`);
+      const awaitingTags = new Set(
+        emulator
+          .listTasks()
+          .filter((task) => task.status === 'awaiting')
+          .map((task) => /#[ml]\d+\b/.exec(task.instructions.map((i) => i.action).join(' '))?.[0]),
+      );
+      for (const run of waiting) {
+        if (!awaitingTags.has(run.tag)) continue;
+        run.awaitingSeenAt ??= Date.now();
+        if (Date.now() - run.awaitingSeenAt < config.signalDelayMs) continue;
+        run.signalCalledAt = Date.now();
+        const p = tasks
+          .submitCode(run.workflowId, run.code!)
+          .then(
+            () => void (run.signalResolvedAt = Date.now()),
+            (err: unknown) => void (run.signalError = String(err)),
+          )
+          .finally(() => signalsInFlight.delete(p));
+        signalsInFlight.add(p);
       }
     }
 
@@ -975,7 +976,7 @@ function report(
     `- **Main run:** N = ${config.tasks} concurrent \`browserTask\` workflows, each task \`[duration=${config.taskSeconds}s]\` after ${config.queueMs} ms queued; ` +
       `${config.signalTasks} of them are \`[needs-code]\` tasks that stop at a one-time-code form and get a \`submitCode\` signal ` +
       (config.signalDelayMs > 0 ? `**${fmt(config.signalDelayMs / 1000, 0)} s after** ` : 'as soon as ') +
-      `the workflow reports \`BrowserAIAwaitingInput = true\` (the bench checks every ${SAMPLE_MS} ms); ` +
+      `BrowserAI (the emulator) shows the task \`awaiting\` its code (the bench looks every ${SAMPLE_MS} ms, in-process, adding no load on Temporal); ` +
       `started in batches of ${config.batch}.`,
     `- **Worker:** one process, \`node lib/src/worker.js\`, default settings (no polling options in the input, no worker tuning env); sampled every ${SAMPLE_MS} ms from \`/proc/<pid>\`.`,
     `- **Load average (1 min), other processes included:** ${fmt(outcome.loadAtStart, 2)} before the bench, ${fmt(outcome.loadAtEnd, 2)} at the end of the run.`,
@@ -1096,7 +1097,7 @@ function report(
     '- **3. Task end → workflow closed**: from the moment the emulated task ended (`completed` of `GET /results`, the emulator\'s own end time) to the ' +
       'workflow\'s `closeTime` (`describe()`). It covers the last poll noticing the end, fetching the results and completing the workflow.',
     '- **4. submitCode → append request**: from just before the client sends the `submitCode` signal to the arrival of `POST /tasks/{id}/instructions` ' +
-      'at the emulator (same clock: both in the bench process). The code is sent once the workflow\'s `BrowserAIAwaitingInput` search attribute is true, ' +
+      'at the emulator (same clock: both in the bench process). The code is sent once the emulator shows the task awaiting it, as a user sees the code form, ' +
       'which for these tasks is about a second after their create, i.e. while the worker is still busy with the start of all N workflows; the rows ' +
       '"codes sent … after the first start" split the figure by when the code was sent. `BENCH_SIGNAL_DELAY_SECONDS=25` sends each code 25 s later instead, ' +
       'with the N tasks running but the start burst over.',
@@ -1231,7 +1232,7 @@ async function main(): Promise<void> {
     const tasks = new BrowserTasks(env.client, taskQueue);
     const runs = makeTasks(config, runId);
     const starting = startAll(tasks, runs, config, deadline, outcome);
-    await Promise.all([starting, monitor(config, env.client, tasks, taskQueue, runs, worker, context, deadline, outcome)]);
+    await Promise.all([starting, monitor(config, env.client, tasks, taskQueue, runs, worker, context, deadline, outcome, emulator!)]);
 
     worker.sample();
     outcome.loadAtEnd = os.loadavg()[0];

@@ -150,6 +150,11 @@ export class BrowserAIEmulator {
     return this.tasks.get(executionId)?.view(Date.now());
   }
 
+  /** Every task, as `task()` shows it: lets a harness react to BrowserAI's side as a user would. */
+  listTasks(): EmulatedTask[] {
+    return this.tasks.list(Date.now());
+  }
+
   /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {

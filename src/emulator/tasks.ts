@@ -312,6 +312,10 @@ export class TaskStore {
     return this.tasks.get(executionId);
   }
 
+  list(now: number): EmulatedTask[] {
+    return [...this.tasks.values()].map((task) => task.view(now));
+  }
+
   get size(): number {
     return this.tasks.size;
   }
