@@ -75,6 +75,33 @@ describe('browserTask', () => {
     assert.ok(!details.includes('482913'), 'the code leaked into search attributes or metadata');
   });
 
+  test('inspectable in the Temporal UI: static summary, current details, activity summaries, and no code or instruction in them', async () => {
+    const instruction = 'Log in as ops@example.com [needs-code]';
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: instruction }] }));
+    await eventually('awaiting input', async () => (await handle.query(stateQuery)).awaitingInput);
+    const waiting = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    assert.match(waiting.currentDetails ?? '', /awaiting/);
+    assert.match(waiting.currentDetails ?? '', /submitCode/);
+    await stack.tasks.submitCode(handle.workflowId, '550123');
+    const result = await handle.result();
+
+    const description = await handle.describe();
+    assert.equal(await description.staticSummary(), 'BrowserAI crawler_automation task · project test-project · US');
+    const done = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    assert.match(done.currentDetails ?? '', new RegExp(`${result.executionId}.*finalized`));
+    assert.match(done.currentDetails ?? '', /\[screenshot\]\(http/);
+
+    const history = await handle.fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => JSON.parse(Buffer.from(e.userMetadata?.summary?.data ?? []).toString() || '""') as string);
+    assert.ok(summaries.some((s) => s.startsWith('Create crawler_automation task in project test-project')), summaries.join(' | '));
+    assert.ok(summaries.some((s) => s.startsWith(`Send one-time code to ${result.executionId}`)), summaries.join(' | '));
+    assert.ok(summaries.some((s) => s.startsWith(`Poll ${result.executionId}`)), summaries.join(' | '));
+    const shown = JSON.stringify([summaries, done.currentDetails, waiting.currentDetails, await description.staticDetails()]);
+    for (const secret of ['550123', 'ops@example.com']) assert.ok(!shown.includes(secret), `"${secret}" shown in the UI`);
+  });
+
   test('signals that arrive before the task exists are sent in order right after it is created', async () => {
     const workflowId = `early-signals-${Date.now()}`;
     const handle = await stack.env.client.workflow.signalWithStart('browserTask', {
