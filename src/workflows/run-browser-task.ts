@@ -429,7 +429,9 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
         const settledBefore = sendsSettled;
         const awaitingLeft = (awaitingSinceMs ?? Date.now()) + awaitingInputTimeoutMs - Date.now();
         const remaining = Math.max(0, Math.min(awaitingLeft, untilDeadline()));
-        const woke = await condition(() => sendsSettled > settledBefore || ready() || workflowInfo().continueAsNewSuggested, remaining);
+        const woke = await condition(() => sendsSettled > settledBefore || ready() || workflowInfo().continueAsNewSuggested, remaining, {
+          summary: 'Wait for input: submitCode, appendInstructions or complete',
+        });
         if (!woke && untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
         if (!woke) {
           const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('awaiting-input timeout'));
