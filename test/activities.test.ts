@@ -177,6 +177,31 @@ describe('createTask delivers at most once', () => {
   });
 });
 
+describe('other non-idempotent calls', () => {
+  test('replaceInstructions is delivered at most once too: a retry without a record is ambiguous', async () => {
+    const id = await newTask('Replace me [duration=5s]');
+    const puts = () => emu.count('PUT', new RegExp(`^/tasks/${id}/instructions$`));
+    const { env } = mockEnv({ attempt: 2 });
+    const before = puts();
+    await expectFailure(
+      run(env, acts.replaceInstructions, { executionId: id, instructions: [{ action: 'again' }], delivery: 'at-most-once' }),
+      FailureType.AmbiguousRequest,
+      true,
+    );
+    assert.equal(puts(), before, 'the replace was not repeated');
+  });
+
+  test('a createSavedTask retry that meets its own earlier create (409) returns it instead of failing', async () => {
+    const request = { name: `retry ${Date.now()}`, instructions: [{ action: 'Check prices' }], type: 'natural_language' as const, project: 'p', geoLocation: { country: 'US' }, cron_settings: '' };
+    const first = await run(mockEnv().env, acts.createSavedTask, request);
+    const again = await run(mockEnv({ attempt: 2 }).env, acts.createSavedTask, request);
+    assert.equal(again.taskId, first.taskId);
+    // A different saved task under that name is a real conflict, whatever the attempt.
+    await expectFailure(run(mockEnv({ attempt: 2 }).env, acts.createSavedTask, { ...request, instructions: [{ action: 'Something else' }] }), FailureType.Conflict, true);
+    await expectFailure(run(mockEnv().env, acts.createSavedTask, request), FailureType.Conflict, true);
+  });
+});
+
 describe('errors become typed activity failures', () => {
   test('400 -> non-retryable InvalidInput', async () => {
     const { env } = mockEnv();

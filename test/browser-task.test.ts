@@ -1,7 +1,7 @@
 // browserTask end to end: a real worker on a real Temporal dev server, BrowserAI emulated over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { InvalidInputError, fetchFullResults } from '../src/starters/browser-tasks';
 import { appendInstructionsSignal, stateQuery } from '../src/workflows/messages';
@@ -288,6 +288,27 @@ describe('browserTask', () => {
     assert.equal(failure.type, 'AwaitingInputTimeout');
     const { executionId } = await handle.query(stateQuery);
     assert.equal(stops(executionId!), 1);
+  });
+
+  test('a task stopped at BrowserAI while awaiting input ends with its results, not an input timeout', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }));
+    const { executionId } = await eventually('awaiting input', async () => {
+      const s = await handle.query(stateQuery);
+      return s.awaitingInput ? s : undefined;
+    });
+    // Someone stops it from the BrowserAI dashboard: nothing tells the workflow, which is not polling while it waits.
+    await stack.browserai.stopTask(executionId!);
+    const result = await handle.result();
+    assert.equal(result.status, 'stopped');
+    assert.equal(stops(executionId!), 1, 'only the dashboard’s stop; the workflow sent none');
+  });
+
+  test('starting twice with one workflow ID never runs the task twice, even after the first run closed', async () => {
+    const workflowId = `stable-id-${Date.now()}`;
+    await (await stack.tasks.start(taskInput(), { workflowId })).result();
+    const creates = stack.emulator.count('POST', /^\/tasks$/);
+    await assert.rejects(stack.tasks.start(taskInput(), { workflowId }), WorkflowExecutionAlreadyStartedError);
+    assert.equal(stack.emulator.count('POST', /^\/tasks$/), creates);
   });
 
   test('a result of several megabytes is trimmed to fit history, and the full one can be fetched', async () => {

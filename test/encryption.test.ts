@@ -34,6 +34,13 @@ test('an encrypted OTP task completes and its history holds neither the code nor
   }
 });
 
+test('state() reads the polling heartbeat through the codec', async () => {
+  const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=4s]' }] }));
+  const live = await eventually('a poll heartbeat', async () => (await stack.tasks.state(handle.workflowId)).lastPoll);
+  assert.ok(live.nextPollAt, 'the decoded heartbeat says when the next poll is');
+  await handle.cancel();
+});
+
 test('the codec server decodes what the codec encoded, for the Temporal UI', async () => {
   const { url, server } = await startCodecServer(codec, { port: 0 });
   try {

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { BrowserAIClient, CreateSavedTaskRequest, CreateSavedTaskResponse, SavedTask, StopResponse, TaskExecution } from '../browserai';
+import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type StopResponse, type TaskExecution } from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
 import { pollTask } from './poll-task';
@@ -47,10 +47,13 @@ export function createActivities(client: BrowserAIClient) {
       return executionAnswer(answer);
     },
 
-    // A replace overwrites the whole list, so repeating it is harmless: plain retries.
+    // A replace restarts the run from the first instruction, so a repeat would run steps again.
     async replaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
-      const { executionId, instructions, awaitable } = input;
-      return executionAnswer(await call(() => client.replaceInstructions(executionId, { instructions, awaitable }, { signal: signal() })));
+      const { executionId, instructions, awaitable, delivery } = input;
+      const answer = await deliverOnce(`Replacing the instructions of ${executionId}`, delivery, (s) =>
+        client.replaceInstructions(executionId, { instructions, awaitable }, { signal: s }),
+      );
+      return executionAnswer(answer);
     },
 
     async stopTask(executionId: string): Promise<StopResponse> {
@@ -79,7 +82,16 @@ export function createActivities(client: BrowserAIClient) {
     },
 
     async createSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {
-      return call(() => client.createSavedTask(input, { signal: signal() }));
+      try {
+        return await client.createSavedTask(input, { signal: signal() });
+      } catch (err) {
+        // A retry after a lost answer meets its own earlier create: same name, same content.
+        if (Context.current().info.attempt > 1 && isBrowserAIError(err) && err.kind === 'Conflict') {
+          const existing = await call(() => client.getSavedTask(input.name, { signal: signal() }));
+          if (sameSavedTask(existing, input)) return { taskId: existing.taskId, message: 'Saved task created (by an earlier attempt)' };
+        }
+        throw toActivityFailure(err);
+      }
     },
 
     async getSavedTask(name: string): Promise<SavedTask> {
@@ -93,6 +105,15 @@ export function createActivities(client: BrowserAIClient) {
 }
 
 export type BrowserAIActivities = ReturnType<typeof createActivities>;
+
+function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boolean {
+  const actions = (list: Array<{ action: string }> | undefined) => JSON.stringify((list ?? []).map((i) => i.action));
+  return (
+    existing.project === wanted.project &&
+    existing.geoLocation?.country?.toUpperCase() === wanted.geoLocation.country.toUpperCase() &&
+    actions(existing.instructions) === actions(wanted.instructions)
+  );
+}
 
 function executionAnswer(answer: TaskExecution): TaskExecutionAnswer {
   return {

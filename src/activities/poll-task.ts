@@ -32,7 +32,9 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
   let estimatedCompletionMs = parseTime(input.estimatedCompletion);
   const unknownStatuses: string[] = [];
 
-  const sleep = async (delayMs: number) => {
+  const sleep = async (wantedMs: number) => {
+    // Never past the end of the span: the workflow expects us back by then (its deadline, too).
+    const delayMs = Math.min(wantedMs, Math.max(0, progress.spanStartedAt + input.maxSpanMs - Date.now()));
     progress.nextPollAt = new Date(Date.now() + delayMs).toISOString();
     ctx.heartbeat(progress);
     for (let slept = 0; slept < delayMs; slept += heartbeatGapMs) {

@@ -3,7 +3,7 @@
 // InvalidInputError before anything reaches Temporal or BrowserAI.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { payloadCodecFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
@@ -18,9 +18,8 @@ import {
   submitCodeSignal,
   type BrowserTaskState,
 } from '../workflows/messages';
-import { BrowserAIAwaitingInput, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
 import type { browserTask } from '../workflows';
-import { isMissingSearchAttribute } from './missing-search-attribute';
+import { isMissingSearchAttribute, startSearchAttributes } from './start-search-attributes';
 
 export { InvalidInputError, WorkflowNotFoundError };
 
@@ -58,6 +57,8 @@ export class BrowserTasks {
     const common = {
       taskQueue: this.taskQueue,
       workflowId: options.workflowId ?? `browserai-${randomUUID()}`,
+      // Even after the first run closed: a retried start must not run the task a second time.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       args: [input] as [BrowserTaskInput],
       // Shown in the Temporal UI: what and where, never the instructions themselves.
       staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
@@ -72,11 +73,7 @@ export class BrowserTasks {
     try {
       return await this.client.workflow.start('browserTask', {
         ...common,
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: BrowserAIProject, value: input.project },
-          { key: BrowserAIStatus, value: 'starting' },
-          { key: BrowserAIAwaitingInput, value: false },
-        ]),
+        typedSearchAttributes: startSearchAttributes(input.project),
       });
     } catch (err) {
       if (!isMissingSearchAttribute(err)) throw err;
@@ -128,13 +125,10 @@ export class BrowserTasks {
     const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
     const live: LiveState = { ...state, workflowStatus: description.status.name };
     const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'pollTask');
-    const payload = poll?.heartbeatDetails?.payloads?.[0];
-    if (payload) {
-      const details = (await this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload)) as {
-        polls?: number;
-        lastSeen?: { status?: string; progress?: unknown };
-        nextPollAt?: string;
-      };
+    const details = await this.#decode<{ polls?: number; lastSeen?: { status?: string; progress?: unknown }; nextPollAt?: string }>(
+      poll?.heartbeatDetails?.payloads?.[0],
+    );
+    if (details) {
       live.lastPoll = {
         polls: details.polls,
         status: details.lastSeen?.status,
@@ -144,6 +138,19 @@ export class BrowserTasks {
       };
     }
     return live;
+  }
+
+  /** A raw payload from `describe()`, through the client's codecs (encryption) and converter; undefined if unreadable. */
+  async #decode<T>(payload: Payload | undefined): Promise<T | undefined> {
+    if (!payload) return undefined;
+    const { payloadCodecs, payloadConverter } = this.client.options.loadedDataConverter;
+    try {
+      let payloads = [payload];
+      for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+      return payloadConverter.fromPayload(payloads[0]!) as T;
+    } catch {
+      return undefined;
+    }
   }
 
   async cancel(workflowId: string): Promise<void> {

@@ -12,9 +12,8 @@ import {
   type ScheduleOptions,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { isMissingSearchAttribute } from './missing-search-attribute';
+import { isMissingSearchAttribute, startSearchAttributes } from './start-search-attributes';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {
@@ -24,7 +23,6 @@ import {
   type SavedTaskDefinition,
   type SavedTaskOverrides,
 } from '../workflows/saved-task-input';
-import { BrowserAIAwaitingInput, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
 import type { runSavedTask } from '../workflows';
 
 export type OverlapPolicy = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'terminate_other' | 'allow_all';
@@ -147,13 +145,20 @@ export class SavedTasks {
       return { scheduleId, created: true };
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-      await this.client.schedule.getHandle(scheduleId).update((previous) => ({
-        ...previous,
-        spec: options.spec,
-        action: options.action,
-        policies: options.policies,
-        state: { ...previous.state, paused: spec.paused ?? previous.state.paused, note: spec.note ?? previous.state.note },
-      }));
+      const update = (action: ScheduleOptions['action']) =>
+        this.client.schedule.getHandle(scheduleId).update((previous) => ({
+          ...previous,
+          spec: options.spec,
+          action,
+          policies: options.policies,
+          state: { ...previous.state, paused: spec.paused ?? previous.state.paused, note: spec.note ?? previous.state.note },
+        }));
+      try {
+        await update(options.action);
+      } catch (updateErr) {
+        if (!isMissingSearchAttribute(updateErr) || options.action.type !== 'startWorkflow') throw updateErr;
+        await update({ ...options.action, typedSearchAttributes: undefined });
+      }
       return { scheduleId, created: false };
     }
   }
@@ -267,13 +272,6 @@ function scheduleProblems(spec: ScheduleSpecInput): string[] {
   ];
 }
 
-function startSearchAttributes(project?: string): TypedSearchAttributes {
-  return new TypedSearchAttributes([
-    { key: BrowserAIStatus, value: 'starting' },
-    { key: BrowserAIAwaitingInput, value: false },
-    ...(project ? [{ key: BrowserAIProject, value: project }] : []),
-  ]);
-}
 
 
 function scheduleMemo(savedTaskName: string, cron: string, timezone?: string): Record<string, unknown> {

@@ -52,6 +52,8 @@ export interface ResumeState {
   startedAtMs: number;
   completeRequested: boolean;
   awaitingSinceMs?: number;
+  /** Codes received so far, so the next run still masks them in current details. */
+  codes?: string[];
 }
 
 /** Instructions waiting to be sent, in arrival order. `code` items are never shown in queries. */

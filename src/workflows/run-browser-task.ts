@@ -116,7 +116,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   let stopSent = false;
   let latestResults: TaskResultsSummary | null = null;
   const unknownStatusesLogged = new Set<string>();
-  const codesSeen: string[] = [];
+  const codesSeen: string[] = [...(resume?.codes ?? [])];
   let lastSnapshot: TaskSnapshot | null = null;
 
   // Search attributes exist only where the namespace registered them; the starters set
@@ -271,8 +271,10 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     if (stopSent || !state.executionId || category === 'ended') return;
     stopSent = true;
     log.info('Stopping the BrowserAI task', { executionId: state.executionId, reason });
+    const executionId = state.executionId;
     try {
-      await stopTask.executeWithOptions(withSummary(`Stop ${state.executionId} (${reason})`), [state.executionId]);
+      // Once decided, the stop is sent even if a cancellation arrives meanwhile: stopSent is already true.
+      await CancellationScope.nonCancellable(() => stopTask.executeWithOptions(withSummary(`Stop ${executionId} (${reason})`), [executionId]));
     } catch (err) {
       // Conflict / not found: it ended on its own meanwhile, which is what a stop wants.
       log.warn('The stop command was not accepted', { executionId: state.executionId, failure: failureMessage(err) });
@@ -332,15 +334,19 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     });
   }
 
-  /** `lookNow`: poll at once, because what the workflow last saw may not be true any more. */
-  async function pollOnce(knownCategory: StatusCategory, lookNow = false): Promise<void> {
+  /**
+   * Polls until the task leaves `knownCategory`. `lookOnce`: one `GET` at once, whatever it says,
+   * because what the workflow last saw may not be true any more.
+   */
+  async function pollOnce(knownCategory: StatusCategory, lookOnce = false): Promise<void> {
     const executionId = state.executionId!;
-    const spanMs = Math.max(1, Math.min(polling.maxSpanMs, untilDeadline()));
+    const spanMs = lookOnce ? 1 : Math.max(1, Math.min(polling.maxSpanMs, untilDeadline()));
+    const settledBefore = sendsSettled;
     let out;
     try {
       out = await pollTask.executeWithOptions(
         {
-          summary: `Poll ${executionId} until it leaves "${knownCategory}"`,
+          summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it leaves "${knownCategory}"`,
           heartbeatTimeout: polling.heartbeatTimeoutMs,
           startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
           // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
@@ -354,13 +360,18 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
             initialIntervalMs: polling.initialIntervalMs,
             maxIntervalMs: polling.maxIntervalMs,
             maxSpanMs: spanMs,
-            sleepFirst: !lookNow,
+            sleepFirst: !lookOnce,
           },
         ],
       );
     } catch (err) {
       if (!isCancellation(err) && untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
       throw err;
+    }
+    if (sendsSettled !== settledBefore && out.snapshot.category === 'awaiting') {
+      // The poll may have read the task before an instruction sent meanwhile reached it: its
+      // `awaiting` is older than the send's answer. Look again rather than wait for input.
+      return pollOnce('running', true);
     }
     for (const status of out.unknownStatuses) {
       if (!unknownStatusesLogged.has(status)) {
@@ -388,6 +399,7 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
         startedAtMs,
         completeRequested,
         awaitingSinceMs,
+        codes: codesSeen,
       },
     });
   }
@@ -417,8 +429,8 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     sender.catch(() => undefined); // ends with the scope; its failures are handled inside
 
     for (;;) {
-      if (workflowInfo().continueAsNewSuggested) await continueAsNewWhenSafe();
       if (category === 'ended') break;
+      if (workflowInfo().continueAsNewSuggested) await continueAsNewWhenSafe();
       if (untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
       if (category === 'awaiting') {
         const ready = () => completeRequested && queue.length === 0 && !sending;
@@ -434,6 +446,10 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
         });
         if (!woke && untilDeadline() <= DEADLINE_SLACK_MS) await failTimedOut();
         if (!woke) {
+          // Nothing is polled while waiting for input (it would cost history): before giving
+          // up, look once in case BrowserAI moved on by itself.
+          await pollOnce('awaiting', true);
+          if (category !== 'awaiting') continue;
           const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('awaiting-input timeout'));
           throw ApplicationFailure.create({
             type: FailureType.AwaitingInputTimeout,
@@ -471,6 +487,8 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
     }
     return outcome;
   } catch (err) {
+    // Updates waiting for a send that will now never happen get a clear answer.
+    for (const item of queue.splice(0)) outcomes.set(item.id, { error: taskEnded() });
     if (!isCancellation(err)) throw surfaceActivityFailure(err);
     // The workflow itself was cancelled: stop the task, keep what it produced, end cancelled.
     await CancellationScope.nonCancellable(() => stopAndCollect('workflow cancelled'));

@@ -1,0 +1,28 @@
+// Search attributes at start. Every one of ours is set when a workflow starts, so a namespace
+// that lacks any of them refuses the start (and the starter retries without them), instead of
+// the workflow failing its first upsert later, forever.
+import { TypedSearchAttributes } from '@temporalio/common';
+import { BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
+
+export function startSearchAttributes(project?: string): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: BrowserAIStatus, value: 'starting' },
+    { key: BrowserAIAwaitingInput, value: false },
+    // Not known until the create answers; the workflow upserts it then.
+    { key: BrowserAIExecutionId, value: '' },
+    // A saved task's project is known only once it is read: the workflow upserts it then.
+    { key: BrowserAIProject, value: project ?? '' },
+  ]);
+}
+
+/**
+ * Whether a start or schedule call was refused because the namespace lacks one of our search
+ * attributes (the server says so in the gRPC cause, e.g. "has no mapping defined for search
+ * attribute BrowserAIProject").
+ */
+export function isMissingSearchAttribute(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (/search attribute/i.test(e.message) && /(no mapping|not defined|unknown|not registered|invalid)/i.test(e.message)) return true;
+  }
+  return false;
+}
