@@ -19,7 +19,7 @@ import {
   type BrowserTaskState,
 } from '../workflows/messages';
 import type { browserTask } from '../workflows';
-import { isMissingSearchAttribute, startSearchAttributes } from './start-search-attributes';
+import { startSearchAttributes, withSearchAttributeFallback } from './start-search-attributes';
 
 export { InvalidInputError, WorkflowNotFoundError };
 
@@ -70,17 +70,9 @@ export class BrowserTasks {
         `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
       ].join('\n'),
     };
-    try {
-      return await this.client.workflow.start('browserTask', {
-        ...common,
-        typedSearchAttributes: startSearchAttributes(input.project),
-      });
-    } catch (err) {
-      if (!isMissingSearchAttribute(err)) throw err;
-      // The namespace lacks our search attributes: run without them (the workflow then
-      // skips its upserts). Register them to filter by them: see the README.
-      return this.client.workflow.start('browserTask', common);
-    }
+    return withSearchAttributeFallback((on) =>
+      this.client.workflow.start('browserTask', { ...common, typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined }),
+    );
   }
 
   /** Starts the task and waits for its result. */

@@ -13,7 +13,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { isMissingSearchAttribute, startSearchAttributes } from './start-search-attributes';
+import { startSearchAttributes, withSearchAttributeFallback } from './start-search-attributes';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {
@@ -120,12 +120,9 @@ export class SavedTasks {
       args: [input] as [RunSavedTaskInput],
       staticSummary: `Saved BrowserAI task "${name}"`,
     };
-    try {
-      return await this.client.workflow.start('runSavedTask', { ...common, typedSearchAttributes: startSearchAttributes() });
-    } catch (err) {
-      if (!isMissingSearchAttribute(err)) throw err;
-      return this.client.workflow.start('runSavedTask', common);
-    }
+    return withSearchAttributeFallback((on) =>
+      this.client.workflow.start('runSavedTask', { ...common, typedSearchAttributes: on ? startSearchAttributes() : undefined }),
+    );
   }
 
   /**
@@ -153,12 +150,7 @@ export class SavedTasks {
           policies: options.policies,
           state: { ...previous.state, paused: spec.paused ?? previous.state.paused, note: spec.note ?? previous.state.note },
         }));
-      try {
-        await update(options.action);
-      } catch (updateErr) {
-        if (!isMissingSearchAttribute(updateErr) || options.action.type !== 'startWorkflow') throw updateErr;
-        await update({ ...options.action, typedSearchAttributes: undefined });
-      }
+      await withSearchAttributeFallback((on) => update(withoutSearchAttributesUnless(on, options.action)));
       return { scheduleId, created: false };
     }
   }
@@ -244,12 +236,7 @@ export class SavedTasks {
   }
 
   async #createSchedule(options: ScheduleOptions): Promise<void> {
-    try {
-      await this.client.schedule.create(options);
-    } catch (err) {
-      if (!isMissingSearchAttribute(err) || options.action.type !== 'startWorkflow') throw err;
-      await this.client.schedule.create({ ...options, action: { ...options.action, typedSearchAttributes: undefined } });
-    }
+    await withSearchAttributeFallback((on) => this.client.schedule.create({ ...options, action: withoutSearchAttributesUnless(on, options.action) }));
   }
 
   async #execute<T>(workflowType: string, args: unknown[]): Promise<T> {
@@ -273,6 +260,10 @@ function scheduleProblems(spec: ScheduleSpecInput): string[] {
 }
 
 
+
+function withoutSearchAttributesUnless(keep: boolean, action: ScheduleOptions['action']): ScheduleOptions['action'] {
+  return keep || action.type !== 'startWorkflow' ? action : { ...action, typedSearchAttributes: undefined };
+}
 
 function scheduleMemo(savedTaskName: string, cron: string, timezone?: string): Record<string, unknown> {
   return { savedTaskName, cron, ...(timezone ? { timezone } : {}) };

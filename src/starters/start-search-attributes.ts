@@ -20,9 +20,23 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
  * attributes (the server says so in the gRPC cause, e.g. "has no mapping defined for search
  * attribute BrowserAIProject").
  */
-export function isMissingSearchAttribute(err: unknown): boolean {
+function isMissingSearchAttribute(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (/search attribute/i.test(e.message) && /(no mapping|not defined|unknown|not registered|invalid)/i.test(e.message)) return true;
   }
   return false;
+}
+
+/**
+ * Runs a start (or schedule call) with our search attributes, and once more without them
+ * when the namespace refuses them: the workflow then skips its upserts. Register them to
+ * filter by them (README, "The Temporal UI").
+ */
+export async function withSearchAttributeFallback<T>(call: (withSearchAttributes: boolean) => Promise<T>): Promise<T> {
+  try {
+    return await call(true);
+  } catch (err) {
+    if (!isMissingSearchAttribute(err)) throw err;
+    return call(false);
+  }
 }

@@ -17,7 +17,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { BrowserAIActivities, TaskExecutionAnswer, TaskResultsSummary, TaskSnapshot } from '../activities';
 import { categorize, isFailedStatus, type StatusCategory } from '../browserai/status';
 import type { Instruction } from '../browserai/types';
-import { FailureType } from '../failure-types';
+import { FailureType, type FailureTypeName } from '../failure-types';
 import { renderDetails } from './details';
 import {
   DEFAULTS,
@@ -324,15 +324,18 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
   const deadlineMs = startedAtMs + timeoutMs;
   const untilDeadline = () => deadlineMs - Date.now();
 
-  async function failTimedOut(): Promise<never> {
-    const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('task timeout'));
-    throw ApplicationFailure.create({
-      type: FailureType.TaskTimeout,
-      nonRetryable: true,
-      message: `BrowserAI task ${state.executionId ?? '(not created)'} did not end within timeoutMs=${timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
-      details: [soFar],
-    });
+  /** Stops the task, keeps what it produced, and fails with `type`: the timeouts' common ending. */
+  async function stopAndFail(reason: string, type: FailureTypeName, message: string): Promise<never> {
+    const soFar = await CancellationScope.nonCancellable(() => stopAndCollect(reason));
+    throw ApplicationFailure.create({ type, nonRetryable: true, message, details: [soFar] });
   }
+
+  const failTimedOut = () =>
+    stopAndFail(
+      'task timeout',
+      FailureType.TaskTimeout,
+      `BrowserAI task ${state.executionId ?? '(not created)'} did not end within timeoutMs=${timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
+    );
 
   /**
    * Polls until the task leaves `knownCategory`. `lookOnce`: one `GET` at once, whatever it says,
@@ -450,15 +453,12 @@ export async function runBrowserTask(input: BrowserTaskInput, continueAsNewWith:
           // up, look once in case BrowserAI moved on by itself.
           await pollOnce('awaiting', true);
           if (category !== 'awaiting') continue;
-          const soFar = await CancellationScope.nonCancellable(() => stopAndCollect('awaiting-input timeout'));
-          throw ApplicationFailure.create({
-            type: FailureType.AwaitingInputTimeout,
-            nonRetryable: true,
-            message:
-              `BrowserAI task ${state.executionId} waited ${awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
+          await stopAndFail(
+            'awaiting-input timeout',
+            FailureType.AwaitingInputTimeout,
+            `BrowserAI task ${state.executionId} waited ${awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
               'and was stopped. Send the input sooner, or raise awaitingInputTimeoutMs.',
-            details: [soFar],
-          });
+          );
         }
         // A send that left the task awaiting (or failed) leaves us unsure what BrowserAI is
         // doing: look once before waiting again.
