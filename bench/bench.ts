@@ -26,7 +26,7 @@ import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, CODE_WAIT_MS, type RecordedRequest } from '../src/emulator';
-import { BrowserTasks } from '../src/starters/browser-tasks';
+import { BrowserTasks } from '../src/client/tasks';
 import { findTemporalCli } from '../src/dev/temporal-cli';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
 import { startTemporal } from '../test/helpers/stack';

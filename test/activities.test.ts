@@ -10,7 +10,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { BrowserAIEmulator } from '../src/emulator';
 import { BrowserAIClient } from '../src/browserai';
 import { createActivities, type BrowserAIActivities, type CreateTaskInput, type PollTaskInput } from '../src/activities';
-import { FailureType } from '../src/failure-types';
+import { FailureType } from '../src/errors';
 
 let emu: BrowserAIEmulator;
 let acts: BrowserAIActivities;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { InvalidInputError, fetchFullResults } from '../src/starters/browser-tasks';
+import { InvalidInputError, fetchFullResults } from '../src/client/tasks';
 import { appendInstructionsSignal, stateQuery } from '../src/workflows/messages';
 import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
 import type { BrowserTaskInput } from '../src/workflows/input';

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator } from '../src/emulator';
-import { BrowserTasks } from '../src/starters/browser-tasks';
+import { BrowserTasks } from '../src/client/tasks';
 import { eventually, startTemporal, taskInput } from './helpers/stack';
 
 let env: TestWorkflowEnvironment;

@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isBrowserAIError } from '../browserai';
-import { FailureType } from '../failure-types';
+import { FailureType } from '../errors';
 import { toActivityFailure } from './failures';
 
 /**

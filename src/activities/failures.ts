@@ -1,19 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { isBrowserAIError, type BrowserAIError, type BrowserAIErrorKind } from '../browserai';
-import { FailureType, type FailureTypeName } from '../failure-types';
-
-const TYPE_BY_KIND: Record<Exclude<BrowserAIErrorKind, 'Aborted'>, FailureTypeName> = {
-  InvalidInput: FailureType.InvalidInput,
-  InvalidCommand: FailureType.InvalidCommand,
-  Unauthorized: FailureType.Unauthorized,
-  TaskNotFound: FailureType.TaskNotFound,
-  SavedTaskNotFound: FailureType.SavedTaskNotFound,
-  Conflict: FailureType.Conflict,
-  RateLimited: FailureType.RateLimited,
-  ServerError: FailureType.ServerError,
-  NetworkError: FailureType.NetworkError,
-  Timeout: FailureType.Timeout,
-};
+import { isBrowserAIError, type BrowserAIError } from '../browserai';
+import { FailureType } from '../errors';
 
 /**
  * The failure an activity throws for an error: typed, retryable only where a retry can help,
@@ -27,7 +14,7 @@ export function toActivityFailure(err: unknown): Error {
     return signal.aborted && signal.reason instanceof Error ? signal.reason : ApplicationFailure.retryable(err.message, FailureType.Timeout);
   }
   return ApplicationFailure.create({
-    type: TYPE_BY_KIND[err.kind],
+    type: err.kind,
     message: err.message,
     nonRetryable: !err.retryable,
     nextRetryDelay: err.kind === 'RateLimited' ? err.retryAfterMs : undefined,

@@ -4,18 +4,9 @@
 // None of these errors keep a reference to the request: axios errors carry the request
 // headers, and so the API token, which must never reach a log or a workflow history.
 
-export type BrowserAIErrorKind =
-  | 'InvalidInput'
-  | 'InvalidCommand'
-  | 'Unauthorized'
-  | 'TaskNotFound'
-  | 'SavedTaskNotFound'
-  | 'Conflict'
-  | 'RateLimited'
-  | 'ServerError'
-  | 'NetworkError'
-  | 'Timeout'
-  | 'Aborted';
+import type { BrowserAIErrorKind } from '../errors';
+
+export type { BrowserAIErrorKind };
 
 export interface BrowserAIErrorInit {
   kind: BrowserAIErrorKind;
@@ -77,6 +68,7 @@ const ADVICE: Record<BrowserAIErrorKind, string> = {
   ServerError: 'BrowserAI answered with a server error; it is retried with backoff.',
   NetworkError: 'BrowserAI could not be reached: check BROWSERAI_BASE_URL and the network.',
   Timeout: 'BrowserAI did not answer in time.',
+  MalformedAnswer: 'BrowserAI answered with something this client does not understand; report it with the request path.',
   Aborted: 'The request was cancelled.',
 };
 

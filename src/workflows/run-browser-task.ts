@@ -17,7 +17,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { BrowserAIActivities, TaskExecutionAnswer, TaskResultsSummary, TaskSnapshot } from '../activities';
 import { categorize, isFailedStatus, type StatusCategory } from '../browserai/status';
 import type { Instruction } from '../browserai/types';
-import { FailureType, type FailureTypeName } from '../failure-types';
+import { FailureType, type FailureTypeName } from '../errors';
 import { renderDetails } from './details';
 import {
   DEFAULTS,

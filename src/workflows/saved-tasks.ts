@@ -1,7 +1,7 @@
 import { ApplicationFailure, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { FailureType } from '../failure-types';
+import { FailureType } from '../errors';
 import type { BrowserTaskResult } from './input';
 import { stateQuery, type BrowserTaskState } from './messages';
 import { runBrowserTask, surfaceActivityFailure } from './run-browser-task';

@@ -8,7 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, type EmulatorOptions } from '../../src/emulator';
-import { BrowserTasks } from '../../src/starters/browser-tasks';
+import { BrowserTasks } from '../../src/client/tasks';
 import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../src/dev/temporal-cli';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { createWorker } from '../../src/worker';

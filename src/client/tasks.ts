@@ -19,7 +19,7 @@ import {
   type BrowserTaskState,
 } from '../workflows/messages';
 import type { browserTask } from '../workflows';
-import { startSearchAttributes, withSearchAttributeFallback } from './start-search-attributes';
+import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 
 export { InvalidInputError, WorkflowNotFoundError };
 

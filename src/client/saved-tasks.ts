@@ -13,7 +13,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { startSearchAttributes, withSearchAttributeFallback } from './start-search-attributes';
+import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {

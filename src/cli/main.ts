@@ -8,9 +8,9 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { BrowserAIClient, type TaskType } from '../browserai';
 import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { BrowserTasks, InvalidInputError, WorkflowNotFoundError, fetchFullResults } from './browser-tasks';
-import { SAVED_TASK_USAGE, savedTaskCommand } from './cli-saved-tasks';
-import { ScheduleAfterCreateError } from './saved-tasks';
+import { BrowserTasks, InvalidInputError, WorkflowNotFoundError, fetchFullResults } from '../client/tasks';
+import { SAVED_TASK_USAGE, savedTaskCommand } from './saved-task-commands';
+import { ScheduleAfterCreateError } from '../client/saved-tasks';
 
 const USAGE = `Usage: npm run starter -- <command> [options]
 

@@ -1,8 +1,8 @@
 // The `saved-task` and `schedule` commands of the starter CLI.
 import type { Instruction } from '../browserai';
 import type { BrowserTaskResult } from '../workflows/input';
-import type { BrowserTasks } from './browser-tasks';
-import { SavedTasks, type OverlapPolicy, type ScheduleSpecInput } from './saved-tasks';
+import type { BrowserTasks } from '../client/tasks';
+import { SavedTasks, type OverlapPolicy, type ScheduleSpecInput } from '../client/saved-tasks';
 
 export const SAVED_TASK_USAGE = `
   saved-task create --name NAME --instruction TEXT [...] --project P --country CC [--city] [--zipcode]

@@ -1,0 +1,49 @@
+// The project's error vocabulary: stable `ApplicationFailure.type` names. Callers match on these
+// strings (and may list them in retry policies), so they are part of the public API: never rename
+// one. The kinds of BrowserAI error (src/browserai/errors.ts) are a subset of these names, so an
+// activity's failure carries the kind as its type with no table in between.
+// Pure and dependency-free: the workflow bundle imports it.
+export const FailureType = {
+  // What BrowserAI answered (or failed to answer): the BrowserAIError kinds.
+  InvalidInput: 'InvalidInput',
+  InvalidCommand: 'InvalidCommand',
+  Unauthorized: 'Unauthorized',
+  TaskNotFound: 'TaskNotFound',
+  SavedTaskNotFound: 'SavedTaskNotFound',
+  Conflict: 'Conflict',
+  RateLimited: 'RateLimited',
+  ServerError: 'ServerError',
+  NetworkError: 'NetworkError',
+  Timeout: 'Timeout',
+  /** A 2xx answer that is not what the API describes (no status, no executionId, not JSON). */
+  MalformedAnswer: 'MalformedAnswer',
+  // What the project decides.
+  /** A non-idempotent request may or may not have reached BrowserAI; repeating it could double it. */
+  AmbiguousRequest: 'AmbiguousRequest',
+  BrowserAITaskFailed: 'BrowserAITaskFailed',
+  AwaitingInputTimeout: 'AwaitingInputTimeout',
+  TaskTimeout: 'TaskTimeout',
+  TaskEnded: 'TaskEnded',
+  /** A bug in this package's workflow code: the task was stopped instead of leaving the workflow stuck. */
+  UnexpectedError: 'UnexpectedError',
+} as const;
+
+export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
+
+/** The failure types a BrowserAI request can end in; `Aborted` is a cancelled request, never a failure of its own. */
+export type BrowserAIErrorKind =
+  | Extract<
+      FailureTypeName,
+      | 'InvalidInput'
+      | 'InvalidCommand'
+      | 'Unauthorized'
+      | 'TaskNotFound'
+      | 'SavedTaskNotFound'
+      | 'Conflict'
+      | 'RateLimited'
+      | 'ServerError'
+      | 'NetworkError'
+      | 'Timeout'
+      | 'MalformedAnswer'
+    >
+  | 'Aborted';
