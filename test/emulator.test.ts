@@ -3,7 +3,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BrowserAIEmulator, parseScenario } from '../src/emulator';
+import { BrowserAIEmulator, MAX_LARGE_BYTES, parseScenario, type EmulatorOptions, type RandomFaultKind } from '../src/emulator';
 import { TaskStore } from '../src/emulator/tasks';
 import type { TaskExecution, TaskMetadata, TaskResults } from '../src/browserai/types';
 
@@ -87,6 +87,39 @@ async function waitForStatus(id: string, wanted: string, timeoutMs = 4000): Prom
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Runs `use` against an emulator of its own (for options, or counts no other test may disturb). */
+async function withEmulator(options: EmulatorOptions, use: (other: BrowserAIEmulator) => Promise<void>): Promise<void> {
+  const other = await BrowserAIEmulator.start({ defaultDurationMs: DURATION_MS, queueMs: QUEUE_MS, ...options });
+  try {
+    await use(other);
+  } finally {
+    await other.close();
+  }
+}
+
+/** One request to any emulator, body kept as text: for answers that are not JSON, or never come. */
+async function rawCall(
+  target: BrowserAIEmulator,
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetch(`${target.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `apikey ${target.apiToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+function controlOf(target: BrowserAIEmulator) {
+  return (path: string, init?: RequestInit) => fetch(`${new URL(target.baseUrl).origin}/__emulator${path}`, init);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('authentication', () => {
   test('rejects a missing, wrong or differently-spelled token with 401 Unauthorized', async () => {
@@ -217,6 +250,7 @@ describe('task lifecycle', { concurrency: true }, () => {
     assert.equal((await results(created.executionId)).results.length, 0);
 
     // As real clients append: extra fields, items without `type`.
+    const appendedAt = Date.now();
     const appended = await call<TaskExecution>('POST', `/tasks/${created.executionId}/instructions`, {
       instructions: [{ action: 'Type the code 482913 and submit' }],
       geoLocation: { country: 'US' },
@@ -225,11 +259,18 @@ describe('task lifecycle', { concurrency: true }, () => {
       type: 'crawler_automation',
     });
     assert.equal(appended.status, 200);
-    assert.equal(appended.json.status, 'running');
+    // The default awaiting lag (1 s): still `awaiting` at the moment the code arrived; the run
+    // that follows the lag is already due, so there is an estimate.
+    assert.equal(appended.json.status, 'awaiting');
     assert.equal(appended.json.executionId, created.executionId);
     assert.match(appended.json.estimatedCompletion!, ISO);
+    const eta = Date.parse(appended.json.estimatedCompletion!) - appendedAt;
+    assert.ok(eta >= 1000 + DURATION_MS - 5 && eta <= 1000 + DURATION_MS + 200, `eta ${eta}`);
+    // Recorded when it arrived, not when the run starts.
+    assert.deepEqual(emulator.task(created.executionId)?.codesReceived, ['482913']);
 
     const done = await waitForStatus(created.executionId, 'finalized');
+    assert.deepEqual(done.seen.slice(0, 2), ['awaiting', 'running']);
     assert.ok(!JSON.stringify(done.progress?.logs).includes('482913'));
     assert.ok(done.progress?.logs?.includes('One-time code received'));
     assert.deepEqual(emulator.task(created.executionId)?.codesReceived, ['482913']);
@@ -247,7 +288,9 @@ describe('task lifecycle', { concurrency: true }, () => {
     const appended = await call<TaskExecution>('POST', `/tasks/${created.executionId}/instructions`, {
       instructions: [{ action: 'Add the cheapest item', type: 'natural_language' }],
     });
-    assert.equal(appended.json.status, 'running');
+    // The awaiting lag: `awaiting` is stale for a moment; only after `running` does `awaiting` mean idle again.
+    assert.equal(appended.json.status, 'awaiting');
+    await waitForStatus(created.executionId, 'running');
     await waitForStatus(created.executionId, 'awaiting');
     assert.equal((await results(created.executionId)).results.length, 2);
 
@@ -557,6 +600,42 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     assert.equal(parse('x').awaitable, false);
   });
 
+  test('new markers: awaiting-lag, not-visible, big-logs, big-error (sizes capped like [large])', () => {
+    const parse = (action: string) => parseScenario({ instructions: [{ action }] }, 1500, 700);
+    assert.equal(parse('x').awaitingLagMs, 700);
+    assert.equal(parseScenario({ instructions: [{ action: 'x' }] }, 1500).awaitingLagMs, 1000);
+    assert.equal(parse('[awaiting-lag=2500ms]').awaitingLagMs, 2500);
+    assert.equal(parse('[Awaiting-Lag=0]').awaitingLagMs, 0);
+    assert.equal(parse('[awaiting-lag=2s] [duration=3s]').durationMs, 3000);
+    assert.equal(parse('x').notVisibleMs, 0);
+    assert.equal(parse('[not-visible=2s]').notVisibleMs, 2000);
+    assert.equal(parse('[big-logs=3mb]').bigLogBytes, 3 * 1024 * 1024);
+    assert.equal(parse('[big-error=10KB]').bigErrorBytes, 10 * 1024);
+    assert.equal(parse('[big-logs=1gb]').bigLogBytes, MAX_LARGE_BYTES);
+    assert.deepEqual([parse('x').bigLogBytes, parse('x').bigErrorBytes, parse('[big-logs=3mb]').largeResultBytes], [null, null, null]);
+  });
+
+  test('awaiting lag: a second batch joins the run already due; a stop in the lag ends the task', () => {
+    const store = new TaskStore({ queueMs: 0, defaultDurationMs: 100, awaitingLagMs: 1000 });
+    const t0 = 9_000_000;
+    const task = store.create({ instructions: [{ action: 'a' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation', awaitable: true }, t0);
+    assert.equal(task.status(t0 + 100), 'awaiting');
+    assert.equal(task.estimatedCompletion(t0 + 100), null);
+    assert.equal(task.append([{ action: 'b' }], t0 + 200), 'ok');
+    assert.equal(task.estimatedCompletion(t0 + 200), t0 + 1300);
+    assert.equal(task.append([{ action: 'c' }], t0 + 700), 'ok');
+    assert.equal(task.status(t0 + 1199), 'awaiting');
+    assert.equal(task.status(t0 + 1200), 'running');
+    assert.equal(task.status(t0 + 1300), 'awaiting');
+    assert.deepEqual(task.visibleEntries(t0 + 1300).map((entry) => entry.step), [1, 2, 3]);
+
+    const other = store.create({ instructions: [{ action: 'a' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation', awaitable: true }, t0);
+    other.append([{ action: 'b' }], t0 + 200);
+    assert.equal(other.stop(t0 + 500), 'ok');
+    assert.equal(other.status(t0 + 5000), 'stopped');
+    assert.equal(other.visibleEntries(t0 + 5000).length, 1);
+  });
+
   test('results appear one by one; a stop keeps only the instructions already done', () => {
     const store = new TaskStore({ queueMs: 100, defaultDurationMs: 300 });
     const t0 = 1_000_000;
@@ -587,5 +666,280 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     assert.equal(task.status(t0 + 350), 'finalized');
     assert.deepEqual(task.visibleEntries(t0 + 350).map((entry) => entry.step), [1, 2, 3]);
     assert.ok(task.visibleLogs(t0 + 350).includes('Executing instruction 2/3'));
+  });
+});
+
+describe('awaiting lag', { concurrency: true }, () => {
+  test('default 1 s: an appended awaiting task reports awaiting for 1 s, then runs; the run ends that much later', async () => {
+    const created = await create(['Open the shop'], { awaitable: true });
+    await waitForStatus(created.executionId, 'awaiting');
+    const appendedAt = Date.now();
+    const appended = await call<TaskExecution>('POST', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Add the cheapest item' }],
+    });
+    assert.equal(appended.json.status, 'awaiting');
+    await sleep(800);
+    assert.equal((await metadata(created.executionId)).status, 'awaiting');
+    const running = await waitForStatus(created.executionId, 'running');
+    assert.ok(Date.now() - appendedAt >= 1000 - 5, `running after ${Date.now() - appendedAt} ms`);
+    const eta = Date.parse(running.estimatedCompletion!) - appendedAt;
+    assert.ok(eta >= 1000 + DURATION_MS - 5 && eta <= 1000 + DURATION_MS + 200, `eta ${eta}`);
+    await waitForStatus(created.executionId, 'awaiting');
+    assert.equal((await results(created.executionId)).results.length, 2);
+  });
+
+  test('[awaiting-lag=2500ms] overrides the option for that task, replace included', async () => {
+    const created = await create(['Log in [needs-code] [awaiting-lag=2500ms]']);
+    await waitForStatus(created.executionId, 'awaiting');
+    const replacedAt = Date.now();
+    const replaced = await call<TaskExecution>('PUT', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Type 112233' }],
+    });
+    assert.equal(replaced.json.status, 'awaiting');
+    assert.deepEqual(emulator.task(created.executionId)?.codesReceived, ['112233']);
+    assert.equal(emulator.task(created.executionId)?.scenario.awaitingLagMs, 2500);
+    await sleep(2000);
+    assert.equal((await metadata(created.executionId)).status, 'awaiting');
+    await waitForStatus(created.executionId, 'running');
+    assert.ok(Date.now() - replacedAt >= 2500 - 5);
+    await waitForStatus(created.executionId, 'finalized');
+  });
+
+  test('awaitingLagMs: 0 runs appended instructions at once (and negative values are refused)', async () => {
+    await withEmulator({ awaitingLagMs: 0 }, async (other) => {
+      const created = JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(['Open'], { awaitable: true }))).text);
+      const deadline = Date.now() + 3000;
+      while (other.task(created.executionId)?.status !== 'awaiting') {
+        assert.ok(Date.now() < deadline);
+        await sleep(15);
+      }
+      const appended = await rawCall(other, 'POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'More' }] });
+      assert.equal(JSON.parse(appended.text).status, 'running');
+    });
+    await assert.rejects(BrowserAIEmulator.start({ awaitingLagMs: -1 }), RangeError);
+  });
+});
+
+describe('answer faults', () => {
+  test('a create answered {executionId} only still creates a real task', async () => {
+    emulator.inject({
+      method: 'POST',
+      path: /^\/tasks$/,
+      answer: { transform: (real: TaskExecution) => ({ executionId: real.executionId }) },
+    });
+    const answer = await call('POST', '/tasks', createBody(['look']));
+    assert.equal(answer.status, 200);
+    assert.deepEqual(Object.keys(answer.json), ['executionId']);
+    assert.equal(emulator.task(answer.json.executionId)?.status, 'queued');
+    assert.equal(emulator.requests.at(-1)?.fault, 'answer');
+    // Only once: the next create answers in full.
+    assert.equal((await call('POST', '/tasks', createBody(['look']))).json.status, 'queued');
+  });
+
+  test('an HTML page with status 200 (the create happened)', async () => {
+    const before = emulator.listTasks().length;
+    emulator.inject({ method: 'POST', path: /^\/tasks$/, answer: { raw: '<html><body>Bad gateway</body></html>' } });
+    const answer = await rawCall(emulator, 'POST', '/tasks', createBody(['look']));
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get('content-type')!, /^text\/html/);
+    assert.equal(answer.text, '<html><body>Bad gateway</body></html>');
+    assert.equal(emulator.listTasks().length, before + 1);
+  });
+
+  test('over HTTP: `not json` as application/json on an append that really happened; json and status too', async () => {
+    const control = controlOf(emulator);
+    const created = await create(['Open [slow]']);
+    const injected = await control('/faults', {
+      method: 'POST',
+      body: JSON.stringify({ method: 'POST', path: '/instructions$', answer: { raw: 'not json', contentType: 'application/json' } }),
+    });
+    assert.equal(injected.status, 200);
+    const answer = await rawCall(emulator, 'POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'next' }] });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('content-type'), 'application/json');
+    assert.equal(answer.text, 'not json');
+    assert.equal(emulator.task(created.executionId)?.instructions.length, 2);
+
+    await control('/faults', { method: 'POST', body: JSON.stringify({ path: '^/results/', answer: { status: 202, json: { results: 'soon' } } }) });
+    const odd = await rawCall(emulator, 'GET', `/results/${created.executionId}`);
+    assert.equal(odd.status, 202);
+    assert.deepEqual(JSON.parse(odd.text), { results: 'soon' });
+
+    for (const answer of ['x', { transform: 'x' }, { raw: 1 }, { status: 1000 }]) {
+      assert.equal((await control('/faults', { method: 'POST', body: JSON.stringify({ answer }) })).status, 400);
+    }
+    await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' });
+  });
+});
+
+describe('big outputs and visibility', { concurrency: true }, () => {
+  const MB = 1024 * 1024;
+
+  test('[big-logs=3mb]: one log line of 3 MiB beside the normal lines, while running and after', async () => {
+    const created = await create(['Dump the DOM [big-logs=3mb] [duration=600ms]']);
+    const running = await waitForStatus(created.executionId, 'running');
+    const bigLines = (logs: string[]) => logs.filter((line) => line.length === 3 * MB);
+    assert.equal(bigLines(running.progress!.logs!).length, 1);
+    assert.ok(running.progress!.logs!.includes('Opening browser'));
+    const done = await waitForStatus(created.executionId, 'finalized');
+    const logs = done.progress!.logs!;
+    assert.equal(bigLines(logs).length, 1);
+    assert.equal(Buffer.byteLength(bigLines(logs)[0]!), 3 * MB);
+    assert.deepEqual(logs.filter((line) => line.length < 1000), [
+      'Task queued',
+      'Opening browser',
+      'Executing instruction 1/1',
+      'Task finalized',
+    ]);
+  });
+
+  test('[big-error=3mb] with [fail]: error is a 3 MiB string that starts with the usual failure', async () => {
+    const created = await create(['Open https://nowhere.invalid [fail] [big-error=3mb]']);
+    const failed = await waitForStatus(created.executionId, 'failed');
+    assert.equal(typeof failed.error, 'string');
+    assert.equal(Buffer.byteLength(failed.error as string), 3 * MB);
+    assert.ok((failed.error as string).startsWith('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
+    const quiet = await create(['Fine [big-error=3mb]']);
+    assert.equal((await waitForStatus(quiet.executionId, 'finalized')).error, null);
+  });
+
+  test('[not-visible=2s]: reads and stop answer 404 Task not found for 2 s after the create; the stop is not applied', async () => {
+    const createdAt = Date.now();
+    const created = await create(['Look [not-visible=2s] [duration=5s]']);
+    const notFound = { error: 'Task not found' };
+    for (const [method, path, body] of [
+      ['GET', `/tasks/${created.executionId}`],
+      ['GET', `/results/${created.executionId}`],
+      ['POST', `/tasks/${created.executionId}/command`, { command: 'stop' }],
+    ] as const) {
+      const answer = await call(method, path, body);
+      assert.equal(answer.status, 404, `${method} ${path}`);
+      assert.deepEqual(answer.json, notFound);
+    }
+    const hidden = emulator.task(created.executionId)!;
+    assert.equal(hidden.stopCommands, 0);
+    assert.ok(!['stopped'].includes(hidden.status));
+    assert.ok(Date.now() - createdAt < 2000, 'the 404s above must fall inside the window');
+
+    await sleep(2000 - (Date.now() - createdAt) + 20);
+    assert.equal((await metadata(created.executionId)).status, 'running');
+    assert.equal((await results(created.executionId)).executionId, created.executionId);
+    assert.equal((await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' })).status, 200);
+    assert.equal(emulator.task(created.executionId)?.stopCommands, 1);
+  });
+});
+
+describe('random faults', () => {
+  /** Sends `count` creates one by one; returns what the client saw for each. */
+  async function outcomes(target: BrowserAIEmulator, count: number): Promise<string[]> {
+    const seen: string[] = [];
+    for (let i = 0; i < count; i++) {
+      try {
+        const answer = await rawCall(target, 'POST', '/tasks', createBody([`chaos ${i}`]), AbortSignal.timeout(150));
+        seen.push(answer.status === 429 ? `429 retry-after=${answer.headers.get('retry-after')}` : String(answer.status));
+      } catch (error) {
+        seen.push((error as Error).name === 'TimeoutError' ? 'hang' : 'lost');
+      }
+    }
+    return seen;
+  }
+
+  const kindOf: Record<string, RandomFaultKind> = {
+    '500': 'server-error',
+    '429 retry-after=1': 'rate-limited',
+    hang: 'hang',
+    lost: 'answer-lost',
+  };
+
+  test('seeded: every kind happens, counts match what clients saw, the same seed repeats the same run', async () => {
+    const runs: string[][] = [];
+    for (let run = 0; run < 2; run++) {
+      await withEmulator({ randomFaults: { rate: 0.5, seed: 42 } }, async (other) => {
+        const seen = await outcomes(other, 40);
+        runs.push(seen);
+        const expected: Record<RandomFaultKind, number> = { 'server-error': 0, 'rate-limited': 0, hang: 0, 'answer-lost': 0 };
+        for (const outcome of seen) if (outcome !== '200') expected[kindOf[outcome]!] += 1;
+        assert.deepEqual(other.injectedFaults(), expected);
+        assert.ok(Object.values(expected).every((n) => n > 0), JSON.stringify(expected));
+        assert.ok(seen.includes('200'));
+        // A lost answer still created its task; a 500, 429 or hang did not.
+        assert.equal(other.listTasks().length, seen.filter((o) => o === '200').length + expected['answer-lost']);
+        assert.deepEqual(
+          other.requests.map((request) => request.randomFault ?? null),
+          seen.map((outcome) => (outcome === '200' ? null : kindOf[outcome])),
+        );
+        // Control endpoints are never disturbed.
+        for (let i = 0; i < 10; i++) assert.equal((await controlOf(other)('/stats')).status, 200);
+      });
+    }
+    assert.deepEqual(runs[0], runs[1]);
+  });
+
+  test('set and cleared at runtime, in-process and over HTTP; kinds restrict the choice', async () => {
+    await withEmulator({}, async (other) => {
+      const control = controlOf(other);
+      other.setRandomFaults({ rate: 1, kinds: ['rate-limited'] });
+      assert.deepEqual(await outcomes(other, 3), ['429 retry-after=1', '429 retry-after=1', '429 retry-after=1']);
+      other.setRandomFaults(undefined);
+      assert.deepEqual(await outcomes(other, 2), ['200', '200']);
+
+      const set = await control('/random-faults', { method: 'PUT', body: JSON.stringify({ rate: 1, seed: 7, kinds: ['server-error'] }) });
+      assert.equal(set.status, 200);
+      assert.deepEqual(await outcomes(other, 2), ['500', '500']);
+      const state = (await (await control('/random-faults')).json()) as { options: unknown; injected: Record<string, number> };
+      assert.deepEqual(state.options, { rate: 1, seed: 7, kinds: ['server-error'] });
+      assert.deepEqual(state.injected, { 'server-error': 2, 'rate-limited': 3, hang: 0, 'answer-lost': 0 });
+      assert.equal((await control('/random-faults', { method: 'DELETE' })).status, 200);
+      assert.deepEqual(await outcomes(other, 1), ['200']);
+      assert.deepEqual(((await (await control('/random-faults')).json()) as { options: unknown }).options, null);
+
+      for (const bad of [{ rate: 2 }, { rate: 0.5, kinds: ['meteor'] }, { rate: 0.5, kinds: [] }, { rate: 0.5, seed: 1.5 }, 'x']) {
+        assert.equal((await control('/random-faults', { method: 'PUT', body: JSON.stringify(bad) })).status, 400);
+      }
+      assert.throws(() => other.setRandomFaults({ rate: -1 }), RangeError);
+    });
+    await assert.rejects(BrowserAIEmulator.start({ randomFaults: { rate: 0.1, kinds: [] } }), RangeError);
+  });
+
+  test('close() finishes promptly with randomly hung requests still open', async () => {
+    const other = await BrowserAIEmulator.start({ randomFaults: { rate: 1, kinds: ['hang'] } });
+    const pending = [1, 2, 3].map(() => rawCall(other, 'GET', '/saved_tasks'));
+    const rejected = Promise.all(pending.map((request) => assert.rejects(request)));
+    while (other.requests.length < 3) await sleep(5);
+    const started = Date.now();
+    await other.close();
+    assert.ok(Date.now() - started < 1000);
+    await rejected;
+    assert.equal(other.injectedFaults().hang, 3);
+  });
+});
+
+describe('tasks left behind, stop commands, codes and creates per project', () => {
+  test('runningTasks() lists the tasks not ended; stopCommands counts accepted and refused stops', async () => {
+    await withEmulator({}, async (other) => {
+      const make = async (actions: string[], extra: Record<string, unknown> = {}) =>
+        JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(actions, extra))).text) as TaskExecution;
+      const slow = await make(['Crawl [slow]'], { project: 'alpha' });
+      const quick = await make(['Look'], { project: 'alpha' });
+      const code = await make(['Log in [needs-code] [awaiting-lag=0]'], { project: 'beta' });
+      const running = () => other.runningTasks().map((task) => task.executionId).sort();
+      assert.deepEqual(running(), [slow.executionId, quick.executionId, code.executionId].sort());
+
+      while (other.task(quick.executionId)?.status !== 'finalized' || other.task(code.executionId)?.status !== 'awaiting') await sleep(15);
+      assert.deepEqual(running(), [slow.executionId, code.executionId].sort());
+      await rawCall(other, 'POST', `/tasks/${code.executionId}/instructions`, { instructions: [{ action: 'Code 4711 then 998877' }] });
+      assert.deepEqual(other.runningTasks().find((task) => task.executionId === code.executionId)?.codesReceived, ['4711', '998877']);
+
+      assert.equal((await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status, 200);
+      assert.equal((await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status, 409);
+      assert.equal((await rawCall(other, 'POST', `/tasks/${quick.executionId}/command`, { command: 'stop' })).status, 409);
+      assert.equal(other.task(slow.executionId)?.stopCommands, 2);
+      assert.equal(other.task(quick.executionId)?.stopCommands, 1);
+      assert.ok(!running().includes(slow.executionId));
+
+      const createsIn = (project: string) =>
+        other.requests.filter((r) => r.method === 'POST' && r.path === '/tasks' && (r.body as { project?: string }).project === project).length;
+      assert.deepEqual([createsIn('alpha'), createsIn('beta'), createsIn('gamma')], [2, 1, 0]);
+    });
   });
 });

@@ -1,6 +1,23 @@
 // Faults let a test make the next matching request(s) misbehave the way a real network or a real
 // overloaded service does, so clients' retry, timeout and idempotency handling can be exercised.
 
+/**
+ * A body sent instead of the real answer, to test clients against malformed or partial answers.
+ * The first of `transform`, `json`, `raw` that is given is sent.
+ */
+export interface FaultAnswer {
+  /** Default 200. */
+  status?: number;
+  /** Builds the body (sent as JSON) from the real one, e.g. to drop fields. In-process only. */
+  transform?: (realBody: any) => unknown;
+  /** Sent as JSON (`null` included). */
+  json?: unknown;
+  /** Sent as is, with `contentType`: an HTML error page, a truncated body, `not json`... Default empty. */
+  raw?: string;
+  /** Content type of `raw`; default `text/html`. */
+  contentType?: string;
+}
+
 export interface Fault {
   /** HTTP method to match (case-insensitive); any method when absent. */
   method?: string;
@@ -18,6 +35,11 @@ export interface Fault {
   dropAfterHandling?: boolean;
   /** Answer normally, but only after this many milliseconds (a slow BrowserAI, not a broken one). */
   delayMs?: number;
+  /**
+   * Perform the request for real (e.g. create the task, append the instructions), then send this
+   * instead of the real answer. `status` and `error` of the fault are ignored.
+   */
+  answer?: FaultAnswer;
   /** How many matching requests it affects; default 1. */
   times?: number;
 }
@@ -89,10 +111,8 @@ export function faultFromJson(value: unknown): Fault | string {
     }
   }
   if (value.status !== undefined) {
-    if (!Number.isInteger(value.status) || (value.status as number) < 100 || (value.status as number) > 599) {
-      return 'status must be an HTTP status code';
-    }
-    fault.status = value.status as number;
+    if (!isStatus(value.status)) return 'status must be an HTTP status code';
+    fault.status = value.status;
   }
   if (value.error !== undefined) {
     if (typeof value.error !== 'string') return 'error must be a string';
@@ -118,7 +138,35 @@ export function faultFromJson(value: unknown): Fault | string {
     if (!Number.isInteger(value.times) || (value.times as number) < 1) return 'times must be a positive integer';
     fault.times = value.times as number;
   }
+  if (value.answer !== undefined) {
+    const answer = answerFromJson(value.answer);
+    if (typeof answer === 'string') return answer;
+    fault.answer = answer;
+  }
   return fault;
+}
+
+function answerFromJson(value: unknown): FaultAnswer | string {
+  if (!isRecord(value)) return 'answer must be a JSON object';
+  if (value.transform !== undefined) return 'answer.transform is only available in-process';
+  const answer: FaultAnswer = {};
+  if (value.status !== undefined) {
+    if (!isStatus(value.status)) return 'answer.status must be an HTTP status code';
+    answer.status = value.status;
+  }
+  // `json: null` is a body too (the JSON text `null`); only an absent field means "none".
+  if ('json' in value) answer.json = value.json;
+  for (const field of ['raw', 'contentType'] as const) {
+    if (value[field] !== undefined) {
+      if (typeof value[field] !== 'string') return `answer.${field} must be a string`;
+      answer[field] = value[field];
+    }
+  }
+  return answer;
+}
+
+function isStatus(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -8,14 +8,32 @@ export const SLOW_DURATION_MS = 30_000;
 export const CODE_WAIT_MS = 500;
 /** The failure a `[fail]` task reports: a realistic browser error, not an emulator-specific one. */
 export const FAIL_ERROR = 'Navigation failed: net::ERR_NAME_NOT_RESOLVED';
-/** Upper bound of `[large=...]`, so a typo cannot make the emulator allocate gigabytes. */
+/** Upper bound of `[large=...]`, `[big-logs=...]` and `[big-error=...]`, so a typo cannot make the emulator allocate gigabytes. */
 export const MAX_LARGE_BYTES = 64 * 1024 * 1024;
+/**
+ * How long a task that was `awaiting` keeps reporting `awaiting` after it received instructions.
+ * Observed, not invented: BrowserAI's public MCP client waits 1 s after an append for this reason.
+ */
+export const DEFAULT_AWAITING_LAG_MS = 1_000;
 
 /** A one-time code as a person would type it: a standalone number of 4 to 8 digits. */
 const CODE_PATTERN = /(?<!\d)\d{4,8}(?!\d)/g;
 
-const DURATION_MARKER = /\[duration\s*=\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*\]/i;
-const LARGE_MARKER = /\[large\s*=\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?\s*\]/i;
+/** `[name=90s]`: a number with an optional unit (ms, s, m, h); bare numbers are milliseconds. */
+function durationMarker(name: string): RegExp {
+  return new RegExp(`\\[${name}\\s*=\\s*(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?\\s*\\]`, 'i');
+}
+/** `[name=5MB]`: a number with an optional unit (b, k/kb, m/mb, g/gb); bare numbers are bytes. */
+function sizeMarker(name: string): RegExp {
+  return new RegExp(`\\[${name}\\s*=\\s*(\\d+(?:\\.\\d+)?)\\s*(b|kb|k|mb|m|gb|g)?\\s*\\]`, 'i');
+}
+
+const DURATION_MARKER = durationMarker('duration');
+const AWAITING_LAG_MARKER = durationMarker('awaiting-lag');
+const NOT_VISIBLE_MARKER = durationMarker('not-visible');
+const LARGE_MARKER = sizeMarker('large');
+const BIG_LOGS_MARKER = sizeMarker('big-logs');
+const BIG_ERROR_MARKER = sizeMarker('big-error');
 
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 const SIZE_UNIT_BYTES: Record<string, number> = {
@@ -45,6 +63,20 @@ export interface Scenario {
   noEta: boolean;
   /** Create-request `awaitable: true`: the session waits in `awaiting` after each run. */
   awaitable: boolean;
+  /**
+   * `[awaiting-lag=2500ms]` (else the emulator's `awaitingLagMs`): how long an `awaiting` task
+   * still reports `awaiting` after instructions were appended or replaced, before it runs them.
+   */
+  awaitingLagMs: number;
+  /** `[big-logs=3MB]`: byte length of one extra log line written when the task starts running; null for none. */
+  bigLogBytes: number | null;
+  /** `[big-error=3MB]` (with `[fail]`): byte length of the `error` of the failed task; null for the short one. */
+  bigErrorBytes: number | null;
+  /**
+   * `[not-visible=2s]`: for this long after the create, reads and stop commands answer 404
+   * `Task not found` for the task. 0 when absent.
+   */
+  notVisibleMs: number;
 }
 
 export interface ScenarioSource {
@@ -57,33 +89,40 @@ export interface ScenarioSource {
  * An explicit `[duration=...]` wins over `[slow]`; a bare duration number is milliseconds and a
  * bare size is bytes; KB and MB are binary (1024).
  */
-export function parseScenario(source: ScenarioSource, defaultDurationMs: number): Scenario {
+export function parseScenario(
+  source: ScenarioSource,
+  defaultDurationMs: number,
+  defaultAwaitingLagMs: number = DEFAULT_AWAITING_LAG_MS,
+): Scenario {
   const text = source.instructions.map((instruction) => instruction.action).join('\n');
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
 
-  let durationMs = has('slow') ? SLOW_DURATION_MS : defaultDurationMs;
-  const duration = DURATION_MARKER.exec(text);
-  if (duration) {
-    durationMs = Math.round(Number(duration[1]) * DURATION_UNIT_MS[(duration[2] ?? 'ms').toLowerCase()]!);
-  }
-
-  let largeResultBytes: number | null = null;
-  const large = LARGE_MARKER.exec(text);
-  if (large) {
-    const bytes = Math.round(Number(large[1]) * SIZE_UNIT_BYTES[(large[2] ?? 'b').toLowerCase()]!);
-    largeResultBytes = Math.min(bytes, MAX_LARGE_BYTES);
-  }
-
   return {
-    durationMs: Math.max(0, durationMs),
+    durationMs: readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
     needsCode: has('needs-code'),
     fail: has('fail'),
-    largeResultBytes,
+    largeResultBytes: readSize(text, LARGE_MARKER),
     unknownStatus: has('unknown-status'),
     uppercaseStatus: has('uppercase-status'),
     noEta: has('no-eta'),
     awaitable: source.awaitable === true,
+    awaitingLagMs: readDuration(text, AWAITING_LAG_MARKER) ?? Math.max(0, defaultAwaitingLagMs),
+    bigLogBytes: readSize(text, BIG_LOGS_MARKER),
+    bigErrorBytes: readSize(text, BIG_ERROR_MARKER),
+    notVisibleMs: readDuration(text, NOT_VISIBLE_MARKER) ?? 0,
   };
+}
+
+function readDuration(text: string, marker: RegExp): number | undefined {
+  const match = marker.exec(text);
+  return match ? Math.round(Number(match[1]) * DURATION_UNIT_MS[(match[2] ?? 'ms').toLowerCase()]!) : undefined;
+}
+
+/** Capped at {@link MAX_LARGE_BYTES}. */
+function readSize(text: string, marker: RegExp): number | null {
+  const match = marker.exec(text);
+  if (!match) return null;
+  return Math.min(Math.round(Number(match[1]) * SIZE_UNIT_BYTES[(match[2] ?? 'b').toLowerCase()]!), MAX_LARGE_BYTES);
 }
 
 /** The one-time codes found in instruction texts, in order. */

@@ -1,16 +1,19 @@
 // The HTTP side of the emulator: a real server on a real port, so clients are tested with their
 // own HTTP stack, keep-alive pool, timeouts and error paths, exactly as against BrowserAI. It
 // records every API request (tests assert how many creates, polls or appends a client made),
-// applies injected faults, and offers unauthenticated control endpoints under /__emulator/ so a
-// worker or benchmark in another process can be observed and disturbed too.
+// applies injected faults (queued ones, and random ones for chaos tests), and offers
+// unauthenticated control endpoints under /__emulator/ so a worker or benchmark in another process
+// can be observed and disturbed too.
 
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { INVALID_JSON, MESSAGES, errorReply, matchRoute, type ApiContext, type Reply, type RequestBody } from './api';
 import { artifactContent, parseArtifactPath } from './artifacts';
-import { FaultQueue, defaultFaultMessage, faultFromJson, type Fault } from './faults';
+import { FaultQueue, defaultFaultMessage, faultFromJson, type Fault, type FaultAnswer } from './faults';
+import { RandomFaults, randomFaultOptionsFrom, type RandomFaultKind, type RandomFaultOptions } from './random-faults';
 import { SavedTaskStore } from './saved-tasks';
+import { DEFAULT_AWAITING_LAG_MS } from './scenario';
 import { TaskStore, type EmulatedTask } from './tasks';
 
 export interface EmulatorOptions {
@@ -26,7 +29,21 @@ export interface EmulatorOptions {
   queueMs?: number;
   /** Project names that do not exist, so creating a task in them fails. Default `['missing-project']`. */
   unknownProjects?: string[];
+  /**
+   * How long a task that is `awaiting` keeps reporting `awaiting` after instructions are appended
+   * or replaced, before it goes `running` (its run ends that much later). BrowserAI's public MCP
+   * client waits 1 s after an append because of this. `[awaiting-lag=...]` overrides it per task.
+   * Default 1000 ms.
+   */
+  awaitingLagMs?: number;
+  /**
+   * Gives each API request (never /__emulator/ ones), with probability `rate`, one random fault.
+   * Off by default; see also {@link BrowserAIEmulator.setRandomFaults}.
+   */
+  randomFaults?: RandomFaultOptions;
 }
+
+type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults'>> & Pick<EmulatorOptions, 'randomFaults'>;
 
 export interface RecordedRequest {
   method: string;
@@ -39,10 +56,13 @@ export interface RecordedRequest {
   /** Parsed JSON body of POST and PUT requests (the raw text when it is not JSON). */
   body?: unknown;
   /** Set when an injected fault shaped the outcome. */
-  fault?: 'status' | 'hang' | 'drop' | 'delay';
+  fault?: 'status' | 'hang' | 'drop' | 'delay' | 'answer';
+  /** Set when that fault was a random one (`randomFaults`). */
+  randomFault?: RandomFaultKind;
 }
 
-export type { Fault } from './faults';
+export type { Fault, FaultAnswer } from './faults';
+export type { RandomFaultKind, RandomFaultOptions } from './random-faults';
 export type { EmulatedTask } from './tasks';
 
 const API_PREFIX = '/api/v1';
@@ -64,6 +84,9 @@ export class BrowserAIEmulator {
   private readonly tasks: TaskStore;
   private readonly saved = new SavedTaskStore();
   private readonly faults = new FaultQueue();
+  private readonly randomFaults = new RandomFaults();
+  /** Sockets of hung requests: destroyed on close, whatever else the server does with its connections. */
+  private readonly hungSockets = new Set<Socket>();
   private readonly unknownProjects: ReadonlySet<string>;
   private readonly endpointCounts = new Map<string, number>();
   private closing: Promise<void> | undefined;
@@ -71,30 +94,41 @@ export class BrowserAIEmulator {
   private constructor(
     private readonly server: Server,
     origin: string,
-    options: Required<EmulatorOptions>,
+    options: ResolvedOptions,
   ) {
     this.origin = origin;
     this.baseUrl = `${origin}${API_PREFIX}`;
     this.apiToken = options.apiToken;
     this.expectedAuthorization = Buffer.from(`apikey ${options.apiToken}`);
-    this.tasks = new TaskStore({ queueMs: options.queueMs, defaultDurationMs: options.defaultDurationMs });
+    this.tasks = new TaskStore({
+      queueMs: options.queueMs,
+      defaultDurationMs: options.defaultDurationMs,
+      awaitingLagMs: options.awaitingLagMs,
+    });
     this.unknownProjects = new Set(options.unknownProjects);
+    this.randomFaults.set(options.randomFaults);
   }
 
   static async start(options: EmulatorOptions = {}): Promise<BrowserAIEmulator> {
-    const resolved: Required<EmulatorOptions> = {
+    const resolved: ResolvedOptions = {
       port: options.port ?? 0,
       host: options.host ?? '127.0.0.1',
       apiToken: options.apiToken ?? 'emulator-token',
       defaultDurationMs: options.defaultDurationMs ?? 1500,
       queueMs: options.queueMs ?? 200,
       unknownProjects: options.unknownProjects ?? ['missing-project'],
+      awaitingLagMs: options.awaitingLagMs ?? DEFAULT_AWAITING_LAG_MS,
+      randomFaults: options.randomFaults,
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
     }
-    for (const name of ['defaultDurationMs', 'queueMs'] as const) {
+    for (const name of ['defaultDurationMs', 'queueMs', 'awaitingLagMs'] as const) {
       if (!Number.isFinite(resolved[name]) || resolved[name] < 0) throw new RangeError(`Invalid ${name}: ${resolved[name]}`);
+    }
+    if (resolved.randomFaults !== undefined) {
+      const problem = randomFaultOptionsFrom(resolved.randomFaults);
+      if (typeof problem === 'string') throw new RangeError(`Invalid randomFaults: ${problem}`);
     }
 
     let emulator: BrowserAIEmulator | undefined;
@@ -131,6 +165,16 @@ export class BrowserAIEmulator {
     this.faults.clear();
   }
 
+  /** Turns random faults on (reseeding the PRNG) or, with undefined, off. Throws RangeError on invalid options. */
+  setRandomFaults(options: RandomFaultOptions | undefined): void {
+    this.randomFaults.set(options);
+  }
+
+  /** Random faults injected so far, by kind, since the emulator started (queued faults are not counted). */
+  injectedFaults(): Record<RandomFaultKind, number> {
+    return this.randomFaults.injected;
+  }
+
   resetRequests(): void {
     this.requests.length = 0;
     this.endpointCounts.clear();
@@ -155,10 +199,17 @@ export class BrowserAIEmulator {
     return this.tasks.list(Date.now());
   }
 
+  /** Tasks not ended yet (queued, running or awaiting): what a test must stop, or what a client left behind. */
+  runningTasks(): EmulatedTask[] {
+    return this.tasks.listNotEnded(Date.now());
+  }
+
   /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
       this.server.close(() => resolve());
+      for (const socket of this.hungSockets) socket.destroy();
+      this.hungSockets.clear();
       this.server.closeAllConnections();
     });
     return this.closing;
@@ -197,16 +248,29 @@ export class BrowserAIEmulator {
     const route = matchRoute(method, path);
     this.endpointCounts.set(route.key, (this.endpointCounts.get(route.key) ?? 0) + 1);
 
-    const fault = this.faults.take(method, path);
+    // A queued fault wins; the PRNG is only asked when none applies.
+    let fault = this.faults.take(method, path);
+    if (!fault) {
+      const random = this.randomFaults.draw();
+      if (random) {
+        fault = random.fault;
+        record.randomFault = random.kind;
+      }
+    }
     if (fault?.hang) {
       // Nothing is ever written; close() or the client's own abort ends the connection.
       record.fault = 'hang';
+      const socket = res.socket;
+      if (socket) {
+        this.hungSockets.add(socket);
+        socket.once('close', () => this.hungSockets.delete(socket));
+      }
       return;
     }
     if (fault?.delayMs !== undefined) {
       record.fault = 'delay';
       await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
-    } else if (fault && !fault.dropAfterHandling) {
+    } else if (fault && !fault.dropAfterHandling && !fault.answer) {
       record.fault = 'status';
       const reply = faultReply(fault);
       record.status = reply.status;
@@ -229,6 +293,12 @@ export class BrowserAIEmulator {
     if (fault?.dropAfterHandling) {
       record.fault = 'drop';
       res.socket?.destroy();
+      return;
+    }
+    if (fault?.answer) {
+      record.fault = 'answer';
+      record.status = fault.answer.status ?? 200;
+      sendAnswer(res, fault.answer, reply);
       return;
     }
     sendJson(res, reply);
@@ -256,6 +326,19 @@ export class BrowserAIEmulator {
       }
     } else if (endpoint === 'DELETE /faults') {
       this.clearFaults();
+      sendJson(res, { status: 200, body: { ok: true } });
+    } else if (endpoint === 'GET /random-faults') {
+      sendJson(res, { status: 200, body: { options: this.randomFaults.options ?? null, injected: this.injectedFaults() } });
+    } else if (endpoint === 'PUT /random-faults') {
+      const options = randomFaultOptionsFrom(parseBody(raw));
+      if (typeof options === 'string') {
+        sendJson(res, errorReply(400, `randomFaults ${options}`));
+      } else {
+        this.setRandomFaults(options);
+        sendJson(res, { status: 200, body: { ok: true } });
+      }
+    } else if (endpoint === 'DELETE /random-faults') {
+      this.setRandomFaults(undefined);
       sendJson(res, { status: 200, body: { ok: true } });
     } else if (method === 'GET' && path.startsWith('/tasks/')) {
       const task = this.task(safeDecode(path.slice('/tasks/'.length)) ?? '');
@@ -306,13 +389,24 @@ function faultReply(fault: Fault): Reply {
 }
 
 function sendJson(res: ServerResponse, reply: Reply): void {
-  const json = JSON.stringify(reply.body);
-  res.writeHead(reply.status, {
-    ...reply.headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(json),
-  });
-  res.end(json);
+  sendText(res, reply.status, 'application/json; charset=utf-8', JSON.stringify(reply.body), reply.headers);
+}
+
+/** The replacement of a real answer: `transform` of it (as the client would have parsed it), else `json`, else `raw`. */
+function sendAnswer(res: ServerResponse, answer: FaultAnswer, real: Reply): void {
+  const status = answer.status ?? 200;
+  if (answer.transform || answer.json !== undefined) {
+    const body = answer.transform ? answer.transform(JSON.parse(JSON.stringify(real.body))) : answer.json;
+    // A transform may return undefined: that is an empty body, not the text `undefined`.
+    sendText(res, status, 'application/json; charset=utf-8', JSON.stringify(body) ?? '');
+  } else {
+    sendText(res, status, answer.contentType ?? 'text/html', answer.raw ?? '');
+  }
+}
+
+function sendText(res: ServerResponse, status: number, contentType: string, text: string, headers?: Record<string, string>): void {
+  res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /** Path without query and trailing slash, still percent-encoded (a `%2F` in a name must not split it). */

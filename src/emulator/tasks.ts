@@ -4,10 +4,15 @@
 // entries of a running phase are written when the phase starts, stamped with the future moment
 // they happen at, and hidden from reads until then; a command that cuts the phase short drops
 // the ones still in the future.
+//
+// Instructions sent to an `awaiting` task do not start a run at once: the task keeps reporting
+// `awaiting` for the scenario's `awaitingLagMs` (an `awaiting` phase with an end), as BrowserAI's
+// own MCP client allows for, so clients learn not to take that stale `awaiting` as "idle again".
 
 import { randomBytes } from 'node:crypto';
 import type { GeoLocation, Instruction } from '../browserai/types';
-import { CODE_WAIT_MS, FAIL_ERROR, extractCodes, parseScenario, type Scenario } from './scenario';
+import { largeText } from './large-text';
+import { CODE_WAIT_MS, DEFAULT_AWAITING_LAG_MS, FAIL_ERROR, extractCodes, parseScenario, type Scenario } from './scenario';
 
 export type TaskStatus = 'queued' | 'running' | 'awaiting' | 'finalized' | 'failed' | 'stopped';
 
@@ -20,7 +25,10 @@ export function isEnded(status: TaskStatus): boolean {
 interface Phase {
   status: TaskStatus;
   start: number;
-  /** When the phase ends by itself; null for `awaiting` and the end states. */
+  /**
+   * When the phase ends by itself; null for the end states and for an idle `awaiting`. An
+   * `awaiting` phase with an end is the lag after instructions arrived: a run starts at its end.
+   */
   end: number | null;
   /** A running phase that stops at the one-time-code form instead of executing instructions. */
   blockedOnCode: boolean;
@@ -32,6 +40,8 @@ interface Phase {
 interface LogLine {
   at: number;
   text: string;
+  /** A `[big-logs=...]` line: `text` is empty and the line is rendered on read, so stored tasks stay small. */
+  bigBytes?: number;
 }
 
 /** A result entry as stored: its texts are rendered on read, so stored tasks stay small. */
@@ -57,9 +67,12 @@ export interface EmulatedTask {
   /** The true lifecycle status (lower-case, not disguised by `[unknown-status]`/`[uppercase-status]`). */
   status: TaskStatus;
   instructions: Instruction[];
-  /** Every one-time code received by a `[needs-code]` task, duplicates included. */
+  /** Every one-time code received by a `[needs-code]` task, duplicates included, as they arrived. */
   codesReceived: string[];
-  /** Stop commands received, including ones refused because the task had ended. */
+  /**
+   * Stop commands the task received, accepted or refused because it had ended; not the ones
+   * answered 404 while the task was `[not-visible]`, nor ones a status or hang fault kept from it.
+   */
   stopCommands: number;
   createdAt: string;
 }
@@ -94,6 +107,9 @@ export class Task {
   private readonly logs: LogLine[] = [];
   private readonly entries: StoredEntry[] = [];
 
+  /** Until then, reads and stop commands answer 404 (`[not-visible=...]`). */
+  readonly visibleFrom: number;
+
   constructor(input: NewTask, scenario: Scenario, queueMs: number, now: number) {
     this.scriptType = input.type;
     this.project = input.project;
@@ -101,6 +117,7 @@ export class Task {
     this.instructions = input.instructions.map(copyInstruction);
     this.scenario = scenario;
     this.createdAt = now;
+    this.visibleFrom = now + scenario.notVisibleMs;
     this.phase = this.newPhase('queued', now, now + queueMs);
     this.log(now, 'Task queued');
   }
@@ -111,18 +128,30 @@ export class Task {
     return this.phase.status;
   }
 
-  /** End of the current running phase (or of the first one, while queued); null otherwise. */
+  /** Whether the API shows the task yet (see `Scenario.notVisibleMs`). */
+  isVisible(now: number): boolean {
+    return now >= this.visibleFrom;
+  }
+
+  /**
+   * End of the current running phase, or of the run that follows a queued phase or an awaiting
+   * lag (a run is already due there); null otherwise.
+   */
   estimatedCompletion(now: number): number | null {
     this.advance(now);
     if (this.scenario.noEta) return null;
-    if (this.phase.status === 'queued') return this.phase.end! + this.runLength();
     if (this.phase.status === 'running') return this.phase.end;
+    if (this.phase.status === 'queued' || this.phase.status === 'awaiting') {
+      return this.phase.end === null ? null : this.phase.end + this.runLength();
+    }
     return null;
   }
 
   visibleLogs(now: number): string[] {
     this.advance(now);
-    return this.logs.filter((line) => line.at <= now).map((line) => line.text);
+    return this.logs
+      .filter((line) => line.at <= now)
+      .map((line) => (line.bigBytes === undefined ? line.text : largeText(line.bigBytes, 'log')));
   }
 
   visibleEntries(now: number): StoredEntry[] {
@@ -134,7 +163,10 @@ export class Task {
     return this.visibleEntries(now).find((entry) => entry.historyIndex === historyIndex);
   }
 
-  /** POST /tasks/{id}/instructions: the new instructions run at once, unless the task is still queued. */
+  /**
+   * POST /tasks/{id}/instructions: the new instructions run at once if the task is running,
+   * after the awaiting lag if it is awaiting, and with the first run if it is still queued.
+   */
   append(instructions: Instruction[], now: number): CommandOutcome {
     this.advance(now);
     if (isEnded(this.phase.status)) return 'ended';
@@ -142,11 +174,11 @@ export class Task {
     this.instructions.push(...instructions.map(copyInstruction));
     this.log(now, `Received ${plural(instructions.length, 'new instruction')}`);
     this.receiveCodes(instructions, now);
-    if (this.phase.status !== 'queued') this.startRun(now);
+    this.runNewInstructions(now);
     return 'ok';
   }
 
-  /** PUT /tasks/{id}/instructions: the new list runs from its first instruction, at once unless queued. */
+  /** PUT /tasks/{id}/instructions: the new list runs from its first instruction, when `append` would run it. */
   replace(instructions: Instruction[], now: number): CommandOutcome {
     this.advance(now);
     if (isEnded(this.phase.status)) return 'ended';
@@ -155,7 +187,7 @@ export class Task {
     this.nextInstruction = 0;
     this.log(now, `Instructions replaced (${plural(instructions.length, 'instruction')})`);
     this.receiveCodes(instructions, now);
-    if (this.phase.status !== 'queued') this.startRun(now);
+    this.runNewInstructions(now);
     return 'ok';
   }
 
@@ -190,11 +222,28 @@ export class Task {
       const at = this.phase.end;
       if (this.phase.status === 'queued') {
         this.log(at, 'Opening browser');
+        if (this.scenario.bigLogBytes !== null) this.logs.push({ at, text: '', bigBytes: this.scenario.bigLogBytes });
         this.startRun(at);
+      } else if (this.phase.status === 'awaiting') {
+        this.startRun(at); // the awaiting lag is over
       } else {
         this.finishRun(at);
       }
     }
+  }
+
+  /**
+   * A queued task runs new instructions with its first run; an awaiting one after the lag (a
+   * second batch within the lag joins the run already due, it does not push it back).
+   */
+  private runNewInstructions(now: number): void {
+    if (this.phase.status === 'queued') return;
+    if (this.phase.status === 'awaiting') {
+      this.phase.end ??= now + this.scenario.awaitingLagMs;
+      this.advance(now); // a zero lag runs at once
+      return;
+    }
+    this.startRun(now);
   }
 
   /** A run is blocked on the code form until a code arrives; otherwise it executes every pending instruction. */
@@ -237,7 +286,9 @@ export class Task {
       this.log(at, 'Waiting for a one-time code');
       this.phase = this.newPhase('awaiting', at, null);
     } else if (this.scenario.fail) {
-      this.error = FAIL_ERROR;
+      const big = this.scenario.bigErrorBytes;
+      // The cached text is shared between tasks, so a task keeps a reference, not a copy.
+      this.error = big === null ? FAIL_ERROR : largeText(big, 'error');
       this.log(at, FAIL_ERROR);
       this.finish('failed', at);
     } else if (this.scenario.awaitable) {
@@ -294,6 +345,8 @@ export class Task {
 export interface TaskStoreOptions {
   queueMs: number;
   defaultDurationMs: number;
+  /** Default awaiting lag of tasks without an `[awaiting-lag=...]` marker; default {@link DEFAULT_AWAITING_LAG_MS}. */
+  awaitingLagMs?: number;
 }
 
 export class TaskStore {
@@ -302,7 +355,7 @@ export class TaskStore {
   constructor(private readonly options: TaskStoreOptions) {}
 
   create(input: NewTask, now: number): Task {
-    const scenario = parseScenario(input, this.options.defaultDurationMs);
+    const scenario = parseScenario(input, this.options.defaultDurationMs, this.options.awaitingLagMs ?? DEFAULT_AWAITING_LAG_MS);
     const task = new Task(input, scenario, this.options.queueMs, now);
     this.tasks.set(task.executionId, task);
     return task;
@@ -314,6 +367,11 @@ export class TaskStore {
 
   list(now: number): EmulatedTask[] {
     return [...this.tasks.values()].map((task) => task.view(now));
+  }
+
+  /** Tasks not ended yet (queued, running or awaiting), as `list` shows them. */
+  listNotEnded(now: number): EmulatedTask[] {
+    return [...this.tasks.values()].filter((task) => !isEnded(task.status(now))).map((task) => task.view(now));
   }
 
   get size(): number {
