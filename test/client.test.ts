@@ -377,3 +377,415 @@ describe('requests on the wire', () => {
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Answers BrowserAI should never give, from a scripted server: every 2xx is checked per
+// endpoint (src/browserai/answers.ts) and ends either as a typed value or as MalformedAnswer.
+
+interface Reply {
+  status?: number;
+  body: string;
+  /** Default application/json; null sends none. */
+  contentType?: string | null;
+}
+
+/** A server that answers every request with `reply` (or what `reply(request)` returns) and records them. */
+async function scriptedServer(reply: Reply | ((request: Captured) => Reply)) {
+  const seen: Captured[] = [];
+  const server = createServer((req, res) => {
+    const captured = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, at: performance.now() };
+    seen.push(captured);
+    req.resume();
+    req.on('end', () => {
+      const { status = 200, body, contentType = 'application/json' } = typeof reply === 'function' ? reply(captured) : reply;
+      const headers: Record<string, string | number> = { 'content-length': Buffer.byteLength(body) };
+      if (contentType !== null) headers['content-type'] = contentType;
+      res.writeHead(status, headers);
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const c = new BrowserAIClient({ apiToken: TOKEN, baseUrl: `http://127.0.0.1:${port}/api/v1` });
+  return { client: c, seen, close: () => closeServer(server) };
+}
+
+const json = (value: unknown): Reply => ({ body: JSON.stringify(value) });
+
+/** Runs `fn` against a server answering `reply`, and closes it after. */
+async function withAnswer<T>(reply: Reply | ((request: Captured) => Reply), fn: (c: BrowserAIClient, seen: Captured[]) => Promise<T>): Promise<T> {
+  const s = await scriptedServer(reply);
+  try {
+    return await fn(s.client, s.seen);
+  } finally {
+    await s.close();
+  }
+}
+
+async function expectMalformed(promise: Promise<unknown>, method: string, path: string, message?: RegExp): Promise<BrowserAIError> {
+  const err = await expectError(promise, 'MalformedAnswer');
+  assert.equal(err.mayHaveReachedServer, true, 'a 2xx answer may mean BrowserAI acted');
+  assert.equal(err.retryable, false);
+  assert.equal(err.status, 200);
+  assert.equal(err.method, method);
+  assert.equal(err.path, path);
+  assert.ok(err.message.startsWith(`BrowserAI ${method} ${path} answered 200 `), err.message);
+  if (message) assert.match(err.message, message);
+  return err;
+}
+
+const SECRET = 'password=hunter2';
+const PROXY_SECRET = 'wss://brd-user:s3cr3t-pw@proxy.example:9222';
+
+/** Nothing of the body's secret-looking content shows in the error, however it is looked at. */
+function assertNoSecrets(err: BrowserAIError): void {
+  for (const [label, text] of [
+    ['message', err.message],
+    ['stack', err.stack ?? ''],
+    ['JSON', JSON.stringify(err)],
+    ['inspect', inspect(err, { depth: Infinity, showHidden: true })],
+  ] as const) {
+    for (const secret of ['hunter2', 's3cr3t-pw', TOKEN]) assert.ok(!text.includes(secret), `${label} shows "${secret}": ${text}`);
+  }
+}
+
+describe('create answers (POST /tasks)', () => {
+  test('{executionId} without status -> MalformedAnswer carrying the executionId, so the task can be stopped', async () => {
+    const err = await withAnswer(json({ executionId: '65f1c0ffee0000000000abcd', note: SECRET }), (c) =>
+      expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /without a string "status"/),
+    );
+    assert.equal(err.executionId, '65f1c0ffee0000000000abcd');
+    assert.match(err.message, /fields executionId, note/, 'names the fields present');
+    assert.match(err.message, /65f1c0ffee0000000000abcd/, 'names the task that was created');
+    assertNoSecrets(err);
+  });
+
+  test('{status: "queued"} without executionId -> MalformedAnswer without executionId', async () => {
+    const err = await withAnswer(json({ status: 'queued' }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/));
+    assert.equal(err.executionId, undefined);
+    assert.ok(!('executionId' in err) || err.executionId === undefined);
+  });
+
+  test('an executionId that is a number, holds a slash, says "undefined", or is too long -> MalformedAnswer without executionId', async () => {
+    for (const executionId of [12345, 'abc/def', '../tasks', 'undefined', 'null', '', 'a'.repeat(129), 'exec 1', { id: 'x' }]) {
+      const err = await withAnswer(json({ executionId, status: 'queued' }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/));
+      assert.equal(err.executionId, undefined, `executionId ${JSON.stringify(executionId)}`);
+    }
+  });
+
+  test('a numeric or empty status -> MalformedAnswer with executionId', async () => {
+    for (const status of [1, '', '   ', null, { value: 'queued' }, ['queued'], true]) {
+      const err = await withAnswer(json({ executionId: 'exec_abc123', status }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks'));
+      assert.equal(err.executionId, 'exec_abc123', `status ${JSON.stringify(status)}`);
+      assert.match(err.message, typeof status === 'string' ? /empty "status"/ : /without a string "status"/);
+    }
+  });
+
+  test('a body that is a JSON string, array, number or null -> MalformedAnswer', async () => {
+    for (const [body, described] of [
+      ['"exec_abc123"', /a string of 11 characters instead of a JSON object/],
+      ['[{"executionId":"exec_abc123","status":"queued"}]', /an array of 1 item instead of a JSON object/],
+      ['42', /a number/],
+      ['null', /null instead of a JSON object/],
+    ] as const) {
+      const err = await withAnswer({ body }, (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', described));
+      assert.equal(err.executionId, undefined);
+    }
+  });
+
+  test('a real-looking answer without started/estimatedCompletion passes; optional fields of the wrong type are dropped', async () => {
+    const answer = await withAnswer(
+      json({ executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'queued', geoLocation: { country: 'us' } }),
+      (c) => c.createTask(createBody()),
+    );
+    assert.deepEqual(answer, { executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'queued', geoLocation: { country: 'us' } });
+    const odd = await withAnswer(
+      json({ executionId: 'exec_1', status: 'queued', started: 17, estimatedCompletion: { at: 1 }, scriptType: 3, geoLocation: 'US', extra: 'kept' }),
+      (c) => c.createTask(createBody()),
+    );
+    assert.deepEqual(odd, { executionId: 'exec_1', status: 'queued', extra: 'kept' });
+    const nulls = await withAnswer(json({ executionId: 'exec_1', status: 'queued', started: null, estimatedCompletion: null }), (c) => c.createTask(createBody()));
+    assert.equal(nulls.started, null);
+    assert.equal(nulls.estimatedCompletion, null);
+  });
+});
+
+describe('instruction answers (POST and PUT /tasks/{id}/instructions)', () => {
+  test('{message: "ok"} is accepted: status null, executionId the one sent', async () => {
+    await withAnswer(json({ message: 'ok' }), async (c, seen) => {
+      const appended = await c.appendInstructions('exec_abc', { instructions: [{ action: 'Type 123456' }] });
+      assert.equal(appended.status, null);
+      assert.equal(appended.executionId, 'exec_abc');
+      assert.equal(appended.message, 'ok');
+      const replaced = await c.replaceInstructions('exec_abc', { instructions: [{ action: 'Only this' }] });
+      assert.equal(replaced.status, null);
+      assert.equal(replaced.executionId, 'exec_abc');
+      assert.deepEqual(
+        seen.map((s) => `${s.method} ${s.url}`),
+        ['POST /api/v1/tasks/exec_abc/instructions', 'PUT /api/v1/tasks/exec_abc/instructions'],
+      );
+    });
+  });
+
+  test('a status that is not a non-empty string becomes null; an unusable executionId becomes the one sent', async () => {
+    for (const status of [7, '', null, { s: 1 }]) {
+      const answer = await withAnswer(json({ executionId: 'undefined', status }), (c) => c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }));
+      assert.equal(answer.status, null);
+      assert.equal(answer.executionId, 'exec_abc');
+    }
+    const ok = await withAnswer(json({ executionId: 'exec_abc', status: 'running' }), (c) => c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }));
+    assert.equal(ok.status, 'running');
+  });
+
+  test('a body that is not a JSON object -> MalformedAnswer', async () => {
+    for (const body of ['[]', '"accepted"', 'null', 'true']) {
+      await withAnswer({ body }, async (c) => {
+        await expectMalformed(c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }), 'POST', '/tasks/exec_abc/instructions', /instead of a JSON object/);
+        await expectMalformed(c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }), 'PUT', '/tasks/exec_abc/instructions', /instead of a JSON object/);
+      });
+    }
+  });
+});
+
+describe('task answers (GET /tasks/{id})', () => {
+  test('without a status, or a status that is not a non-empty string -> MalformedAnswer', async () => {
+    for (const answer of [{ executionId: 'exec_1' }, { executionId: 'exec_1', status: 3 }, { executionId: 'exec_1', status: '' }, { status: ['finalized'] }]) {
+      await withAnswer(json(answer), (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1', /"status"/));
+    }
+    await withAnswer(json(['finalized']), (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1', /an array of 1 item/));
+  });
+
+  test('error as an object becomes its message, or its JSON when it has none; not truncated', async () => {
+    const long = 'E'.repeat(10_000);
+    const cases: Array<[unknown, unknown]> = [
+      [{ code: 2001, type: 'engine', message: 'Browser crashed' }, 'Browser crashed'],
+      [{ code: 2001, type: 'engine' }, '{"code":2001,"type":"engine"}'],
+      [{ code: 1, message: 42 }, '{"code":1,"message":42}'],
+      ['Navigation timeout', 'Navigation timeout'],
+      [long, long],
+      [{ message: long }, long],
+      [null, null],
+      [404, '404'],
+    ];
+    for (const [error, expected] of cases) {
+      const meta = await withAnswer(json({ executionId: 'exec_1', status: 'failed', error }), (c) => c.getTask('exec_1'));
+      assert.equal(meta.error, expected);
+    }
+    const none = await withAnswer(json({ executionId: 'exec_1', status: 'failed' }), (c) => c.getTask('exec_1'));
+    assert.ok(!('error' in none));
+  });
+
+  test('progress that is not an object is absent; logs keep only strings; logs that are not an array are []', async () => {
+    for (const progress of ['running', 5, null, ['a']]) {
+      const meta = await withAnswer(json({ status: 'running', progress }), (c) => c.getTask('exec_1'));
+      assert.equal(meta.progress, undefined, `progress ${JSON.stringify(progress)}`);
+    }
+    const mixed = await withAnswer(json({ status: 'running', progress: { status: 'step 2', logs: ['one', 2, null, { l: 1 }, 'two'] } }), (c) => c.getTask('exec_1'));
+    assert.deepEqual(mixed.progress, { status: 'step 2', logs: ['one', 'two'] });
+    const notArray = await withAnswer(json({ status: 'running', progress: { status: 9, logs: 'one line' } }), (c) => c.getTask('exec_1'));
+    assert.deepEqual(notArray.progress, { logs: [] });
+  });
+
+  test('a real finished answer (no progress, started, estimate) passes; missing executionId is the one asked for', async () => {
+    const meta = await withAnswer(json({ scriptType: 'crawler_automation', status: 'finalized', geoLocation: { country: 'us' }, result: { title: 'Example' } }), (c) =>
+      c.getTask('65f1c0ffee0000000000abcd'),
+    );
+    assert.deepEqual(meta, { executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'finalized', geoLocation: { country: 'us' }, result: { title: 'Example' } });
+  });
+
+  test('a 3 MB progress log passes through unchanged (size capping is not the client\'s job)', async () => {
+    const big = `${PROXY_SECRET} `.repeat(1).concat('x'.repeat(3 * 1024 * 1024));
+    const meta = await withAnswer(json({ executionId: 'exec_1', status: 'running', progress: { status: 'running', logs: ['start', big] } }), (c) => c.getTask('exec_1'));
+    assert.equal(meta.progress!.logs!.length, 2);
+    assert.equal(meta.progress!.logs![1], big);
+  });
+});
+
+describe('results answers (GET /results/{id})', () => {
+  test('results missing or not an array -> []; entries that are not objects are dropped', async () => {
+    for (const results of [undefined, 'none', 3, { 0: {} }, null]) {
+      const answer = await withAnswer(json({ executionId: 'exec_1', status: 'finalized', results }), (c) => c.getResults('exec_1'));
+      assert.deepEqual(answer.results, [], `results ${JSON.stringify(results)}`);
+    }
+    const mixed = await withAnswer(json({ executionId: 'exec_1', status: 'finalized', results: [{ result: 'a' }, 'b', null, 3, [{ result: 'c' }], { result: 'd' }] }), (c) =>
+      c.getResults('exec_1'),
+    );
+    assert.deepEqual(mixed.results, [{ result: 'a' }, { result: 'd' }]);
+  });
+
+  test('a status that is not a non-empty string is null; a missing executionId is the one asked for', async () => {
+    const answer = await withAnswer(json({ results: [] }), (c) => c.getResults('exec_9'));
+    assert.equal(answer.status, null);
+    assert.equal(answer.executionId, 'exec_9');
+  });
+
+  test('a body that is not a JSON object -> MalformedAnswer', async () => {
+    await withAnswer({ body: '[{"result":"a"}]' }, (c) => expectMalformed(c.getResults('exec_1'), 'GET', '/results/exec_1', /an array of 1 item instead of a JSON object/));
+  });
+});
+
+describe('stop answers (POST /tasks/{id}/command)', () => {
+  test('any JSON object or JSON string is fine', async () => {
+    const real = await withAnswer(json({ message: 'Task stopped successfully' }), (c) => c.stopTask('exec_1'));
+    assert.deepEqual(real, { message: 'Task stopped successfully' });
+    const bare = await withAnswer(json({}), (c) => c.stopTask('exec_1'));
+    assert.deepEqual(bare, {});
+    const odd = await withAnswer(json({ message: 5, ok: true }), (c) => c.stopTask('exec_1'));
+    assert.deepEqual(odd, { ok: true });
+    const text = await withAnswer(json('stopped'), (c) => c.stopTask('exec_1'));
+    assert.deepEqual(text, { message: 'stopped' });
+  });
+
+  test('an array, a number, an HTML page or an empty body -> MalformedAnswer', async () => {
+    for (const reply of [{ body: '[]' }, { body: '1' }, { body: `<html>${SECRET}</html>`, contentType: 'text/html' }, { body: '' }]) {
+      const err = await withAnswer(reply, (c) => expectMalformed(c.stopTask('exec_1'), 'POST', '/tasks/exec_1/command'));
+      assertNoSecrets(err);
+    }
+  });
+});
+
+describe('saved-task answers', () => {
+  test('POST /saved_tasks needs an object with a string taskId', async () => {
+    const request = { name: 'n', instructions: [{ action: 'a' }], type: 'natural_language' as const, project: 'p', geoLocation: { country: 'US' }, cron_settings: '' };
+    const ok = await withAnswer(json({ taskId: 'st_1', message: 'Saved task created successfully' }), (c) => c.createSavedTask(request));
+    assert.deepEqual(ok, { taskId: 'st_1', message: 'Saved task created successfully' });
+    for (const answer of [{ message: 'Saved task created successfully' }, { taskId: 7 }, { taskId: '' }, 'st_1', []]) {
+      await withAnswer(json(answer), (c) => expectMalformed(c.createSavedTask(request), 'POST', '/saved_tasks'));
+    }
+  });
+
+  test('GET /saved_tasks/name/{name} needs an object; instructions that are not an array become []', async () => {
+    await withAnswer(json(['saved']), (c) => expectMalformed(c.getSavedTask('daily'), 'GET', '/saved_tasks/name/daily', /instead of a JSON object/));
+    const saved = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: 'open it' }), (c) => c.getSavedTask('daily'));
+    assert.deepEqual(saved.instructions, []);
+    const mixed = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: [{ action: 'a' }, 'b'] }), (c) => c.getSavedTask('daily'));
+    assert.deepEqual(mixed.instructions, [{ action: 'a' }]);
+  });
+
+  test('GET /saved_tasks stays lenient about JSON, but a non-JSON body is MalformedAnswer', async () => {
+    assert.deepEqual(await withAnswer(json({ items: [{ name: 'a' }] }), (c) => c.listSavedTasks()), [{ name: 'a' }]);
+    assert.deepEqual(await withAnswer(json({ message: 'none' }), (c) => c.listSavedTasks()), []);
+    assert.deepEqual(await withAnswer(json('none'), (c) => c.listSavedTasks()), []);
+    await withAnswer({ body: '<html></html>', contentType: 'text/html' }, (c) => expectMalformed(c.listSavedTasks(), 'GET', '/saved_tasks', /not JSON/));
+  });
+});
+
+describe('2xx bodies that are not JSON', () => {
+  const calls: Array<[string, string, (c: BrowserAIClient) => Promise<unknown>]> = [
+    ['POST', '/tasks', (c) => c.createTask(createBody())],
+    ['POST', '/tasks/exec_1/instructions', (c) => c.appendInstructions('exec_1', { instructions: [{ action: 'x' }] })],
+    ['PUT', '/tasks/exec_1/instructions', (c) => c.replaceInstructions('exec_1', { instructions: [{ action: 'x' }] })],
+    ['POST', '/tasks/exec_1/command', (c) => c.stopTask('exec_1')],
+    ['GET', '/tasks/exec_1', (c) => c.getTask('exec_1')],
+    ['GET', '/results/exec_1', (c) => c.getResults('exec_1')],
+    ['POST', '/saved_tasks', (c) => c.createSavedTask({ name: 'n', instructions: [{ action: 'a' }], type: 'natural_language', project: 'p', geoLocation: { country: 'US' }, cron_settings: '' })],
+    ['GET', '/saved_tasks/name/n', (c) => c.getSavedTask('n')],
+  ];
+
+  test('an HTML page served with 200 -> MalformedAnswer on every endpoint, without the page in the error', async () => {
+    const page = `<!doctype html><html><body>Sign in to the proxy. ${SECRET} ${PROXY_SECRET}</body></html>`;
+    await withAnswer({ body: page, contentType: 'text/html; charset=utf-8' }, async (c) => {
+      for (const [method, path, call] of calls) {
+        const err = await expectMalformed(call(c), method, path, /with a body that is not JSON \(text\/html, \d+ characters\)/);
+        assert.equal(err.executionId, undefined);
+        assert.ok(!err.message.includes('<html'), err.message);
+        assertNoSecrets(err);
+      }
+    });
+  });
+
+  test('"not json" with content-type application/json -> MalformedAnswer', async () => {
+    await withAnswer({ body: `not json ${SECRET}` }, async (c) => {
+      for (const [method, path, call] of calls) {
+        const err = await expectMalformed(call(c), method, path, /not JSON \(application\/json, /);
+        assertNoSecrets(err);
+      }
+    });
+  });
+
+  test('an empty 200 body (with or without content-type) -> MalformedAnswer', async () => {
+    for (const contentType of ['application/json', null]) {
+      await withAnswer({ body: '', contentType }, async (c) => {
+        for (const [method, path, call] of calls) await expectMalformed(call(c), method, path, /with an empty body/);
+      });
+    }
+  });
+
+  test('a 204 without a body -> MalformedAnswer, not another kind of error', async () => {
+    await withAnswer({ status: 204, body: '', contentType: null }, async (c) => {
+      const err = await expectError(c.getTask('exec_1'), 'MalformedAnswer');
+      assert.equal(err.status, 204);
+    });
+  });
+
+  test('truncated JSON -> MalformedAnswer', async () => {
+    await withAnswer({ body: `{"executionId":"exec_1","status":"queued","note":"${SECRET}` }, async (c) => {
+      const err = await expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /not JSON/);
+      assertNoSecrets(err);
+    });
+  });
+
+  test('secret-looking field values and field names never reach the error', async () => {
+    const body = { executionId: 'exec_1', [`${SECRET}`]: 1, [`x-${PROXY_SECRET}`]: 2, log: PROXY_SECRET, status: 0 };
+    const err = await withAnswer(json(body), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks'));
+    assert.match(err.message, /fields executionId, log, status and 2 other fields/);
+    assertNoSecrets(err);
+    const html = await withAnswer({ status: 200, body: `<html>${SECRET}</html>`, contentType: `text/html; ${SECRET}` }, (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1'));
+    assertNoSecrets(html);
+  });
+
+  test('error answers that are not JSON keep working as before', async () => {
+    const err = await withAnswer({ status: 404, body: 'Task not found', contentType: 'text/plain' }, (c) => expectError(c.getTask('exec_1'), 'TaskNotFound'));
+    assert.equal(err.apiMessage, 'Task not found');
+    const json500 = await withAnswer({ status: 500, body: JSON.stringify({ error: 'Internal server error' }) }, (c) => expectError(c.getTask('exec_1'), 'ServerError'));
+    assert.equal(json500.apiMessage, 'Internal server error');
+  });
+});
+
+describe('unusable IDs are refused before anything is sent', () => {
+  const bad = ['', '   ', 'undefined', 'null', 'NULL', 'a/b', '/', '..', '.', 'a..b', '../saved_tasks', '\ud800', undefined as unknown as string, null as unknown as string, 42 as unknown as string];
+
+  test('appendInstructions, replaceInstructions, stopTask, getTask and getResults -> InvalidInput, never sent', async () => {
+    await withAnswer(json({ executionId: 'exec_1', status: 'running' }), async (c, seen) => {
+      for (const id of bad) {
+        for (const call of [
+          () => c.appendInstructions(id, { instructions: [{ action: 'x' }] }),
+          () => c.replaceInstructions(id, { instructions: [{ action: 'x' }] }),
+          () => c.stopTask(id),
+          () => c.getTask(id),
+          () => c.getResults(id),
+        ]) {
+          const err = await expectError(call(), 'InvalidInput');
+          assert.equal(err.mayHaveReachedServer, false);
+          assert.equal(err.status, undefined);
+          assert.match(err.message, /was not sent: .* is not a usable execution ID/);
+        }
+      }
+      assert.equal(seen.length, 0, `sent: ${seen.map((s) => s.url).join(', ')}`);
+      // Good IDs still go through, encoded.
+      await c.getTask('65f1c0ffee0000000000abcd');
+      await c.getTask('exec_1 with space');
+      assert.deepEqual(
+        seen.map((s) => s.url),
+        ['/api/v1/tasks/65f1c0ffee0000000000abcd', '/api/v1/tasks/exec_1%20with%20space'],
+      );
+    });
+  });
+
+  test('getSavedTask with ".", "..", an empty or blank name -> InvalidInput, never sent; slashes and dots inside a name are fine', async () => {
+    await withAnswer(json({ taskId: 'st_1', name: 'x', instructions: [] }), async (c, seen) => {
+      for (const name of ['.', '..', '', '  ', '\udfff', undefined as unknown as string]) {
+        const err = await expectError(c.getSavedTask(name), 'InvalidInput');
+        assert.equal(err.mayHaveReachedServer, false);
+        assert.match(err.message, /saved task name/);
+      }
+      assert.equal(seen.length, 0);
+      await c.getSavedTask('a/../b');
+      await c.getSavedTask('v1.2');
+      assert.deepEqual(
+        seen.map((s) => s.url),
+        ['/api/v1/saved_tasks/name/a%2F..%2Fb', '/api/v1/saved_tasks/name/v1.2'],
+      );
+    });
+  });
+});

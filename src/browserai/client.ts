@@ -1,11 +1,27 @@
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type Method } from 'axios';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
 import { BrowserAIError, adviceFor, kindForStatus, parseRetryAfter, type BrowserAIErrorKind } from './errors';
+import {
+  createAnswer,
+  createSavedTaskAnswer,
+  instructionsAnswer,
+  isUsablePathSegment,
+  isUsableSavedTaskName,
+  jsonBody,
+  lenientBody,
+  resultsAnswer,
+  savedTaskAnswer,
+  savedTaskListAnswer,
+  stopAnswer,
+  taskMetadataAnswer,
+  type AnswerOrigin,
+} from './answers';
 import { RequestPacer } from './pacer';
 import type {
   CreateSavedTaskRequest,
   CreateSavedTaskResponse,
   CreateTaskRequest,
+  InstructionsAnswer,
   InstructionsRequest,
   SavedTask,
   StopResponse,
@@ -44,6 +60,8 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
  */
 export class BrowserAIClient {
   readonly baseUrl: string;
+  /** How long a request waits for its answer (axios timeout), unless the call passes its own. */
+  readonly requestTimeoutMs: number;
   readonly #http: AxiosInstance;
   readonly #pacer?: RequestPacer;
 
@@ -52,10 +70,11 @@ export class BrowserAIClient {
       throw new TypeError('BrowserAIClient needs an API token: set BROWSERAI_API_TOKEN (or pass apiToken).');
     }
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    this.requestTimeoutMs = options.timeoutMs ?? 30_000;
     const token = options.apiToken;
     this.#http = axios.create({
       baseURL: this.baseUrl,
-      timeout: options.timeoutMs ?? 30_000,
+      timeout: this.requestTimeoutMs,
       headers: {
         'content-type': 'application/json',
         'user-agent': options.userAgent ?? `${PACKAGE_NAME}/${PACKAGE_VERSION}`,
@@ -65,6 +84,10 @@ export class BrowserAIClient {
       // Results can hold page HTML; never let axios cap or re-encode them.
       maxContentLength: Infinity,
       maxBodyLength: Infinity,
+      // The body comes as text and is parsed by us (answers.ts): with axios's own lenient
+      // parsing, a 2xx HTML page or `not json` would arrive as a string indistinguishable
+      // from a JSON string answer.
+      responseType: 'text',
       transitional: { clarifyTimeoutError: true },
     });
     this.#http.interceptors.request.use((config) => {
@@ -77,51 +100,64 @@ export class BrowserAIClient {
   }
 
   createTask(body: CreateTaskRequest, options?: RequestOptions): Promise<TaskExecution> {
-    return this.#request('POST', '/tasks', body, options);
+    return this.#request('POST', '/tasks', body, options).then((a) => createAnswer(a.body, a.origin));
   }
 
-  appendInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<TaskExecution> {
-    return this.#request('POST', `/tasks/${encodeURIComponent(executionId)}/instructions`, body, options);
+  /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
+  appendInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+    return this.#instructions('POST', executionId, body, options);
   }
 
-  replaceInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<TaskExecution> {
-    return this.#request('PUT', `/tasks/${encodeURIComponent(executionId)}/instructions`, body, options);
+  /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
+  replaceInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+    return this.#instructions('PUT', executionId, body, options);
   }
 
-  stopTask(executionId: string, options?: RequestOptions): Promise<StopResponse> {
-    return this.#request('POST', `/tasks/${encodeURIComponent(executionId)}/command`, { command: 'stop' }, options);
+  async stopTask(executionId: string, options?: RequestOptions): Promise<StopResponse> {
+    const path = `/tasks/${executionIdSegment('POST', '/tasks/{executionId}/command', executionId)}/command`;
+    const answer = await this.#request('POST', path, { command: 'stop' }, options);
+    return stopAnswer(answer.body, answer.origin);
   }
 
-  getTask(executionId: string, options?: RequestOptions): Promise<TaskMetadata> {
-    return this.#request('GET', `/tasks/${encodeURIComponent(executionId)}`, undefined, options);
+  async getTask(executionId: string, options?: RequestOptions): Promise<TaskMetadata> {
+    const path = `/tasks/${executionIdSegment('GET', '/tasks/{executionId}', executionId)}`;
+    const answer = await this.#request('GET', path, undefined, options);
+    return taskMetadataAnswer(answer.body, answer.origin, executionId);
   }
 
-  getResults(executionId: string, options?: RequestOptions): Promise<TaskResults> {
-    return this.#request<TaskResults>('GET', `/results/${encodeURIComponent(executionId)}`, undefined, options).then(
-      (answer) => ({ ...answer, results: Array.isArray(answer.results) ? answer.results : [] }),
-    );
+  async getResults(executionId: string, options?: RequestOptions): Promise<TaskResults> {
+    const path = `/results/${executionIdSegment('GET', '/results/{executionId}', executionId)}`;
+    const answer = await this.#request('GET', path, undefined, options);
+    return resultsAnswer(answer.body, answer.origin, executionId);
   }
 
-  createSavedTask(body: CreateSavedTaskRequest, options?: RequestOptions): Promise<CreateSavedTaskResponse> {
-    return this.#request('POST', '/saved_tasks', body, options);
+  async createSavedTask(body: CreateSavedTaskRequest, options?: RequestOptions): Promise<CreateSavedTaskResponse> {
+    const answer = await this.#request('POST', '/saved_tasks', body, options);
+    return createSavedTaskAnswer(answer.body, answer.origin);
   }
 
-  getSavedTask(name: string, options?: RequestOptions): Promise<SavedTask> {
-    return this.#request('GET', `/saved_tasks/name/${encodeURIComponent(name)}`, undefined, options);
+  async getSavedTask(name: string, options?: RequestOptions): Promise<SavedTask> {
+    if (!isUsableSavedTaskName(name)) {
+      throw invalidPathInput('GET', '/saved_tasks/name/{name}', 'saved task name', name);
+    }
+    const answer = await this.#request('GET', `/saved_tasks/name/${encodeURIComponent(name)}`, undefined, options);
+    return savedTaskAnswer(answer.body, answer.origin);
   }
 
   /** Not in the interface description; real clients call it. Accepts a bare array or one wrapped in an object. */
   async listSavedTasks(options?: RequestOptions): Promise<SavedTask[]> {
-    const answer = await this.#request<unknown>('GET', '/saved_tasks', undefined, options);
-    if (Array.isArray(answer)) return answer as SavedTask[];
-    if (answer && typeof answer === 'object') {
-      const list = Object.values(answer).find(Array.isArray);
-      if (list) return list as SavedTask[];
-    }
-    return [];
+    const answer = await this.#request('GET', '/saved_tasks', undefined, options);
+    return savedTaskListAnswer(answer.body);
   }
 
-  async #request<T>(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<T> {
+  async #instructions(method: 'POST' | 'PUT', executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+    const path = `/tasks/${executionIdSegment(method, '/tasks/{executionId}/instructions', executionId)}/instructions`;
+    const answer = await this.#request(method, path, body, options);
+    return instructionsAnswer(answer.body, answer.origin, executionId);
+  }
+
+  /** Sends one request; resolves with the JSON body of a 2xx answer (checked by the caller), throws a BrowserAIError otherwise. */
+  async #request(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<{ body: unknown; origin: AnswerOrigin }> {
     const config: AxiosRequestConfig = { method, url: path, data: body, signal: options.signal };
     if (options.timeoutMs !== undefined) config.timeout = options.timeoutMs;
     try {
@@ -136,8 +172,11 @@ export class BrowserAIClient {
     } catch (err) {
       throw this.#transportError(err, method, path);
     }
-    if (response.status >= 200 && response.status < 300) return response.data as T;
-    const apiMessage = extractApiMessage(response.data);
+    if (response.status >= 200 && response.status < 300) {
+      const origin: AnswerOrigin = { method, path, status: response.status, contentType: response.headers['content-type'] };
+      return { body: jsonBody(response.data, origin), origin };
+    }
+    const apiMessage = extractApiMessage(lenientBody(response.data));
     const kind = kindForStatus(response.status, apiMessage, path);
     const retryAfterMs = kind === 'RateLimited' ? parseRetryAfter(response.headers['retry-after']) : undefined;
     throw new BrowserAIError({
@@ -170,6 +209,24 @@ export class BrowserAIClient {
       message: `BrowserAI ${method} ${path} got no answer (${detail}). ${adviceFor(kind)}`,
     });
   }
+}
+
+/** The encoded path segment of an execution ID; throws InvalidInput, before anything is sent, for one that is not usable. */
+function executionIdSegment(method: string, template: string, executionId: string): string {
+  if (!isUsablePathSegment(executionId)) throw invalidPathInput(method, template, 'execution ID', executionId);
+  return encodeURIComponent(executionId);
+}
+
+function invalidPathInput(method: string, template: string, what: string, value: unknown): BrowserAIError {
+  const shown =
+    typeof value !== 'string' ? `a ${value === null ? 'null' : typeof value}` : value.length > 64 ? `a ${value.length}-character string` : JSON.stringify(value);
+  return new BrowserAIError({
+    kind: 'InvalidInput',
+    mayHaveReachedServer: false,
+    method,
+    path: template,
+    message: `BrowserAI ${method} ${template} was not sent: ${shown} is not a usable ${what}${what === 'execution ID' ? ' (pass the executionId the create answer returned)' : ''}.`,
+  });
 }
 
 function extractApiMessage(data: unknown): string | undefined {

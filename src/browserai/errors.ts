@@ -24,6 +24,12 @@ export interface BrowserAIErrorInit {
   mayHaveReachedServer: boolean;
   method: string;
   path: string;
+  /**
+   * The task this failed request concerns, when BrowserAI named one in an answer we could not
+   * use: a malformed create answer with a usable `executionId` means a task was created, and
+   * the caller should stop it.
+   */
+  executionId?: string;
 }
 
 export class BrowserAIError extends Error {
@@ -35,6 +41,7 @@ export class BrowserAIError extends Error {
   readonly mayHaveReachedServer: boolean;
   readonly method: string;
   readonly path: string;
+  readonly executionId?: string;
 
   constructor(init: BrowserAIErrorInit) {
     super(init.message);
@@ -45,6 +52,7 @@ export class BrowserAIError extends Error {
     this.mayHaveReachedServer = init.mayHaveReachedServer;
     this.method = init.method;
     this.path = init.path;
+    if (init.executionId !== undefined) this.executionId = init.executionId;
   }
 
   /** 4xx answers other than 429 will answer the same way however often they are retried. */

@@ -34,15 +34,29 @@ export interface InstructionsRequest {
   awaitable?: boolean;
 }
 
-/** Answer of create, add instructions and replace instructions. */
-export interface TaskExecution {
+/** The fields the answers of create, add instructions and replace instructions share. */
+export interface TaskExecutionBase {
   executionId: string;
   scriptType?: string;
-  status: string;
   geoLocation?: GeoLocation;
   started?: string | null;
   estimatedCompletion?: string | null;
   [extra: string]: unknown;
+}
+
+/** Answer of create: always carries a usable `executionId` and a non-empty `status` (the client checks). */
+export interface TaskExecution extends TaskExecutionBase {
+  status: string;
+}
+
+/**
+ * Answer of add instructions and replace instructions. A 2xx means the instructions were
+ * accepted, even when the answer carries no status: `status` is then `null` (ask
+ * `GET /tasks/{id}` for it). `executionId` is the ID the instructions were sent to when the
+ * answer has none.
+ */
+export interface InstructionsAnswer extends TaskExecutionBase {
+  status: string | null;
 }
 
 export interface TaskProgress {
@@ -51,7 +65,11 @@ export interface TaskProgress {
   [extra: string]: unknown;
 }
 
-/** Answer of `GET /tasks/{id}`. `result` and `error` are not documented but real answers carry them. */
+/**
+ * Answer of `GET /tasks/{id}`. `result` and `error` are not documented but real answers carry them.
+ * The client guarantees a non-empty `status`; `progress.logs`, when `progress` is present, is an
+ * array of strings; `error` is a string (an error object becomes its `message`, or its JSON).
+ */
 export interface TaskMetadata {
   executionId: string;
   scriptId?: string;
@@ -78,10 +96,10 @@ export interface ResultEntry {
   [extra: string]: unknown;
 }
 
-/** Answer of `GET /results/{id}`. */
+/** Answer of `GET /results/{id}`. `status` is `null` when the answer has no non-empty string status. */
 export interface TaskResults {
   executionId: string;
-  status: string;
+  status: string | null;
   started?: string | null;
   completed?: string | null;
   results: ResultEntry[];
