@@ -89,7 +89,7 @@ describe('saved tasks', () => {
 describe('runSavedTask', () => {
   test('runs a saved task that needs a one-time code, with submitCode, end to end', async () => {
     await saved.create(definition('Portal login', 'Log in to the supplier portal [needs-code]'));
-    const handle = await saved.run('Portal login', { polling: { initialIntervalMs: 200, maxIntervalMs: 1_000 } });
+    const handle = await saved.run('Portal login', { polling: { initialIntervalMs: 250, maxIntervalMs: 1_000 } });
     await eventually('awaiting input', async () => (await handle.query(stateQuery)).awaitingInput);
     await handle.signal('submitCode', { code: '604218' });
     const result = await handle.result();

@@ -296,12 +296,18 @@ describe('taskInputProblems', () => {
 
   test('bad numbers', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000']) {
-      assertProblem(withInput({ timeoutMs: bad }), /^timeoutMs must be a positive number/);
-      assertProblem(withInput({ awaitingInputTimeoutMs: bad }), /^awaitingInputTimeoutMs must be a positive number/);
+      assertProblem(withInput({ timeoutMs: bad }), /^timeoutMs must be a number of milliseconds from 1000 to/);
+      assertProblem(withInput({ awaitingInputTimeoutMs: bad }), /^awaitingInputTimeoutMs must be a number of milliseconds from 1000 to/);
+      assertProblem(withInput({ stopRetryWindowMs: bad }), /^stopRetryWindowMs must be a number of milliseconds from 1000 to/);
       for (const field of ['initialIntervalMs', 'maxIntervalMs', 'heartbeatTimeoutMs', 'maxSpanMs']) {
-        assertProblem(withInput({ polling: { [field]: bad } }), new RegExp(`^polling\\.${field} must be a positive number`));
+        assertProblem(withInput({ polling: { [field]: bad } }), new RegExp(`^polling\\.${field} must be a number of milliseconds from`));
       }
     }
+    // Sane bounds: polling faster than 4 requests a second, or a heartbeat timeout under a second, is refused.
+    assertProblem(withInput({ polling: { initialIntervalMs: 249 } }), /^polling\.initialIntervalMs must be a number of milliseconds from 250 to 60000/);
+    assertProblem(withInput({ polling: { heartbeatTimeoutMs: 999 } }), /^polling\.heartbeatTimeoutMs must be a number of milliseconds from 1000/);
+    assertProblem(withInput({ polling: { inputSettleMs: 60_001 } }), /^polling\.inputSettleMs must be a number of milliseconds from 0 to 60000/);
+    assert.deepEqual(taskInputProblems({ ...withInput({}), resume: { executionId: 'exec_x' } } as never), ['resume is not an input: continue-as-new carries its own state']);
     assertProblem(withInput({ polling: { initialIntervalMs: 5_000, maxIntervalMs: 1_000 } }), /initialIntervalMs must not exceed/);
     for (const bad of [0, 100, 1023, 10 * 1024 * 1024, Number.NaN]) {
       assertProblem(withInput({ maxResultBytes: bad }), /^maxResultBytes must be between 1024 and/);
@@ -348,6 +354,7 @@ describe('renderDetails', () => {
       pendingInstructions: 2,
       error: `Code ${CODE} was rejected`,
       outcome: null,
+      stopConfirmed: null,
       ...patch,
     };
   }

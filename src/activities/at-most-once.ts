@@ -1,5 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { isBrowserAIError } from '../browserai';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { BrowserAIError, isBrowserAIError } from '../browserai';
 import { FailureType } from '../errors';
 import { toActivityFailure } from './failures';
 
@@ -12,6 +12,22 @@ type DeliveryRecord<T> = { phase: 'delivered'; answer: T } | { phase: 'not-sent'
 
 export type Delivery = 'at-most-once' | 'at-least-once';
 
+/** An attempt stops waiting this long before Temporal would time it out, so its answer can still be recorded. */
+const ATTEMPT_MARGIN_MS = 5_000;
+/** How long a request that outlived its attempt is still listened to, so a late answer is not lost. */
+export const LATE_ANSWER_WINDOW_MS = 10 * 60_000;
+
+export interface DeliverOptions<T> {
+  what: string;
+  delivery: Delivery;
+  /** The request; it gets a timeout long enough to hear a late answer. */
+  send: (timeoutMs: number) => Promise<T>;
+  /** What to do with an answer that arrived after this attempt gave up (a created task must be stopped). */
+  onLateAnswer: (answer: T) => Promise<void>;
+  /** How long this client waits for an answer before it counts as lost. */
+  requestTimeoutMs: number;
+}
+
 /**
  * Sends a request BrowserAI must not receive twice (create a task, type a one-time code).
  * BrowserAI has no idempotency keys, so the guarantee comes from the activity's heartbeats:
@@ -19,13 +35,20 @@ export type Delivery = 'at-most-once' | 'at-least-once';
  *   completion (worker crash) hands the answer to the next attempt instead of sending again;
  * - an attempt that fails knowing the request never got through records that, so the next attempt
  *   (and only that one) may send;
- * Each attempt heartbeats at most once, and the first heartbeat of an attempt is sent at once,
- * so no record waits behind the SDK's heartbeat throttling.
  * - any other retry cannot know whether the last attempt's request got through, and neither can
  *   a request whose answer was lost (timeout, reset, 5xx): those fail with `AmbiguousRequest`
  *   unless the caller chose at-least-once delivery.
+ * Each attempt heartbeats at most once, and the first heartbeat of an attempt is sent at once,
+ * so no record waits behind the SDK's heartbeat throttling.
+ *
+ * A request on the wire is never aborted by the activity's cancellation (a worker shutting down
+ * lets it finish within its grace time: aborting would make it ambiguous). The attempt stops
+ * waiting before Temporal's start-to-close timeout, so an answer is always recorded by a live
+ * attempt; a request still unanswered then keeps listening in the background, and an answer that
+ * arrives late goes to `onLateAnswer` (a late create is stopped) instead of being dropped.
  */
-export async function deliverOnce<T>(what: string, delivery: Delivery, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
+  const { what, delivery } = options;
   const ctx = Context.current();
   const previous = ctx.info.heartbeatDetails as DeliveryRecord<T> | undefined;
   if (previous?.phase === 'delivered') return previous.answer;
@@ -33,18 +56,47 @@ export async function deliverOnce<T>(what: string, delivery: Delivery, send: (si
   if (ctx.info.attempt > 1 && !previousNotSent && delivery === 'at-most-once') {
     throw ambiguous(`${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`);
   }
+  const attemptLeftMs = ctx.info.startToCloseTimeoutMs - (Date.now() - ctx.info.currentAttemptScheduledTimestampMs) - ATTEMPT_MARGIN_MS;
+  const waitMs = Math.max(1_000, Math.min(options.requestTimeoutMs, attemptLeftMs));
   try {
-    const answer = await send(ctx.cancellationSignal);
+    const answer = await answerWithin(options, waitMs);
     ctx.heartbeat({ phase: 'delivered', answer } satisfies DeliveryRecord<T>);
     return answer;
   } catch (err) {
     if (isBrowserAIError(err) && !err.mayHaveReachedServer) {
       ctx.heartbeat({ phase: 'not-sent', attempt: ctx.info.attempt } satisfies DeliveryRecord<T>);
-    } else if (isBrowserAIError(err) && err.kind !== 'Aborted' && delivery === 'at-most-once') {
+    } else if (isBrowserAIError(err) && err.kind === 'MalformedAnswer' && err.executionId) {
+      // Not ambiguous: BrowserAI named the task it made, so the workflow can stop it.
+    } else if (isBrowserAIError(err) && delivery === 'at-most-once') {
       throw ambiguous(`${what}: ${err.message}`);
     }
     throw toActivityFailure(err);
   }
+}
+
+/** The answer if it arrives within `waitMs`; otherwise a Timeout, while the request goes on listening for a late answer. */
+function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T> {
+  const request = options.send(Math.max(waitMs, LATE_ANSWER_WINDOW_MS));
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      request.then(
+        (late) =>
+          options.onLateAnswer(late).catch((err: unknown) => log.error(`${options.what}: handling a late answer failed`, { error: String(err) })),
+        () => undefined,
+      );
+      reject(
+        new BrowserAIError({
+          kind: 'Timeout',
+          mayHaveReachedServer: true,
+          method: 'POST',
+          path: '',
+          message: `BrowserAI did not answer within ${waitMs} ms. The request stays open for ${LATE_ANSWER_WINDOW_MS / 60_000} min: a late answer is handled by this worker (a task created late is stopped).`,
+        }),
+      );
+    }, waitMs);
+  });
+  return Promise.race([request, gaveUp]).finally(() => clearTimeout(timer));
 }
 
 function ambiguous(reason: string): ApplicationFailure {

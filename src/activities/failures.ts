@@ -24,5 +24,5 @@ export function toActivityFailure(err: unknown): Error {
 
 /** What a caller may want to branch on; never the request itself (its headers hold the token). */
 function errorDetails(err: BrowserAIError) {
-  return { kind: err.kind, status: err.status ?? null, apiMessage: err.apiMessage ?? null, method: err.method, path: err.path };
+  return { kind: err.kind, status: err.status ?? null, apiMessage: err.apiMessage ?? null, method: err.method, path: err.path, executionId: err.executionId ?? null };
 }

@@ -1,8 +1,9 @@
-import { Context } from '@temporalio/activity';
-import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type StopResponse, type TaskExecution } from '../browserai';
+import { Context, log } from '@temporalio/activity';
+import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type TaskExecution, type InstructionsAnswer } from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
 import { pollTask } from './poll-task';
+import { stopTask } from './stop-task';
 import { snapshotOf } from './snapshot';
 import { fitResults } from './trim';
 import type {
@@ -10,6 +11,8 @@ import type {
   GetResultsInput,
   PollTaskInput,
   SendInstructionsInput,
+  StopTaskInput,
+  StopTaskOutput,
   TaskExecutionAnswer,
   TaskResultsSummary,
   TaskSnapshot,
@@ -35,29 +38,51 @@ export function createActivities(client: BrowserAIClient) {
   return {
     async createTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
-      const answer = await deliverOnce('Creating the BrowserAI task', delivery, (s) => client.createTask(body, { signal: s }));
+      const answer = await deliverOnce({
+        what: 'Creating the BrowserAI task',
+        delivery,
+        requestTimeoutMs: client.requestTimeoutMs,
+        send: (timeoutMs) => client.createTask(body, { timeoutMs }),
+        // Nobody else will ever learn this task's ID: stop it rather than leave it running.
+        onLateAnswer: async (late) => {
+          log.warn('A create answered after its attempt gave up; stopping the task it started', { executionId: late.executionId });
+          await client.stopTask(late.executionId);
+        },
+      });
       return executionAnswer(answer);
     },
 
     async appendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       const { executionId, instructions, awaitable, delivery } = input;
-      const answer = await deliverOnce(`Appending instructions to ${executionId}`, delivery, (s) =>
-        client.appendInstructions(executionId, { instructions, awaitable }, { signal: s }),
+      return executionAnswer(
+        await deliverOnce({
+          what: `Appending instructions to ${executionId}`,
+          delivery,
+          requestTimeoutMs: client.requestTimeoutMs,
+          send: (timeoutMs) => client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
+          onLateAnswer: lateInstructions(executionId),
+        }),
+        executionId,
       );
-      return executionAnswer(answer);
     },
 
     // A replace restarts the run from the first instruction, so a repeat would run steps again.
     async replaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       const { executionId, instructions, awaitable, delivery } = input;
-      const answer = await deliverOnce(`Replacing the instructions of ${executionId}`, delivery, (s) =>
-        client.replaceInstructions(executionId, { instructions, awaitable }, { signal: s }),
+      return executionAnswer(
+        await deliverOnce({
+          what: `Replacing the instructions of ${executionId}`,
+          delivery,
+          requestTimeoutMs: client.requestTimeoutMs,
+          send: (timeoutMs) => client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
+          onLateAnswer: lateInstructions(executionId),
+        }),
+        executionId,
       );
-      return executionAnswer(answer);
     },
 
-    async stopTask(executionId: string): Promise<StopResponse> {
-      return call(() => client.stopTask(executionId, { signal: signal() }));
+    async stopTask(input: StopTaskInput): Promise<StopTaskOutput> {
+      return stopTask(client, input);
     },
 
     async getTask(executionId: string): Promise<TaskSnapshot> {
@@ -69,7 +94,7 @@ export function createActivities(client: BrowserAIClient) {
       const { results, trimmed } = fitResults(answer.results, input.maxBytes);
       return {
         executionId: answer.executionId ?? input.executionId,
-        status: answer.status,
+        status: typeof answer.status === 'string' && answer.status !== '' ? answer.status : null,
         started: answer.started ?? null,
         completed: answer.completed ?? null,
         results,
@@ -115,10 +140,15 @@ function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boo
   );
 }
 
-function executionAnswer(answer: TaskExecution): TaskExecutionAnswer {
+/** An append or replace that reached BrowserAI after its attempt gave up: nothing to undo, but worth a line. */
+function lateInstructions(executionId: string) {
+  return async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId });
+}
+
+function executionAnswer(answer: TaskExecution | InstructionsAnswer, executionId?: string): TaskExecutionAnswer {
   return {
-    executionId: answer.executionId,
-    status: answer.status,
+    executionId: answer.executionId ?? executionId ?? '',
+    status: typeof answer.status === 'string' && answer.status !== '' ? answer.status : null,
     started: answer.started ?? null,
     estimatedCompletion: answer.estimatedCompletion ?? null,
     scriptType: answer.scriptType,

@@ -1,5 +1,5 @@
 import { Context, log } from '@temporalio/activity';
-import type { BrowserAIClient } from '../browserai';
+import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { isUnknownStatus } from '../browserai/status';
 import { toActivityFailure } from './failures';
 import { nextPollDelay, parseTime } from './poll-schedule';
@@ -56,7 +56,10 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
       snapshot = snapshotOf(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }));
     } catch (err) {
       ctx.heartbeat(progress);
-      throw toActivityFailure(err);
+      // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
+      if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(err);
+      await sleep(input.initialIntervalMs);
+      continue;
     }
     progress.polls++;
     progress.lastSeen = { status: snapshot.status, progress: snapshot.progress, estimatedCompletion: snapshot.estimatedCompletion };
@@ -67,13 +70,30 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
         status: snapshot.status,
       });
     }
-    const changed = snapshot.category !== input.knownCategory;
+    const staleAwaiting = isStaleAwaiting(input, snapshot);
+    const changed = snapshot.category !== input.knownCategory && !staleAwaiting;
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
       return { snapshot, changed, polls: progress.polls, unknownStatuses };
     }
     estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? estimatedCompletionMs;
     const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
     progress.intervalMs = nextIntervalMs;
-    await sleep(delayMs);
+    // A stale `awaiting` becomes trustworthy at a known moment: look again then, not later.
+    await sleep(staleAwaiting ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50) : delayMs);
   }
+}
+
+/**
+ * `awaiting` read just after instructions were sent may be the state from before BrowserAI took
+ * them. It counts once BrowserAI showed it moved on (progress changed) or the settle time passed.
+ */
+function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot): boolean {
+  if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined) return false;
+  if (Date.now() >= input.awaitingTrustedFromMs) return false;
+  return progressMark(snapshot.progress) === input.progressMark;
+}
+
+/** A short fingerprint of what the task has reported so far: a different mark means it moved on. */
+export function progressMark(progress: TaskSnapshot['progress']): string {
+  return `${progress.lineCount ?? progress.logs.length}|${progress.status ?? ''}|${progress.logs.at(-1) ?? ''}`;
 }

@@ -30,7 +30,8 @@ export interface TaskSnapshot {
   executionId: string;
   status: string;
   category: StatusCategory;
-  progress: { status?: string; logs: string[] };
+  /** The last few log lines, cut to size; `lineCount` is how many BrowserAI reported in all. */
+  progress: { status?: string; logs: string[]; lineCount?: number };
   started?: string | null;
   estimatedCompletion?: string | null;
   /** The task's output (`GET /tasks` `result`), cut to size; set once the task has ended. */
@@ -52,6 +53,14 @@ export interface PollTaskInput {
    * the previous poll), so an immediate `GET` would only repeat it.
    */
   sleepFirst?: boolean;
+  /** Until then a 404 is taken as "not visible yet" (eventual consistency right after the create), not as fatal. */
+  notFoundRetryUntilMs?: number;
+  /**
+   * Instructions were just sent: an `awaiting` read before this time is not trusted (BrowserAI
+   * may still report the state from before it took them), unless the progress moved past `progressMark`.
+   */
+  awaitingTrustedFromMs?: number;
+  progressMark?: string;
 }
 
 export interface PollTaskOutput {
@@ -70,7 +79,7 @@ export interface GetResultsInput {
 
 export interface TaskResultsSummary {
   executionId: string;
-  status: string;
+  status: string | null;
   started?: string | null;
   completed?: string | null;
   results: ResultEntry[];
@@ -78,4 +87,21 @@ export interface TaskResultsSummary {
   trimmed?: TrimReport;
 }
 
-export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'status' | 'started' | 'estimatedCompletion' | 'scriptType'>;
+/** What create, append and replace answered. `status` is null when an append's answer carried none (a 2xx still means accepted). */
+export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'started' | 'estimatedCompletion' | 'scriptType'> & { status: string | null };
+
+export interface StopTaskInput {
+  executionId: string;
+  /**
+   * Until then a "task not found" answer means "not visible yet" (the task was created moments
+   * ago) and the stop is retried; after it, the task is taken to be gone.
+   */
+  notFoundRetryUntilMs: number;
+}
+
+export interface StopTaskOutput {
+  /** `stopped`: BrowserAI accepted the stop; `already-ended`: it refused, and the task had ended; `not-found`: no such task. */
+  outcome: 'stopped' | 'already-ended' | 'not-found';
+  /** The status seen when the stop was refused. */
+  status?: string;
+}

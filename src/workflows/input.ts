@@ -7,14 +7,21 @@ import type { Delivery, TrimReport } from '../activities/types';
 import { ISO_COUNTRY_CODES } from './iso-countries';
 
 export interface PollingOptions {
-  /** First and shortest gap between two `GET /tasks` calls; default 1 s. */
+  /** First and shortest gap between two `GET /tasks` calls; default 1 s, at least 250 ms. */
   initialIntervalMs?: number;
-  /** Longest gap; default 30 s. */
+  /** Longest gap; default 30 s, at most 10 min. */
   maxIntervalMs?: number;
-  /** A worker that stops heartbeating is replaced after this long; default 60 s. */
+  /** A worker that stops heartbeating is replaced after this long; default 60 s (1 s to 10 min). */
   heartbeatTimeoutMs?: number;
-  /** The polling activity reports back to the workflow at least this often; default 1 h. */
+  /** The polling activity reports back to the workflow at least this often; default 1 h (250 ms to 24 h). */
   maxSpanMs?: number;
+  /**
+   * After instructions or a code were sent, an `awaiting` status is taken as "waiting for more
+   * input" only once BrowserAI showed it took them (it reported another status, or its progress
+   * moved on) or after this long; default 5 s (0 to 60 s). BrowserAI may report the old
+   * `awaiting` for a moment after an append.
+   */
+  inputSettleMs?: number;
 }
 
 export interface BrowserTaskInput {
@@ -39,28 +46,19 @@ export interface BrowserTaskInput {
   delivery?: Delivery;
   /** Budget for `results` in workflow history, in bytes of JSON; default 256 KiB. */
   maxResultBytes?: number;
-  /** Set by continue-as-new only: the task already exists and must not be created again. */
-  resume?: ResumeState;
-}
-
-export interface ResumeState {
-  executionId: string;
-  status: string;
-  started?: string | null;
-  estimatedCompletion?: string | null;
-  pending: OutgoingInstructions[];
-  startedAtMs: number;
-  completeRequested: boolean;
-  awaitingSinceMs?: number;
-  /** Codes received so far, so the next run still masks them in current details. */
-  codes?: string[];
+  /**
+   * How long a stop is retried (with backoff) when BrowserAI does not take it; default 30 min,
+   * at least 1 s. A stop not delivered by then is reported as `stopConfirmed: false`.
+   */
+  stopRetryWindowMs?: number;
 }
 
 /** Instructions waiting to be sent, in arrival order. `code` items are never shown in queries. */
 export interface OutgoingInstructions {
   kind: 'append' | 'replace';
   instructions: Instruction[];
-  isCode?: boolean;
+  /** Set for a one-time code: the code itself, so a second submit of it is recognised. */
+  code?: string;
 }
 
 export interface BrowserTaskResult {
@@ -75,6 +73,12 @@ export interface BrowserTaskResult {
   results: ResultEntry[];
   /** Present when results were cut: what, and how to fetch them whole. */
   trimmed?: TrimReport;
+  /**
+   * Present when this workflow sent a stop: true once BrowserAI took it (or the task was seen
+   * ended), false when it could not be delivered within `stopRetryWindowMs` — the task may
+   * still be running: stop it from the BrowserAI dashboard.
+   */
+  stopConfirmed?: boolean;
 }
 
 export const DEFAULTS = {
@@ -87,7 +91,23 @@ export const DEFAULTS = {
   codeInstructionTemplate: 'Enter the one-time code {code}',
   delivery: 'at-most-once' as Delivery,
   maxResultBytes: 256 * 1024,
+  inputSettleMs: 5_000,
+  stopRetryWindowMs: 30 * 60_000,
 } as const;
+
+// Bounds of the options: below them a workflow would hammer BrowserAI or Temporal, above them
+// it would notice nothing for hours.
+const MS = { second: 1_000, minute: 60_000, hour: 3_600_000 };
+const BOUNDS: Record<string, [number, number]> = {
+  'polling.initialIntervalMs': [250, 60 * MS.second],
+  'polling.maxIntervalMs': [250, 10 * MS.minute],
+  'polling.heartbeatTimeoutMs': [MS.second, 10 * MS.minute],
+  'polling.maxSpanMs': [250, 24 * MS.hour],
+  'polling.inputSettleMs': [0, 60 * MS.second],
+  timeoutMs: [MS.second, 30 * 24 * MS.hour],
+  awaitingInputTimeoutMs: [MS.second, 30 * 24 * MS.hour],
+  stopRetryWindowMs: [MS.second, 7 * 24 * MS.hour],
+};
 
 // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
 const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
@@ -125,9 +145,12 @@ export function projectProblems(project: unknown): string[] {
   return typeof project === 'string' && project.trim() !== '' ? [] : ['project must be a non-empty string (a BrowserAI project name or ID)'];
 }
 
-function positive(value: unknown, field: string): string[] {
+function within(value: unknown, field: string): string[] {
   if (value === undefined) return [];
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? [] : [`${field} must be a positive number of milliseconds`];
+  const [min, max] = BOUNDS[field]!;
+  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
+    ? []
+    : [`${field} must be a number of milliseconds from ${min} to ${max} (got ${JSON.stringify(value)})`];
 }
 
 export function taskInputProblems(input: BrowserTaskInput | null | undefined): string[] {
@@ -137,13 +160,14 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
     ...(TASK_TYPES.includes(input.type) ? [] : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
     ...projectProblems(input.project),
     ...geoLocationProblems(input.geoLocation),
-    ...positive(input.timeoutMs, 'timeoutMs'),
-    ...positive(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
-    ...positive(input.polling?.initialIntervalMs, 'polling.initialIntervalMs'),
-    ...positive(input.polling?.maxIntervalMs, 'polling.maxIntervalMs'),
-    ...positive(input.polling?.heartbeatTimeoutMs, 'polling.heartbeatTimeoutMs'),
-    ...positive(input.polling?.maxSpanMs, 'polling.maxSpanMs'),
+    ...within(input.timeoutMs, 'timeoutMs'),
+    ...within(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
+    ...within(input.stopRetryWindowMs, 'stopRetryWindowMs'),
+    ...(['initialIntervalMs', 'maxIntervalMs', 'heartbeatTimeoutMs', 'maxSpanMs', 'inputSettleMs'] as const).flatMap((key) =>
+      within(input.polling?.[key], `polling.${key}`),
+    ),
   ];
+  if ('resume' in input) problems.push('resume is not an input: continue-as-new carries its own state');
   const polling = resolvePolling(input.polling);
   if (polling.initialIntervalMs > polling.maxIntervalMs) problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
   if (input.codeInstructionTemplate !== undefined && !String(input.codeInstructionTemplate).includes('{code}')) {
@@ -170,6 +194,7 @@ export function resolvePolling(polling: PollingOptions | undefined): Required<Po
     maxIntervalMs: polling?.maxIntervalMs ?? Math.max(DEFAULTS.maxIntervalMs, polling?.initialIntervalMs ?? 0),
     heartbeatTimeoutMs: polling?.heartbeatTimeoutMs ?? DEFAULTS.heartbeatTimeoutMs,
     maxSpanMs: polling?.maxSpanMs ?? DEFAULTS.maxSpanMs,
+    inputSettleMs: polling?.inputSettleMs ?? DEFAULTS.inputSettleMs,
   };
 }
 

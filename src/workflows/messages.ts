@@ -11,13 +11,15 @@ export interface InstructionsMessage {
 
 export interface CodeMessage {
   code: string;
+  /** Type it even if this task has already typed (or queued) this very code; default false. */
+  force?: boolean;
 }
 
 /** Appends instructions (`POST /tasks/{id}/instructions`), after any sent before. */
 export const appendInstructionsSignal = defineSignal<[InstructionsMessage]>('appendInstructions');
 /** Replaces all instructions (`PUT /tasks/{id}/instructions`). */
 export const replaceInstructionsSignal = defineSignal<[InstructionsMessage]>('replaceInstructions');
-/** Appends one instruction built from `codeInstructionTemplate`. Typed once, even across retries. */
+/** Appends one instruction built from `codeInstructionTemplate`. Typed once, even across retries; a code this task already typed is ignored unless `force`. */
 export const submitCodeSignal = defineSignal<[CodeMessage]>('submitCode');
 /** Ends an awaitable session: once its instructions are done, one stop, then the results. */
 export const completeSignal = defineSignal<[]>('complete');
@@ -37,6 +39,8 @@ export interface BrowserTaskState {
   error: string | null;
   /** Set once the task has ended: the final result, or on cancellation the results so far. */
   outcome: BrowserTaskResult | null;
+  /** null until a stop is needed; then whether BrowserAI took it. false: the task may still be running. */
+  stopConfirmed: boolean | null;
 }
 
 export const stateQuery = defineQuery<BrowserTaskState>('state');

@@ -20,8 +20,6 @@ export type SavedTaskOverrides = Partial<
 export interface RunSavedTaskInput {
   name: string;
   overrides?: SavedTaskOverrides;
-  /** Set by continue-as-new only: the saved task as read by the first run. */
-  resolved?: BrowserTaskInput;
 }
 
 const MAX_NAME_LENGTH = 200;
@@ -29,6 +27,8 @@ const MAX_NAME_LENGTH = 200;
 export function savedTaskNameProblems(name: unknown): string[] {
   if (typeof name !== 'string' || name.trim() === '') return ['name must be a non-empty string'];
   if (name.length > MAX_NAME_LENGTH) return [`name must be at most ${MAX_NAME_LENGTH} characters`];
+  // They would turn GET /saved_tasks/name/{name} into another URL (the list).
+  if (name.trim() === '.' || name.trim() === '..') return ['name must not be "." or ".."'];
   return [];
 }
 

@@ -1,10 +1,11 @@
-import { ApplicationFailure, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
 import { FailureType } from '../errors';
-import type { BrowserTaskResult } from './input';
+import type { BrowserTaskInput, BrowserTaskResult } from './input';
 import { stateQuery, type BrowserTaskState } from './messages';
-import { runBrowserTask, surfaceActivityFailure } from './run-browser-task';
+import { runBrowserTask, trusted } from './browser-task';
+import type { CarriedState } from './session/task-session';
 import {
   browserTaskInputFor,
   savedTaskNameProblems,
@@ -31,6 +32,7 @@ const NOT_STARTED: BrowserTaskState = {
   pendingInstructions: 0,
   error: null,
   outcome: null,
+  stopConfirmed: null,
 };
 
 function invalid(problems: string[]): never {
@@ -42,11 +44,16 @@ function invalid(problems: string[]): never {
   });
 }
 
+/** An activity's typed failure becomes the workflow's own, so callers read its `type` at `cause.type`. */
 async function surfaced<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {
-    throw surfaceActivityFailure(err);
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+      const { type, message, details } = err.cause;
+      throw ApplicationFailure.create({ type: type ?? undefined, message, details: details ?? undefined, nonRetryable: true, cause: err });
+    }
+    throw err;
   }
 }
 
@@ -74,12 +81,19 @@ export async function savedTaskList(): Promise<SavedTask[]> {
  * update, query, cancellation and result. Continue-as-new carries what was read, so a later
  * edit of the saved task never changes a run in progress.
  */
-export async function runSavedTask(input: RunSavedTaskInput): Promise<BrowserTaskResult> {
+export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTaskCarried): Promise<BrowserTaskResult> {
   const problems = savedTaskNameProblems(input?.name);
   if (problems.length > 0) invalid(problems);
+  const resumed = trusted(carried);
   // Answer `state` while the saved task is being read; runBrowserTask then takes the query over.
   // (Signals sent meanwhile wait in Temporal's buffer until their handlers are set.)
   setHandler(stateQuery, () => ({ ...NOT_STARTED, status: 'reading saved task' }));
-  const taskInput = input.resolved ?? browserTaskInputFor(await savedTaskGet(input.name), input.overrides);
-  return runBrowserTask(taskInput, (next) => continueAsNew<typeof runSavedTask>({ ...input, resolved: next }));
+  const taskInput = resumed?.resolved ?? browserTaskInputFor(await savedTaskGet(input.name), input.overrides);
+  return runBrowserTask(taskInput, resumed?.session, (resolved, session) => continueAsNew<typeof runSavedTask>(input, { resolved, session }));
+}
+
+/** What continue-as-new carries for a saved task: the task as the first run read it, and the session. */
+export interface SavedTaskCarried {
+  resolved: BrowserTaskInput;
+  session: CarriedState;
 }

@@ -1,0 +1,92 @@
+// How a task session ends: the one place that decides it. Whatever ends the workflow — the task's
+// own end, a cancel, a timeout, a failure BrowserAI answered, an answer nobody understands, a bug
+// in this code — it passes here, and a task that may still be running gets its stop first.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ContinueAsNew,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  log,
+} from '@temporalio/workflow';
+import { isFailedStatus } from '../../browserai/status';
+import { FailureType } from '../../errors';
+import type { BrowserTaskResult } from '../input';
+import { rootFailure, type TaskSession } from './task-session';
+
+/**
+ * Runs the session's story and ends it. The result is the task's outcome; every failure carries
+ * the outcome so far (with `stopConfirmed` when a stop was sent) as its first detail.
+ */
+export async function endSession(session: TaskSession, story: () => Promise<BrowserTaskResult>): Promise<BrowserTaskResult> {
+  let outcome: BrowserTaskResult;
+  try {
+    outcome = await story();
+  } catch (err) {
+    if (err instanceof ContinueAsNew) throw err; // not an ending: the next run carries the session
+    throw await endEarly(session, err);
+  }
+  await settleHandlers(session);
+  if (isFailedStatus(outcome.status)) {
+    throw ApplicationFailure.create({
+      type: FailureType.BrowserAITaskFailed,
+      nonRetryable: true,
+      message: `BrowserAI task ${outcome.executionId} failed: ${outcome.error ?? 'BrowserAI gave no error message'}`,
+      details: [outcome],
+    });
+  }
+  return outcome;
+}
+
+/** Stops what may still run, keeps what the task produced, and returns the failure to end with. */
+async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
+  const cancelled = isCancellation(err);
+  const reason = cancelled ? 'workflow cancelled' : describe(err);
+  const soFar = await CancellationScope.nonCancellable(async () => {
+    await session.stop(reason);
+    return session.executionId ? session.resultsSoFar() : null;
+  });
+  await settleHandlers(session);
+  // A cancelled workflow ends cancelled; its outcome so far is in the `state` query.
+  if (cancelled) return err;
+  const failure = asFailure(err);
+  return ApplicationFailure.create({
+    type: failure.type ?? undefined,
+    message: failure.message,
+    nonRetryable: true,
+    details: soFar ? [soFar] : (failure.details ?? undefined),
+    cause: failure === err ? undefined : (err as Error),
+  });
+}
+
+/** Updates waiting for sends that will never happen get a clear answer before the workflow closes. */
+async function settleHandlers(session: TaskSession): Promise<void> {
+  session.outbox.refuseRemaining(session.taskEnded());
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+}
+
+/**
+ * The typed failure the workflow ends with. An activity's typed failure (AmbiguousRequest,
+ * Unauthorized, MalformedAnswer...) becomes the workflow's own, so callers read its stable `type`
+ * at `WorkflowFailedError.cause.type`. Anything that is not a typed failure is a bug in this
+ * code: it ends the workflow as `UnexpectedError` rather than retrying the workflow task forever
+ * with the task left running.
+ */
+function asFailure(err: unknown): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
+  const root = rootFailure(err);
+  log.error('browserTask hit an unexpected error; the task was stopped and the workflow fails', { error: root.message });
+  return ApplicationFailure.create({
+    type: FailureType.UnexpectedError,
+    nonRetryable: true,
+    message: `browserTask hit an unexpected error (${root.name}: ${root.message}). The BrowserAI task was stopped. Please report this with the workflow's history.`,
+  });
+}
+
+function describe(err: unknown): string {
+  const failure = rootFailure(err);
+  return failure instanceof ApplicationFailure && failure.type ? failure.type : 'unexpected error';
+}

@@ -1,0 +1,106 @@
+// Instructions and codes on their way to BrowserAI: one queue in arrival order, one send at a
+// time, and an outcome per item for the update handler that waits for it.
+import { CancellationScope, condition } from '@temporalio/workflow';
+import type { TaskExecutionAnswer } from '../../activities/types';
+import type { OutgoingInstructions } from '../input';
+
+type Outcome = { answer: TaskExecutionAnswer } | { error: Error };
+interface Queued extends OutgoingInstructions {
+  id: number;
+}
+
+export class Outbox {
+  readonly #queue: Queued[];
+  #nextId = 0;
+  #inFlight: Queued | null = null;
+  readonly #outcomes = new Map<number, Outcome>();
+  /** Items someone waits for (an update): only their outcomes are kept. */
+  readonly #awaited = new Set<number>();
+  /** Sends finished (answered or failed) so far in this run: waits compare it to notice a send. */
+  settled = 0;
+
+  constructor(pending: OutgoingInstructions[] = []) {
+    this.#queue = pending.map((item) => ({ ...item, id: this.#nextId++ }));
+  }
+
+  get size(): number {
+    return this.#queue.length;
+  }
+
+  get sending(): boolean {
+    return this.#inFlight !== null;
+  }
+
+  /** Nothing queued and nothing on the wire. */
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#inFlight === null;
+  }
+
+  /** Codes queued or on the wire. */
+  get codesInHand(): string[] {
+    return this.#queue.flatMap((item) => (item.code ? [item.code] : []));
+  }
+
+  enqueue(item: OutgoingInstructions): number {
+    const id = this.#nextId++;
+    this.#queue.push({ ...item, id });
+    return id;
+  }
+
+  /** Waits for the item's outcome: BrowserAI's answer, or the error that ended it. */
+  async outcomeOf(id: number): Promise<TaskExecutionAnswer> {
+    this.#awaited.add(id);
+    await condition(() => this.#outcomes.has(id));
+    const outcome = this.#outcomes.get(id)!;
+    this.#outcomes.delete(id);
+    this.#awaited.delete(id);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.answer;
+  }
+
+  /**
+   * Sends queued items one at a time, in arrival order, for as long as the session runs.
+   * `refusal` says why an item can no longer be sent (the task ended), or null when it can.
+   */
+  async sendForever(
+    send: (item: OutgoingInstructions) => Promise<TaskExecutionAnswer>,
+    settledHook: (item: OutgoingInstructions, outcome: Outcome) => void,
+    refusal: () => Error | null,
+  ): Promise<never> {
+    for (;;) {
+      await condition(() => this.#queue.length > 0);
+      const item = this.#queue.shift()!;
+      const refused = refusal();
+      if (refused) {
+        this.#settle(item, { error: refused }, settledHook);
+        continue;
+      }
+      this.#inFlight = item;
+      let outcome: Outcome;
+      try {
+        // Once sent, an instruction is not taken back: let it finish so we know what BrowserAI got.
+        outcome = { answer: await CancellationScope.nonCancellable(() => send(item)) };
+      } catch (err) {
+        outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+      }
+      this.#inFlight = null;
+      this.#settle(item, outcome, settledHook);
+    }
+  }
+
+  /** Answers every item still queued with `error`: nothing will send them any more. */
+  refuseRemaining(error: Error): void {
+    for (const item of this.#queue.splice(0)) if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, { error });
+  }
+
+  /** What continue-as-new carries: the items not sent yet, in order. */
+  pending(): OutgoingInstructions[] {
+    return this.#queue.map(({ id: _id, ...item }) => item);
+  }
+
+  #settle(item: Queued, outcome: Outcome, settledHook: (item: OutgoingInstructions, outcome: Outcome) => void): void {
+    if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, outcome);
+    this.settled++;
+    settledHook(item, outcome);
+  }
+}

@@ -1,0 +1,48 @@
+// What the Temporal UI shows of a session: current details (Markdown) and typed search attributes.
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { TaskResultsSummary } from '../../activities/types';
+import { renderDetails } from '../details';
+import type { BrowserTaskState } from '../messages';
+import { BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../search-attributes';
+
+export class Publisher {
+  // Search attributes exist only where the namespace registered them; the client API sets
+  // BrowserAIStatus at start exactly when they do, so its presence says upserts are safe.
+  readonly #searchAttributesOn = workflowInfo().typedSearchAttributes.get(BrowserAIStatus) !== undefined;
+  // What the start (or the previous run) already set needs no upsert of its own.
+  readonly #published = new Map<string, unknown>(
+    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [key.name, workflowInfo().typedSearchAttributes.get(key)]),
+  );
+  #upsertQueued = false;
+  #latest: BrowserTaskState | null = null;
+
+  constructor(readonly project: string) {}
+
+  /** Shows `state` in the UI. Secrets (codes received) are masked in the details. */
+  publish(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): void {
+    setCurrentDetails(renderDetails(state, results, secrets));
+    this.#latest = state;
+    // Every upsert is a history event: changes made in one activation go out as one upsert,
+    // from a microtask that runs after them but before the activation completes.
+    if (this.#searchAttributesOn && !this.#upsertQueued) {
+      this.#upsertQueued = true;
+      void Promise.resolve().then(() => this.#upsertChanges());
+    }
+  }
+
+  #upsertChanges(): void {
+    this.#upsertQueued = false;
+    const state = this.#latest!;
+    const wanted: SearchAttributeUpdatePair[] = [
+      { key: BrowserAIStatus, value: state.status },
+      { key: BrowserAIAwaitingInput, value: state.awaitingInput },
+      { key: BrowserAIProject, value: this.project },
+    ];
+    if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
+    const changed = wanted.filter((pair) => this.#published.get(pair.key.name) !== pair.value);
+    if (changed.length === 0) return;
+    upsertSearchAttributes(changed);
+    for (const pair of changed) this.#published.set(pair.key.name, pair.value);
+  }
+}

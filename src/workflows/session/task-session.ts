@@ -1,0 +1,514 @@
+// One BrowserAI task session inside a workflow: its state, and one method per thing that can
+// happen to it (created, polled, input sent, waiting for input, stopped, results read). The
+// workflow function (browser-task.ts) tells the story in order; ending.ts decides how it ends.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PollTaskOutput, TaskExecutionAnswer, TaskResultsSummary, TaskSnapshot } from '../../activities/types';
+import { categorize, type StatusCategory } from '../../browserai/status';
+import type { Instruction } from '../../browserai/types';
+import { FailureType } from '../../errors';
+import { DEFAULTS, codeInstruction, codeProblems, instructionProblems, resolvePolling, type BrowserTaskInput, type BrowserTaskResult, type OutgoingInstructions } from '../input';
+import {
+  addInstructionsUpdate,
+  appendInstructionsSignal,
+  completeSignal,
+  replaceInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+  type BrowserTaskState,
+} from '../messages';
+import { createTask, appendInstructions, replaceInstructions, getResults, pollTask, stopTask } from './activities';
+import { Outbox } from './outbox';
+import { Publisher } from './publisher';
+
+/** What continue-as-new hands to the next run. Never part of the public input: the workflow trusts only itself. */
+export interface CarriedState {
+  executionId: string;
+  createdAtMs: number;
+  status: string;
+  started: string | null;
+  estimatedCompletion: string | null;
+  pending: OutgoingInstructions[];
+  startedAtMs: number;
+  completeRequested: boolean;
+  awaitingSinceMs?: number;
+  codesReceived: string[];
+  codesTyped: string[];
+  unconfirmedInput: UnconfirmedInput | null;
+}
+
+/** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
+interface UnconfirmedInput {
+  trustedFromMs: number;
+  progressMark: string;
+}
+
+/** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
+const DEADLINE_SLACK_MS = 1_000;
+/**
+ * For this long after a create, "task not found" means "not visible yet" (a poll keeps polling, a
+ * stop is retried). A guess: BrowserAI documents nothing about consistency.
+ */
+export const NOT_FOUND_GRACE_MS = 30_000;
+
+export class TaskSession {
+  readonly polling;
+  readonly delivery;
+  readonly timeoutMs: number;
+  readonly awaitingInputTimeoutMs: number;
+  readonly stopRetryWindowMs: number;
+  readonly startedAtMs: number;
+  readonly outbox: Outbox;
+  readonly #publisher: Publisher;
+
+  executionId: string | null;
+  createdAtMs: number | null;
+  /** BrowserAI's status as last seen; the category (running, awaiting, ended) is derived from it. */
+  status: string;
+  #snapshot: Omit<TaskSnapshot, 'executionId' | 'status' | 'category'>;
+  #awaitingSinceMs: number | undefined;
+  #unconfirmedInput: UnconfirmedInput | null;
+  #completeRequested: boolean;
+  /** Codes received (masked wherever the session shows text) and codes typed (never typed twice). */
+  readonly #codesReceived: string[];
+  readonly #codesTyped: string[];
+  stopSent = false;
+  stopConfirmed: boolean | null = null;
+  outcome: BrowserTaskResult | null = null;
+  #latestResults: TaskResultsSummary | null = null;
+  readonly #unknownStatusesLogged = new Set<string>();
+
+  constructor(
+    readonly input: BrowserTaskInput,
+    carried?: CarriedState,
+  ) {
+    this.polling = resolvePolling(input.polling);
+    this.delivery = input.delivery ?? DEFAULTS.delivery;
+    this.timeoutMs = input.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.awaitingInputTimeoutMs = input.awaitingInputTimeoutMs ?? DEFAULTS.awaitingInputTimeoutMs;
+    this.stopRetryWindowMs = input.stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs;
+    this.startedAtMs = carried?.startedAtMs ?? Date.now();
+    this.outbox = new Outbox(carried?.pending);
+    this.#publisher = new Publisher(input.project);
+    this.executionId = carried?.executionId ?? null;
+    this.createdAtMs = carried?.createdAtMs ?? null;
+    this.status = carried?.status ?? 'starting';
+    this.#snapshot = { progress: { logs: [] }, started: carried?.started ?? null, estimatedCompletion: carried?.estimatedCompletion ?? null, error: null };
+    this.#awaitingSinceMs = carried?.awaitingSinceMs;
+    this.#unconfirmedInput = carried?.unconfirmedInput ?? null;
+    this.#completeRequested = carried?.completeRequested ?? false;
+    this.#codesReceived = [...(carried?.codesReceived ?? [])];
+    this.#codesTyped = [...(carried?.codesTyped ?? [])];
+  }
+
+  get category(): StatusCategory {
+    return categorize(this.status);
+  }
+
+  /** Nothing more will happen to the task from here: it ended, or this workflow stopped it. */
+  get ended(): boolean {
+    return this.category === 'ended' || this.stopSent;
+  }
+
+  /** Awaiting, and BrowserAI has shown that it took everything sent so far. */
+  get awaitsInput(): boolean {
+    return this.category === 'awaiting' && this.#unconfirmedInput === null && !this.ended;
+  }
+
+  /** A task exists that nobody has seen end and nobody has stopped yet. */
+  get mayStillRun(): boolean {
+    return this.executionId !== null && this.category !== 'ended' && !this.stopSent;
+  }
+
+  get deadlineMs(): number {
+    return this.startedAtMs + this.timeoutMs;
+  }
+
+  view(): BrowserTaskState {
+    return {
+      executionId: this.executionId,
+      status: this.status,
+      awaitingInput: this.awaitsInput,
+      progress: { status: this.#snapshot.progress.status, logs: this.#snapshot.progress.logs },
+      started: this.#snapshot.started ?? null,
+      estimatedCompletion: this.#snapshot.estimatedCompletion ?? null,
+      pendingInstructions: this.outbox.size,
+      error: this.#snapshot.error ?? null,
+      outcome: this.outcome,
+      stopConfirmed: this.stopConfirmed,
+    };
+  }
+
+  publish(): void {
+    this.#publisher.publish(this.view(), this.#latestResults, this.#codesReceived);
+  }
+
+  // ---- Messages from callers -------------------------------------------------------------
+
+  installHandlers(): void {
+    setHandler(appendInstructionsSignal, ({ instructions }) => this.#acceptSignal('appendInstructions', { kind: 'append', instructions }));
+    setHandler(replaceInstructionsSignal, ({ instructions }) => this.#acceptSignal('replaceInstructions', { kind: 'replace', instructions }));
+    setHandler(submitCodeSignal, ({ code, force }) => this.#acceptCode(code, force === true));
+    setHandler(completeSignal, () => {
+      this.#completeRequested = true;
+    });
+    setHandler(addInstructionsUpdate, ({ instructions }) => this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions })), {
+      validator: ({ instructions }) => {
+        const bad = instructionProblems(instructions);
+        if (bad.length > 0) throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
+        if (!this.#acceptsInstructions()) throw this.taskEnded();
+      },
+    });
+    setHandler(stateQuery, () => this.view());
+  }
+
+  #acceptSignal(signal: string, item: OutgoingInstructions): void {
+    const bad = instructionProblems(item.instructions);
+    if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
+    if (!this.#acceptsInstructions()) return log.warn(`Ignored ${signal} signal: the task has ended`);
+    this.#enqueue(item);
+  }
+
+  #acceptCode(code: string, force: boolean): void {
+    if (codeProblems(code).length > 0) return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
+    if (!this.#acceptsInstructions()) return log.warn('Ignored submitCode signal: the task has ended');
+    if (!force && (this.#codesTyped.includes(code) || this.outbox.codesInHand.includes(code))) {
+      return log.warn('Ignored submitCode signal: this task already typed (or queued) this code. Send it with force: true to type it again.');
+    }
+    if (!this.#codesReceived.includes(code)) this.#codesReceived.push(code);
+    this.#enqueue({ kind: 'append', instructions: [codeInstruction(this.input.codeInstructionTemplate, code)], code });
+  }
+
+  #enqueue(item: OutgoingInstructions): number {
+    const id = this.outbox.enqueue(item);
+    this.publish();
+    return id;
+  }
+
+  #acceptsInstructions(): boolean {
+    return !this.ended;
+  }
+
+  taskEnded(): ApplicationFailure {
+    return ApplicationFailure.nonRetryable(
+      `BrowserAI task ${this.executionId ?? '(not created)'} has ended (${this.status}); it takes no more instructions.`,
+      FailureType.TaskEnded,
+    );
+  }
+
+  // ---- The task's life ---------------------------------------------------------------------
+
+  /** Creates the task, once: a run continued as new already has it. */
+  async create(): Promise<void> {
+    if (this.executionId) return;
+    // A cancel that arrived with the start (before the first workflow task) creates nothing.
+    if (CancellationScope.current().consideredCancelled) {
+      throw new CancelledFailure('The workflow was cancelled before its task was created; nothing was sent to BrowserAI.');
+    }
+    const { input } = this;
+    let created: TaskExecutionAnswer;
+    try {
+      // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
+      // ID, and so can stop the task that the create may have started.
+      created = await CancellationScope.nonCancellable(() =>
+        createTask.executeWithOptions({ summary: `Create ${input.type} task in project ${input.project}` }, [
+          {
+            instructions: input.instructions as Instruction[],
+            type: input.type,
+            project: input.project,
+            geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
+            inspect: input.inspect,
+            awaitable: input.awaitable,
+            delivery: this.delivery,
+          },
+        ]),
+      );
+    } catch (err) {
+      // A malformed answer that named its task: the task exists, so the ending can stop it.
+      const named = createdDespiteFailure(err);
+      if (named) this.#recordCreated(named);
+      throw err;
+    }
+    this.#recordCreated(created.executionId);
+    this.#applyAnswer(created);
+  }
+
+  #recordCreated(executionId: string): void {
+    this.executionId = executionId;
+    this.createdAtMs = Date.now();
+    log.info('BrowserAI task created', { executionId });
+    this.publish();
+  }
+
+  /** Sends queued instructions and codes, in order, for as long as the session runs. */
+  startSending(): void {
+    const executionId = this.executionId!;
+    const sender = this.outbox.sendForever(
+      (item) => {
+        const what = item.code ? 'Send one-time code' : item.kind === 'replace' ? 'Replace instructions' : 'Append instructions';
+        const request = { executionId, instructions: item.instructions, awaitable: this.input.awaitable, delivery: this.delivery };
+        return item.kind === 'replace'
+          ? replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
+          : appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
+      },
+      (item, outcome) => this.#onSent(item, outcome),
+      () => (this.#acceptsInstructions() ? null : this.taskEnded()),
+    );
+    sender.catch(() => undefined); // ends with the workflow's scope; its failures are outcomes
+  }
+
+  #onSent(item: OutgoingInstructions, outcome: { answer: TaskExecutionAnswer } | { error: Error }): void {
+    const reached = 'answer' in outcome || failureType(outcome.error) === FailureType.AmbiguousRequest;
+    if (item.code && reached) this.#codesTyped.push(item.code);
+    if ('error' in outcome) {
+      const failure = rootFailure(outcome.error);
+      if (failureType(outcome.error) !== FailureType.TaskEnded) {
+        log.warn('Sending instructions to BrowserAI failed', { executionId: this.executionId, failure: failure.message });
+        this.#snapshot.error = failure.message;
+      }
+    } else {
+      this.#applyAnswer(outcome.answer);
+    }
+    // Input arrived: a task still awaiting gets a fresh awaiting deadline.
+    this.#awaitingSinceMs = undefined;
+    // BrowserAI may report the state from before it took the input for a moment: `awaiting` is
+    // trusted again once it shows otherwise. A refused send changed nothing, but its refusal may
+    // mean the task ended (no 409 is documented): look at once.
+    const answered = 'answer' in outcome ? outcome.answer.status : null;
+    if (answered !== null && categorize(answered) !== 'awaiting') this.#unconfirmedInput = null;
+    else this.#unconfirmedInput = { trustedFromMs: Date.now() + (reached ? this.polling.inputSettleMs : 0), progressMark: progressMark(this.#snapshot.progress) };
+    this.publish();
+  }
+
+  /** Polls until the task leaves the category it is in (or the span ends). */
+  async pollUntilLeaves(): Promise<void> {
+    // With input unconfirmed, `awaiting` counts as a change only once the poll trusts it.
+    await this.#poll(this.#unconfirmedInput ? 'running' : this.category, false);
+  }
+
+  /** Waits for input (a code, instructions, `complete`) while the task awaits it. */
+  async waitForInput(): Promise<void> {
+    this.#awaitingSinceMs ??= Date.now();
+    const settledBefore = this.outbox.settled;
+    const completeReady = () => this.#completeRequested && this.outbox.idle;
+    if (completeReady()) return this.stop('complete signal');
+    const left = Math.max(0, Math.min(this.#awaitingSinceMs + this.awaitingInputTimeoutMs - Date.now(), this.#untilDeadline()));
+    const woke = await condition(() => this.outbox.settled > settledBefore || completeReady() || workflowInfo().continueAsNewSuggested, left, {
+      summary: 'Wait for input: submitCode, appendInstructions or complete',
+    });
+    if (woke) return;
+    // The awaiting timeout never fires while input is on its way.
+    if (!this.outbox.idle) {
+      await condition(() => this.outbox.settled > settledBefore);
+      return;
+    }
+    this.failIfPastDeadline();
+    // Nothing is polled while waiting for input (it would cost history): before giving up, look
+    // once in case BrowserAI moved on by itself.
+    await this.#poll('awaiting', true);
+    if (this.category !== 'awaiting') return;
+    throw ApplicationFailure.nonRetryable(
+      `BrowserAI task ${this.executionId} waited ${this.awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
+        'and was stopped. Send the input sooner, or raise awaitingInputTimeoutMs.',
+      FailureType.AwaitingInputTimeout,
+    );
+  }
+
+  async #poll(knownCategory: StatusCategory, lookOnce: boolean): Promise<void> {
+    const executionId = this.executionId!;
+    const spanMs = lookOnce ? 1 : Math.max(1, Math.min(this.polling.maxSpanMs, this.#untilDeadline()));
+    const settledBefore = this.outbox.settled;
+    const unconfirmed = this.#unconfirmedInput;
+    let out: PollTaskOutput;
+    try {
+      out = await pollTask.executeWithOptions(
+        {
+          summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it leaves "${knownCategory}"`,
+          heartbeatTimeout: this.polling.heartbeatTimeoutMs,
+          startToCloseTimeout: spanMs + 2 * this.polling.maxIntervalMs + 60_000,
+          // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
+          scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * this.polling.maxIntervalMs + 60_000,
+        },
+        [
+          {
+            executionId,
+            knownCategory,
+            estimatedCompletion: this.#snapshot.estimatedCompletion,
+            initialIntervalMs: this.polling.initialIntervalMs,
+            maxIntervalMs: this.polling.maxIntervalMs,
+            maxSpanMs: spanMs,
+            sleepFirst: !lookOnce,
+            notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
+            awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
+            progressMark: unconfirmed?.progressMark,
+          },
+        ],
+      );
+    } catch (err) {
+      if (!isCancellation(err)) this.failIfPastDeadline();
+      throw err;
+    }
+    for (const status of out.unknownStatuses) {
+      if (this.#unknownStatusesLogged.has(status)) continue;
+      this.#unknownStatusesLogged.add(status);
+      log.warn('BrowserAI reported an unknown status; treating it as running', { executionId, status });
+    }
+    this.#applySnapshot(out.snapshot);
+    // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
+    // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
+    if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed)) this.#unconfirmedInput = null;
+    this.publish();
+  }
+
+  #applyAnswer(answer: TaskExecutionAnswer): void {
+    if (answer.status !== null) this.status = answer.status;
+    if (answer.started !== undefined) this.#snapshot.started = answer.started ?? this.#snapshot.started;
+    this.#snapshot.estimatedCompletion = answer.estimatedCompletion ?? null;
+    this.publish();
+  }
+
+  #applySnapshot(snapshot: TaskSnapshot): void {
+    this.status = snapshot.status;
+    const { started, estimatedCompletion, error, progress, result } = snapshot;
+    this.#snapshot = { ...this.#snapshot, progress, estimatedCompletion: estimatedCompletion ?? null, error: error ?? this.#snapshot.error };
+    if (started) this.#snapshot.started = started;
+    if (result !== undefined) this.#snapshot.result = result;
+    if (this.category !== 'awaiting') this.#awaitingSinceMs = undefined;
+  }
+
+  /** Fails `TaskTimeout` once the overall deadline is reached (the ending stops the task). */
+  failIfPastDeadline(): void {
+    if (this.#untilDeadline() > DEADLINE_SLACK_MS) return;
+    throw ApplicationFailure.nonRetryable(
+      `BrowserAI task ${this.executionId ?? '(not created)'} did not end within timeoutMs=${this.timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
+      FailureType.TaskTimeout,
+    );
+  }
+
+  // The overall timeout needs no timer of its own (two history events per task): the polling
+  // activity's span ends at the deadline, and the awaiting wait is bounded by it too.
+  #untilDeadline(): number {
+    return this.deadlineMs - Date.now();
+  }
+
+  /**
+   * Sends the stop, once, and retries it for the stop window. The only place a stop is sent;
+   * it runs even when the workflow is being cancelled.
+   */
+  async stop(reason: string): Promise<void> {
+    if (!this.mayStillRun) return;
+    const executionId = this.executionId!;
+    this.stopSent = true;
+    this.publish();
+    log.info('Stopping the BrowserAI task', { executionId, reason });
+    try {
+      const stopped = await CancellationScope.nonCancellable(() =>
+        stopTask.executeWithOptions({ summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs }, [
+          { executionId, notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS },
+        ]),
+      );
+      this.stopConfirmed = true;
+      if (stopped.status) this.status = stopped.status;
+    } catch (err) {
+      this.stopConfirmed = false;
+      log.error(
+        `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${this.stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
+          `It may still be running and costing money: stop it from the BrowserAI dashboard (project ${this.input.project}), ` +
+          'and check BROWSERAI_API_TOKEN and the network between the worker and BrowserAI.',
+        { executionId },
+      );
+    }
+    this.publish();
+  }
+
+  /** Reads the task's results and records the outcome. */
+  async collectResults(): Promise<BrowserTaskResult> {
+    const executionId = this.executionId!;
+    const summary = await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
+      { executionId, maxBytes: this.input.maxResultBytes ?? DEFAULTS.maxResultBytes },
+    ]);
+    this.#latestResults = summary;
+    // After our own stop, the results answer is the freshest word on the status.
+    if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;
+    return this.#recordOutcome(summary);
+  }
+
+  /** The outcome so far, with the results if BrowserAI gives them: what an ending reports. */
+  async resultsSoFar(): Promise<BrowserTaskResult | null> {
+    if (!this.executionId) return null;
+    try {
+      return await this.collectResults();
+    } catch (err) {
+      log.warn('Could not fetch the results of the task', { executionId: this.executionId, failure: rootFailure(err).message });
+      return this.#recordOutcome(null);
+    }
+  }
+
+  #recordOutcome(summary: TaskResultsSummary | null): BrowserTaskResult {
+    this.outcome = {
+      executionId: this.executionId!,
+      status: this.status,
+      started: summary?.started ?? this.#snapshot.started ?? null,
+      completed: summary?.completed ?? null,
+      result: this.#snapshot.result ?? null,
+      error: this.#snapshot.error ?? null,
+      results: summary?.results ?? [],
+      ...(summary?.trimmed ? { trimmed: summary.trimmed } : {}),
+      ...(this.stopSent ? { stopConfirmed: this.stopConfirmed === true } : {}),
+    };
+    this.publish();
+    return this.outcome;
+  }
+
+  /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
+  async continueAsNew(continueAsNewWith: (input: BrowserTaskInput, carried: CarriedState) => Promise<never>): Promise<never> {
+    await condition(() => allHandlersFinished() && !this.outbox.sending);
+    log.info('Continuing as new to keep the history small', { executionId: this.executionId });
+    return continueAsNewWith(this.input, {
+      executionId: this.executionId!,
+      createdAtMs: this.createdAtMs ?? Date.now(),
+      status: this.status,
+      started: this.#snapshot.started ?? null,
+      estimatedCompletion: this.#snapshot.estimatedCompletion ?? null,
+      pending: this.outbox.pending(),
+      startedAtMs: this.startedAtMs,
+      completeRequested: this.#completeRequested,
+      awaitingSinceMs: this.#awaitingSinceMs,
+      codesReceived: this.#codesReceived,
+      codesTyped: this.#codesTyped,
+      unconfirmedInput: this.#unconfirmedInput,
+    });
+  }
+}
+
+/** A short fingerprint of what the task has reported so far: a different mark means it moved on. */
+export function progressMark(progress: TaskSnapshot['progress']): string {
+  return `${progress.lineCount ?? progress.logs.length}|${progress.status ?? ''}|${progress.logs.at(-1) ?? ''}`;
+}
+
+/** An activity failure's own error (the ApplicationFailure under the ActivityFailure). */
+export function rootFailure(err: unknown): Error {
+  if (err instanceof Error && err.cause instanceof Error) return err.cause;
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function failureType(err: unknown): string | undefined {
+  const root = rootFailure(err);
+  return root instanceof ApplicationFailure ? (root.type ?? undefined) : undefined;
+}
+
+/** The executionId a failed create still named (a malformed answer that carried one). */
+function createdDespiteFailure(err: unknown): string | undefined {
+  const root = rootFailure(err);
+  const details = root instanceof ApplicationFailure ? (root.details?.[0] as { executionId?: unknown } | undefined) : undefined;
+  return typeof details?.executionId === 'string' ? details.executionId : undefined;
+}
