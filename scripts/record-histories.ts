@@ -46,6 +46,10 @@ async function main() {
     const failed = await stack.tasks.start(taskInput({ instructions: [{ action: 'Fail [fail]' }] }), { workflowId: 'replay-failed' });
     await failed.result().catch(() => undefined);
     await save('failed', failed.workflowId);
+
+    const timedOut = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=30s]' }], timeoutMs: 2_000 }), { workflowId: 'replay-timeout' });
+    await timedOut.result().catch(() => undefined);
+    await save('timeout', timedOut.workflowId);
   } finally {
     await stack.stop();
   }

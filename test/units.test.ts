@@ -11,6 +11,7 @@ import { fitResults, jsonBytes, truncateString, truncateValue } from '../src/act
 import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/workflows/input';
 import { redact, renderDetails } from '../src/workflows/details';
 import type { BrowserTaskState } from '../src/workflows/messages';
+import { stopSentence } from '../src/cli/stop-sentence';
 import type { TaskResultsSummary } from '../src/activities/types';
 import type { ResultEntry } from '../src/browserai/types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';
@@ -467,5 +468,14 @@ describe('version', () => {
     const pkg = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { name: string; version: string };
     assert.equal(PACKAGE_VERSION, pkg.version);
     assert.equal(PACKAGE_NAME, pkg.name);
+  });
+});
+
+describe('CLI stop sentence', () => {
+  test('never says a task was stopped unless the stop was confirmed', () => {
+    assert.match(stopSentence(true, 'exec_1'), /was stopped/);
+    for (const unconfirmed of [false, null, undefined]) assert.doesNotMatch(stopSentence(unconfirmed, 'exec_1'), /was stopped/);
+    assert.match(stopSentence(false, 'exec_1'), /could NOT be confirmed: it may still be running/);
+    assert.match(stopSentence(null, null), /No BrowserAI task had been created/);
   });
 });

@@ -10,6 +10,7 @@ import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { BrowserTasks, InvalidInputError, WorkflowNotFoundError, fetchFullResults } from '../client/tasks';
 import { SAVED_TASK_USAGE, savedTaskCommand } from './saved-task-commands';
+import { stopSentence } from './stop-sentence';
 import { ScheduleAfterCreateError } from '../client/saved-tasks';
 
 const USAGE = `Usage: npm run starter -- <command> [options]
@@ -91,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(`Follow it:  npm run starter -- state ${handle.workflowId}`);
         return 0;
       }
+      watched = handle.workflowId;
       return printResult(await handle.result());
     }
     case 'submit-code': {
@@ -118,16 +120,19 @@ async function main(argv: string[]): Promise<number> {
     case 'cancel': {
       const id = needId();
       await tasks.cancel(id);
-      console.log('Cancellation requested: the task gets one stop command.');
+      console.log('Cancellation requested: the task gets a stop command.');
       if (values.wait) {
         await tasks.result(id).catch(() => undefined);
-        const { outcome } = await tasks.state(id);
+        const { outcome, stopConfirmed, executionId } = await tasks.state(id);
         if (outcome) console.log(JSON.stringify(outcome, null, 2));
+        console.log(stopSentence(stopConfirmed, executionId));
+        if (stopConfirmed === false) return 1;
       }
       return 0;
     }
     case 'result': {
-      const result = await tasks.result(needId());
+      watched = needId();
+      const result = await tasks.result(watched);
       if (values.full) {
         const browserai = new BrowserAIClient({ apiToken: process.env.BROWSERAI_API_TOKEN ?? '', baseUrl: process.env.BROWSERAI_BASE_URL });
         return printResult({ ...result, results: (await fetchFullResults(browserai, result.executionId)).results, trimmed: undefined });
@@ -163,12 +168,30 @@ function startInput(values: Values, instructions: () => Array<{ action: string }
 function printResult(result: BrowserTaskResult): number {
   console.log(JSON.stringify(result, null, 2));
   if (result.trimmed) console.error(`\nNote: ${result.trimmed.note}`);
+  if (result.stopConfirmed === false) {
+    console.error(`\n${stopSentence(false, result.executionId)}`);
+    return 1;
+  }
   return 0;
+}
+
+/** The workflow whose result the command waits for, so a failure can say what became of its task. */
+let watched: string | undefined;
+
+/** Asks the closed workflow what became of its task (a query needs a worker). */
+async function taskFate(workflowId: string | undefined): Promise<string> {
+  if (!workflowId) return '';
+  try {
+    const { stopConfirmed, executionId } = await (await BrowserTasks.fromEnv()).state(workflowId);
+    return stopSentence(stopConfirmed, executionId);
+  } catch {
+    return `Whether its BrowserAI task was stopped is unknown here: run \`npm run starter -- state ${workflowId}\` (stopConfirmed) while a worker runs.`;
+  }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err: unknown) => {
+  async (err: unknown) => {
     if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       console.error(`${err.message}\n\n${USAGE}`);
       process.exit(2);
@@ -191,12 +214,13 @@ main(process.argv.slice(2)).then(
     }
     if (err instanceof WorkflowFailedError) {
       const cause = err.cause;
+      const fate = await taskFate(watched ?? process.argv[3]);
       if (cause instanceof CancelledFailure) {
-        console.error('The workflow was cancelled; the task was stopped.');
+        console.error(`The workflow was cancelled. ${fate}`);
         process.exit(130);
       }
       const type = cause instanceof ApplicationFailure ? cause.type : cause?.name;
-      console.error(`The workflow failed${type ? ` (${type})` : ''}: ${cause?.message ?? err.message}`);
+      console.error(`The workflow failed${type ? ` (${type})` : ''}: ${cause?.message ?? err.message}\n${fate}`);
       process.exit(1);
     }
     const message = err instanceof Error ? err.message : String(err);
