@@ -10,6 +10,7 @@ import {
   condition,
   isCancellation,
   log,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import { isFailedStatus } from '../../browserai/status';
 import { FailureType } from '../../errors';
@@ -77,6 +78,14 @@ async function settleHandlers(session: TaskSession): Promise<void> {
 function asFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
+  // An activity that ran out of time on every attempt (BrowserAI unreachable for minutes).
+  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
+    return ApplicationFailure.create({
+      type: FailureType.Timeout,
+      nonRetryable: true,
+      message: `${err.activityType} did not finish in time (${err.cause.message}). Check that the worker reaches BrowserAI (BROWSERAI_BASE_URL, network).`,
+    });
+  }
   const root = rootFailure(err);
   log.error('browserTask hit an unexpected error; the task was stopped and the workflow fails', { error: root.message });
   return ApplicationFailure.create({

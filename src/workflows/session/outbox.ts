@@ -38,7 +38,7 @@ export class Outbox {
 
   /** Codes queued or on the wire. */
   get codesInHand(): string[] {
-    return this.#queue.flatMap((item) => (item.code ? [item.code] : []));
+    return [...(this.#inFlight ? [this.#inFlight] : []), ...this.#queue].flatMap((item) => (item.code ? [item.code] : []));
   }
 
   enqueue(item: OutgoingInstructions): number {
