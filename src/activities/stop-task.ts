@@ -14,7 +14,13 @@ import type { StopTaskInput, StopTaskOutput } from './types';
  * revoked meanwhile (401) may be fixed within that window.
  */
 export async function stopTask(client: BrowserAIClient, input: StopTaskInput): Promise<StopTaskOutput> {
-  const signal = Context.current().cancellationSignal;
+  const ctx = Context.current();
+  const signal = ctx.cancellationSignal;
+  // A retry may follow a stop that BrowserAI took but whose answer was lost: look before sending another.
+  if (ctx.info.attempt > 1) {
+    const seen = await client.getTask(input.executionId, { signal }).catch(() => null);
+    if (seen && categorize(seen.status) === 'ended') return { outcome: 'already-ended', status: seen.status };
+  }
   try {
     await client.stopTask(input.executionId, { signal });
     return { outcome: 'stopped' };

@@ -31,7 +31,7 @@ export async function runBrowserTask(
     session.startSending();
     while (!session.ended) {
       if (workflowInfo().continueAsNewSuggested) await session.continueAsNew(continueAsNewWith);
-      session.failIfPastDeadline();
+      session.failIfItMustEnd();
       if (session.awaitsInput) await session.waitForInput();
       else await session.pollUntilLeaves();
     }

@@ -86,6 +86,10 @@ export class TaskSession {
   outcome: BrowserTaskResult | null = null;
   #latestResults: TaskResultsSummary | null = null;
   readonly #unknownStatusesLogged = new Set<string>();
+  /** A send whose delivery is unknown (AmbiguousRequest): the session cannot know what BrowserAI has, so it ends. */
+  #ambiguousSend: ApplicationFailure | null = null;
+  /** The poll in flight, cancelled when the session must end without waiting for it. */
+  #pollScope: CancellationScope | null = null;
 
   constructor(
     readonly input: BrowserTaskInput,
@@ -267,8 +271,15 @@ export class TaskSession {
   }
 
   #onSent(item: OutgoingInstructions, outcome: { answer: TaskExecutionAnswer } | { error: Error }): void {
-    const reached = 'answer' in outcome || failureType(outcome.error) === FailureType.AmbiguousRequest;
+    const ambiguous = 'error' in outcome && failureType(outcome.error) === FailureType.AmbiguousRequest;
+    const reached = 'answer' in outcome || ambiguous;
     if (item.code && reached) this.#codesTyped.push(item.code);
+    if (ambiguous) {
+      // Repeating it could type a code twice; going on would wait for input BrowserAI may never
+      // get. End now (the ending stops the task): the failure says what to check.
+      this.#ambiguousSend = rootFailure(outcome.error) as ApplicationFailure;
+      this.#pollScope?.cancel();
+    }
     if ('error' in outcome) {
       const failure = rootFailure(outcome.error);
       if (failureType(outcome.error) !== FailureType.TaskEnded) {
@@ -311,7 +322,7 @@ export class TaskSession {
       await condition(() => this.outbox.settled > settledBefore);
       return;
     }
-    this.failIfPastDeadline();
+    this.failIfItMustEnd();
     // Nothing is polled while waiting for input (it would cost history): before giving up, look
     // once in case BrowserAI moved on by itself.
     await this.#poll('awaiting', true);
@@ -329,8 +340,9 @@ export class TaskSession {
     const settledBefore = this.outbox.settled;
     const unconfirmed = this.#unconfirmedInput;
     let out: PollTaskOutput;
+    this.#pollScope = new CancellationScope();
     try {
-      out = await pollTask.executeWithOptions(
+      out = await this.#pollScope.run(() => pollTask.executeWithOptions(
         {
           summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it leaves "${knownCategory}"`,
           heartbeatTimeout: this.polling.heartbeatTimeoutMs,
@@ -352,10 +364,12 @@ export class TaskSession {
             progressMark: unconfirmed?.progressMark,
           },
         ],
-      );
+      ));
     } catch (err) {
-      if (!isCancellation(err)) this.failIfPastDeadline();
+      if (!isCancellation(err) || this.#ambiguousSend) this.failIfItMustEnd();
       throw err;
+    } finally {
+      this.#pollScope = null;
     }
     for (const status of out.unknownStatuses) {
       if (this.#unknownStatusesLogged.has(status)) continue;
@@ -385,8 +399,9 @@ export class TaskSession {
     if (this.category !== 'awaiting') this.#awaitingSinceMs = undefined;
   }
 
-  /** Fails `TaskTimeout` once the overall deadline is reached (the ending stops the task). */
-  failIfPastDeadline(): void {
+  /** Fails once the session must end early: a send of unknown delivery, or the overall deadline (`TaskTimeout`). The ending stops the task. */
+  failIfItMustEnd(): void {
+    if (this.#ambiguousSend) throw this.#ambiguousSend;
     if (this.#untilDeadline() > DEADLINE_SLACK_MS) return;
     throw ApplicationFailure.nonRetryable(
       `BrowserAI task ${this.executionId ?? '(not created)'} did not end within timeoutMs=${this.timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
