@@ -13,6 +13,8 @@ interface PollProgress {
   spanStartedAt: number;
   lastSeen?: Pick<TaskSnapshot, 'status' | 'progress' | 'estimatedCompletion'>;
   nextPollAt?: string;
+  /** A status other than `awaiting` was seen: BrowserAI took the input it was sent. */
+  sawInputTaken?: boolean;
 }
 
 // While sleeping towards the next poll, heartbeat at least this often so a dead worker is
@@ -70,7 +72,8 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
         status: snapshot.status,
       });
     }
-    const staleAwaiting = isStaleAwaiting(input, snapshot);
+    if (snapshot.category !== 'awaiting') progress.sawInputTaken = true;
+    const staleAwaiting = isStaleAwaiting(input, snapshot, progress);
     const changed = snapshot.category !== input.knownCategory && !staleAwaiting;
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
       return { snapshot, changed, polls: progress.polls, unknownStatuses };
@@ -85,15 +88,11 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
 
 /**
  * `awaiting` read just after instructions were sent may be the state from before BrowserAI took
- * them. It counts once BrowserAI showed it moved on (progress changed) or the settle time passed.
+ * them. It counts once BrowserAI showed another status since (it ran them), or once the settle
+ * time passed. Progress lines are no evidence: BrowserAI may log the input's arrival while it
+ * still reports the old `awaiting`.
  */
-function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot): boolean {
-  if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined) return false;
-  if (Date.now() >= input.awaitingTrustedFromMs) return false;
-  return progressMark(snapshot.progress) === input.progressMark;
-}
-
-/** A short fingerprint of what the task has reported so far: a different mark means it moved on. */
-export function progressMark(progress: TaskSnapshot['progress']): string {
-  return `${progress.lineCount ?? progress.logs.length}|${progress.status ?? ''}|${progress.logs.at(-1) ?? ''}`;
+function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot, progress: PollProgress): boolean {
+  if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined || progress.sawInputTaken) return false;
+  return Date.now() < input.awaitingTrustedFromMs;
 }

@@ -22,7 +22,6 @@ export function snapshotOf(meta: TaskMetadata | TaskExecution, resultBytes = DEF
     progress: {
       status: typeof progress?.status === 'string' ? progress.status : undefined,
       logs: logs.slice(-LOG_LINES).map((line) => truncateString(line, LOG_LINE_BYTES)),
-      lineCount: logs.length,
     },
     started: meta.started ?? null,
     estimatedCompletion: meta.estimatedCompletion ?? null,

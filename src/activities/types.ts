@@ -30,8 +30,7 @@ export interface TaskSnapshot {
   executionId: string;
   status: string;
   category: StatusCategory;
-  /** The last few log lines, cut to size; `lineCount` is how many BrowserAI reported in all. */
-  progress: { status?: string; logs: string[]; lineCount?: number };
+  progress: { status?: string; logs: string[] };
   started?: string | null;
   estimatedCompletion?: string | null;
   /** The task's output (`GET /tasks` `result`), cut to size; set once the task has ended. */
@@ -57,10 +56,9 @@ export interface PollTaskInput {
   notFoundRetryUntilMs?: number;
   /**
    * Instructions were just sent: an `awaiting` read before this time is not trusted (BrowserAI
-   * may still report the state from before it took them), unless the progress moved past `progressMark`.
+   * may still report the state from before it took them), unless another status was seen first.
    */
   awaitingTrustedFromMs?: number;
-  progressMark?: string;
 }
 
 export interface PollTaskOutput {

@@ -49,7 +49,6 @@ export interface CarriedState {
 /** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
 interface UnconfirmedInput {
   trustedFromMs: number;
-  progressMark: string;
 }
 
 /** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
@@ -296,7 +295,7 @@ export class TaskSession {
     // mean the task ended (no 409 is documented): look at once.
     const answered = 'answer' in outcome ? outcome.answer.status : null;
     if (answered !== null && categorize(answered) !== 'awaiting') this.#unconfirmedInput = null;
-    else this.#unconfirmedInput = { trustedFromMs: Date.now() + (reached ? this.polling.inputSettleMs : 0), progressMark: progressMark(this.#snapshot.progress) };
+    else this.#unconfirmedInput = { trustedFromMs: Date.now() + (reached ? this.polling.inputSettleMs : 0) };
     this.publish();
   }
 
@@ -361,7 +360,6 @@ export class TaskSession {
             sleepFirst: !lookOnce,
             notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
             awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
-            progressMark: unconfirmed?.progressMark,
           },
         ],
       ));
@@ -503,11 +501,6 @@ export class TaskSession {
       unconfirmedInput: this.#unconfirmedInput,
     });
   }
-}
-
-/** A short fingerprint of what the task has reported so far: a different mark means it moved on. */
-export function progressMark(progress: TaskSnapshot['progress']): string {
-  return `${progress.lineCount ?? progress.logs.length}|${progress.status ?? ''}|${progress.logs.at(-1) ?? ''}`;
 }
 
 /** An activity failure's own error (the ApplicationFailure under the ActivityFailure). */
