@@ -1,0 +1,138 @@
+// Settings of a chaos run: defaults, overridden by CHAOS_* environment variables, overridden by
+// flags (`--workflows 30` or `--workflows=30`). Everything is checked before anything starts.
+import { resolve } from 'node:path';
+import type { WorkflowKind } from './plan';
+
+export type Mix = Record<WorkflowKind, number>;
+
+export interface ChaosConfig {
+  workflows: number;
+  workers: number;
+  seed: number;
+  /** From the first workflow start; then the run stops and reports what it has. */
+  deadlineMs: number;
+  /** Shares of plain, one-time-code, cancelled and failing workflows (any scale: normalised). */
+  mix: Mix;
+  /** Chance that an emulator request gets a random fault. */
+  faultRate: number;
+  /** Workflow starts are spread uniformly over this long. */
+  startSpreadMs: number;
+  /** A worker is SIGKILLed every killMinMs–killMaxMs (uniform, seeded). */
+  killMinMs: number;
+  killMaxMs: number;
+  /** When the one rolling SIGTERM restart of every worker begins, from the first start. */
+  deployAtMs: number;
+  /** WORKER_SHUTDOWN_GRACE_MS of the workers. */
+  shutdownGraceMs: number;
+  /** BROWSERAI_REQUEST_TIMEOUT_MS of the workers: ends requests the emulator leaves hanging. */
+  requestTimeoutMs: number;
+  output: string;
+  rawJson?: string;
+}
+
+export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_<NAME>, e.g. CHAOS_WORKFLOWS=30)
+
+  --workflows N         workflows started (default 300)
+  --workers N           worker processes on the task queue (default 3)
+  --seed N              seeds the plan, the kill schedule and the emulator's faults (default 1)
+  --deadline D          stop and report after this long from the first start (default 8m)
+  --mix P,O,C,F         shares of plain, one-time-code, cancelled, failing workflows (default 45,30,15,10)
+  --fault-rate R        chance of a random emulator fault per request (default 0.05)
+  --start-spread D      spread the starts over this long (default 30s)
+  --kill-every A-B      SIGKILL one worker every A to B (default 5s-10s)
+  --deploy-at D         the one rolling SIGTERM restart of all workers (default 40s)
+  --grace D             the workers' WORKER_SHUTDOWN_GRACE_MS (default 5s)
+  --request-timeout D   the workers' BROWSERAI_REQUEST_TIMEOUT_MS (default 5s)
+  --output FILE         Markdown file whose "## Chaos" section is written (default BENCHMARKS.md)
+  --raw-json FILE       also write every per-workflow fact as JSON
+
+Durations: 500ms, 30s, 8m; a bare number is seconds.`;
+
+const FLAGS = [
+  'workflows', 'workers', 'seed', 'deadline', 'mix', 'fault-rate', 'start-spread',
+  'kill-every', 'deploy-at', 'grace', 'request-timeout', 'output', 'raw-json',
+] as const;
+type Flag = (typeof FLAGS)[number];
+
+export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ChaosConfig {
+  const values = new Map<Flag, string>();
+  for (const flag of FLAGS) {
+    const value = env[`CHAOS_${flag.toUpperCase().replace(/-/g, '_')}`];
+    if (value) values.set(flag, value);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]!);
+    const flag = match?.[1] as Flag | undefined;
+    if (!match || !flag || !FLAGS.includes(flag)) throw new Error(`Unknown argument "${argv[i]}"\n\n${USAGE}`);
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${flag} needs a value\n\n${USAGE}`);
+    values.set(flag, value);
+  }
+  const get = (flag: Flag, fallback: string) => values.get(flag) ?? fallback;
+  const [killMinMs, killMaxMs] = get('kill-every', '5s-10s').split('-').map((part) => duration('kill-every', part));
+  if (killMinMs === undefined || killMaxMs === undefined || killMinMs > killMaxMs || killMinMs < 500) {
+    throw new Error('--kill-every must be "A-B" with 500ms <= A <= B, e.g. 5s-10s');
+  }
+  const repoRoot = resolve(__dirname, '../../..'); // lib/bench/chaos -> the repository
+  return {
+    workflows: integer('workflows', get('workflows', '300'), 1),
+    workers: integer('workers', get('workers', '3'), 1),
+    seed: integer('seed', get('seed', '1'), 0),
+    deadlineMs: duration('deadline', get('deadline', '8m')),
+    mix: mix(get('mix', '45,30,15,10')),
+    faultRate: fraction('fault-rate', get('fault-rate', '0.05')),
+    startSpreadMs: duration('start-spread', get('start-spread', '30s'), 0),
+    killMinMs,
+    killMaxMs,
+    deployAtMs: duration('deploy-at', get('deploy-at', '40s'), 0),
+    shutdownGraceMs: duration('grace', get('grace', '5s')),
+    requestTimeoutMs: duration('request-timeout', get('request-timeout', '5s')),
+    output: resolve(values.get('output') ?? resolve(repoRoot, 'BENCHMARKS.md')),
+    rawJson: values.has('raw-json') ? resolve(values.get('raw-json')!) : undefined,
+  };
+}
+
+function integer(flag: string, raw: string, min: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${flag} must be an integer >= ${min} (got "${raw}")`);
+  return value;
+}
+
+function fraction(flag: string, raw: string): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`--${flag} must be between 0 and 1 (got "${raw}")`);
+  return value;
+}
+
+function duration(flag: string, raw: string, min = 1): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(raw);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm'] : NaN;
+  if (!Number.isFinite(ms) || ms < min) throw new Error(`--${flag} must be a duration such as 500ms, 30s or 8m (got "${raw}")`);
+  return Math.round(ms);
+}
+
+/** `45,30,15,10` or `plain=45,otp=30,cancel=15,fail=10` (kinds left out get 0). */
+function mix(raw: string): Mix {
+  const kinds: WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail'];
+  const result: Mix = { plain: 0, otp: 0, cancel: 0, fail: 0 };
+  const parts = raw.split(',').map((part) => part.trim());
+  parts.forEach((part, i) => {
+    const named = /^([a-z]+)=(.+)$/.exec(part);
+    const kind = (named ? named[1] : kinds[i]) as WorkflowKind | undefined;
+    const value = Number(named ? named[2] : part);
+    if (!kind || !kinds.includes(kind) || !Number.isFinite(value) || value < 0) {
+      throw new Error(`--mix must be four shares "P,O,C,F" or "plain=..,otp=..,cancel=..,fail=.." (got "${raw}")`);
+    }
+    result[kind] = value;
+  });
+  if (kinds.every((kind) => result[kind] === 0)) throw new Error('--mix must give at least one kind a share');
+  return result;
+}
+
+/** How the run was asked for, for the report: the npm command when run through npm. */
+export function commandLine(): string {
+  const args = process.argv.slice(2);
+  return process.env.npm_lifecycle_event === 'chaos'
+    ? ['npm run chaos', ...(args.length > 0 ? ['--', ...args] : [])].join(' ')
+    : ['node lib/bench/chaos/main.js', ...args].join(' ');
+}

@@ -1,0 +1,142 @@
+// `npm run chaos`: many `browserTask` workflows on several worker processes while a killer
+// SIGKILLs workers, a deploy SIGTERMs them all, and the BrowserAI emulator answers with random
+// faults. Then it checks, from BrowserAI's side, that every task was created once, every code
+// typed once and every cancel stopped once, and writes the result to BENCHMARKS.md. It exits 1
+// when a target is missed. `npm run chaos -- --help` lists the settings.
+import { writeFileSync } from 'node:fs';
+import { commandLine, readConfig, USAGE, type ChaosConfig } from './config';
+import { RequestWatcher, TaskView } from './emulator-watch';
+import { gatherFacts } from './facts';
+import { runKiller, type KillerReport } from './killer';
+import { planWorkflows } from './plan';
+import { Random } from './random';
+import { renderSection, writeSection } from './report';
+import { runWorkflows, type WorkflowRecord } from './run';
+import { startChaosStack, TASK_QUEUE, type ChaosStack } from './stack';
+import { evaluateTargets } from './targets';
+import { errorText, formatDuration, log, setLogOrigin, within } from './util';
+import { WorkerPool, workerEnvironment } from './workers';
+
+interface Running {
+  stack?: ChaosStack;
+  pool?: WorkerPool;
+  watcher?: RequestWatcher;
+  view?: TaskView;
+}
+
+/** Stops everything this process started; safe to call twice and from a signal handler. */
+async function cleanUp(running: Running): Promise<void> {
+  running.watcher?.stop();
+  running.view?.stop();
+  await running.pool?.killAll().catch(() => undefined);
+  await running.stack?.stop();
+}
+
+async function chaos(config: ChaosConfig, running: Running): Promise<number> {
+  const plans = planWorkflows(config, new Random(config.seed));
+  log(`starting the Temporal dev server and the emulator (fault rate ${config.faultRate}, seed ${config.seed})`);
+  const stack = (running.stack = await startChaosStack({ faultRate: config.faultRate, seed: config.seed }));
+  const pool = (running.pool = new WorkerPool(
+    config.workers,
+    workerEnvironment({
+      temporalAddress: stack.temporal.address,
+      taskQueue: TASK_QUEUE,
+      browserAIBaseUrl: stack.emulator.baseUrl,
+      browserAIToken: stack.emulator.apiToken,
+      shutdownGraceMs: config.shutdownGraceMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+    }),
+  ));
+  log(`waiting for ${config.workers} workers to poll the task queue (each bundles the workflow code first)`);
+  if (!(await pool.allReady())) throw new Error('a worker did not become ready; see its output above');
+  const watcher = (running.watcher = new RequestWatcher(stack.emulator));
+  const view = (running.view = new TaskView(stack.emulator));
+
+  const startedAt = Date.now();
+  const deadlineAt = startedAt + config.deadlineMs;
+  setLogOrigin(startedAt);
+  log(`starting ${plans.length} workflows over ${formatDuration(config.startSpreadMs)}; deadline in ${formatDuration(config.deadlineMs)}`);
+  let finished = false;
+  const killer = runKiller({
+    pool,
+    watcher,
+    rng: new Random(config.seed + 1),
+    killMinMs: config.killMinMs,
+    killMaxMs: config.killMaxMs,
+    deployAt: startedAt + config.deployAtMs,
+    shutdownGraceMs: config.shutdownGraceMs,
+    finished: () => finished,
+  });
+  const records = plans.map((plan): WorkflowRecord => ({ plan }));
+  const progress = setInterval(() => log(progressLine(records, pool)), 15_000);
+  try {
+    await runWorkflows(records, { tasks: stack.tasks, watcher, view, firstStartAt: startedAt, deadlineAt });
+  } finally {
+    clearInterval(progress);
+    finished = true;
+  }
+  const endedAt = Date.now();
+  const allClosed = records.every((r) => r.outcome || r.startError);
+  log(allClosed ? 'every workflow closed' : 'deadline reached with workflows still open');
+
+  // The facts: faults off, workers gone, then both sides of every workflow.
+  stack.emulator.setRandomFaults(undefined);
+  await pool.killAll();
+  const killerReport: KillerReport = (await within(30_000, killer)) ?? { kills: [], skipped: 0 };
+  const facts = await gatherFacts(records, stack.emulator, view, stack.tasks);
+  const killsAtRequests = killerReport.kills.filter((k) => k.trigger === 'create' || k.trigger === 'append').length;
+  const rows = evaluateTargets(facts, killsAtRequests);
+  const section = renderSection(
+    config,
+    { command: commandLine(), startedAt, endedAt, allClosed, plans, killer: killerReport, workerStarts: pool.starts, workerCrashes: pool.crashes.length },
+    facts,
+    rows,
+  );
+  console.log(`\n${section}`);
+  writeSection(config.output, section);
+  log(`written to ${config.output}`);
+  if (config.rawJson) writeFileSync(config.rawJson, JSON.stringify({ config, facts, kills: killerReport, crashes: pool.crashes }, null, 2));
+  const missed = rows.filter((row) => row.met === false);
+  if (missed.length > 0) log(`MISSED ${missed.length} target(s): ${missed.map((row) => row.measure).join('; ')}`);
+  return missed.length > 0 ? 1 : 0;
+}
+
+function progressLine(records: WorkflowRecord[], pool: WorkerPool): string {
+  const started = records.filter((r) => r.startedAt !== undefined).length;
+  const closed = records.filter((r) => r.outcome).length;
+  return `progress: ${closed} closed of ${records.length}${started < records.length ? ` (${started} started)` : ''}; workers ready: ${pool.readySlots().length}/${pool.slots.length}`;
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  let config: ChaosConfig;
+  try {
+    config = readConfig();
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(2);
+  }
+  const running: Running = {};
+  // Ctrl+C or a kill must not leave a dev server or workers behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping everything`);
+      void cleanUp(running).finally(() => process.exit(130));
+    });
+  }
+  let exitCode = 1;
+  try {
+    exitCode = await chaos(config, running);
+  } catch (err) {
+    console.error(`[chaos] failed: ${errorText(err)}`);
+    if (err instanceof Error && err.stack) console.error(err.stack);
+  } finally {
+    await cleanUp(running);
+  }
+  process.exit(exitCode);
+}
+
+void main();

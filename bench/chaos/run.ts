@@ -1,0 +1,149 @@
+// Drives the planned workflows through the public client API, as a service would: start each at
+// its moment, type the one-time code once BrowserAI shows the code form, cancel the ones meant
+// to be cancelled, and wait for every workflow to close (or the deadline).
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import type { BrowserTasks } from '../../src/client/tasks';
+import { isCreate, workflowIdOfCreate, type RequestWatcher, type TaskView } from './emulator-watch';
+import type { PlannedWorkflow } from './plan';
+import { errorText, sleep, sleepUnless } from './util';
+
+/** How a workflow closed, as its caller sees it. */
+export interface Outcome {
+  status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out';
+  /** Failed workflows: `WorkflowFailedError.cause.type` (e.g. AmbiguousRequest). */
+  failureType?: string;
+  message?: string;
+  /** Completed workflows: the result's executionId. */
+  executionId?: string;
+}
+
+export interface WorkflowRecord {
+  plan: PlannedWorkflow;
+  startedAt?: number;
+  startError?: string;
+  /** When the code was signalled (only set if the signal call succeeded). */
+  codeSubmittedAt?: number;
+  codeError?: string;
+  cancel?: { at: number; trigger: 'create request' | 'task running' | 'no create seen in 15 s' | 'no running task seen in 30 s' };
+  cancelError?: string;
+  closedAt?: number;
+  outcome?: Outcome;
+  /** The last time waiting for the result failed for a reason other than the workflow's own ending (retried). */
+  resultError?: string;
+}
+
+export interface RunOptions {
+  tasks: BrowserTasks;
+  watcher: RequestWatcher;
+  view: TaskView;
+  firstStartAt: number;
+  deadlineAt: number;
+}
+
+/**
+ * Fills in one record per planned workflow as things happen (so progress can be read meanwhile).
+ * Resolves when every workflow has closed or failed to start, or at the deadline, whichever is first.
+ */
+export async function runWorkflows(records: WorkflowRecord[], options: RunOptions): Promise<void> {
+  const pastDeadline = () => Date.now() >= options.deadlineAt;
+  const drivers = records.map((record) => driveWorkflow(record, options, pastDeadline));
+  await Promise.race([Promise.all(drivers), sleep(options.deadlineAt - Date.now())]);
+}
+
+async function driveWorkflow(record: WorkflowRecord, options: RunOptions, pastDeadline: () => boolean): Promise<void> {
+  const { plan } = record;
+  const { tasks } = options;
+  await sleep(options.firstStartAt + plan.startAtMs - Date.now());
+  const createSeen = plan.cancelAt === 'create' ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 15_000) : undefined;
+  record.startedAt = Date.now();
+  try {
+    await tasks.start(plan.input, { workflowId: plan.workflowId });
+  } catch (err) {
+    record.startError = errorText(err);
+    return;
+  }
+  const over = () => record.outcome !== undefined || pastDeadline();
+  const closed = waitForClose(record, options.tasks, pastDeadline);
+  if (plan.kind === 'otp') await submitCodeWhenAsked(record, options, over);
+  if (plan.kind === 'cancel') await cancelAsPlanned(record, options, createSeen!, over);
+  await closed;
+}
+
+/** Waits for the result; a lost connection is retried, only the workflow's own ending counts. */
+async function waitForClose(record: WorkflowRecord, tasks: BrowserTasks, pastDeadline: () => boolean): Promise<void> {
+  while (!pastDeadline()) {
+    try {
+      const result = await tasks.result(record.plan.workflowId);
+      record.outcome = { status: 'completed', executionId: result.executionId };
+    } catch (err) {
+      if (err instanceof WorkflowFailedError) record.outcome = outcomeOfFailure(err);
+      else if (!pastDeadline()) record.resultError = errorText(err); // after the deadline: the connection closing
+    }
+    if (record.outcome) {
+      record.closedAt = Date.now();
+      return;
+    }
+    await sleep(1_000);
+  }
+}
+
+/** Types the code once, when the emulator shows the task at the code form (`awaiting`), as a user would. */
+async function submitCodeWhenAsked(record: WorkflowRecord, options: RunOptions, over: () => boolean): Promise<void> {
+  while (!over()) {
+    if (options.view.tasksOf(record.plan.workflowId).some((task) => task.status === 'awaiting')) {
+      try {
+        await options.tasks.submitCode(record.plan.workflowId, record.plan.code!);
+        record.codeSubmittedAt = Date.now();
+      } catch (err) {
+        // Never sent again: a second signal could type the code twice, which is what we measure.
+        record.codeError = errorText(err);
+      }
+      return;
+    }
+    await sleep(250);
+  }
+}
+
+/** Cancels right as the create reaches BrowserAI, or a few seconds after the task is seen running. */
+async function cancelAsPlanned(
+  record: WorkflowRecord,
+  options: RunOptions,
+  createSeen: Promise<unknown>,
+  over: () => boolean,
+): Promise<void> {
+  const { plan } = record;
+  let trigger: NonNullable<WorkflowRecord['cancel']>['trigger'];
+  if (plan.cancelAt === 'create') {
+    trigger = (await createSeen) ? 'create request' : 'no create seen in 15 s';
+  } else {
+    const seenBy = Date.now() + 30_000;
+    const running = () => options.view.tasksOf(plan.workflowId).some((task) => task.status === 'running');
+    while (!over() && !running() && Date.now() < seenBy) await sleep(250);
+    trigger = running() ? 'task running' : 'no running task seen in 30 s';
+    if (running()) await sleepUnless(plan.cancelDelayMs ?? 0, over);
+  }
+  if (over()) return;
+  record.cancel = { at: Date.now(), trigger };
+  try {
+    await options.tasks.cancel(plan.workflowId);
+  } catch (err) {
+    record.cancelError = errorText(err);
+  }
+}
+
+function outcomeOfFailure(err: WorkflowFailedError): Outcome {
+  const cause = err.cause;
+  if (cause instanceof CancelledFailure) return { status: 'cancelled' };
+  if (cause instanceof TerminatedFailure) return { status: 'terminated', message: cause.message };
+  if (cause instanceof TimeoutFailure) return { status: 'timed-out', message: cause.message };
+  if (cause instanceof ApplicationFailure) return { status: 'failed', failureType: cause.type ?? 'Error', message: cause.message };
+  return { status: 'failed', failureType: cause?.name ?? 'unknown', message: cause?.message ?? err.message };
+}
+
+export function outcomeLabel(record: WorkflowRecord): string {
+  if (record.startError) return 'not started';
+  const outcome = record.outcome;
+  if (!outcome) return 'not closed';
+  return outcome.status === 'failed' ? `failed: ${outcome.failureType}` : outcome.status;
+}

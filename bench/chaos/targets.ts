@@ -1,0 +1,126 @@
+// The targets of a chaos run, each checked against the facts. A row lists every workflow or task
+// that misses it, by name, so a miss can be looked up rather than inferred from a count.
+import type { ChaosFacts, WorkflowFacts } from './facts';
+
+export interface TargetRow {
+  measure: string;
+  target: string;
+  measured: string;
+  /** undefined: reported, no pass/fail. */
+  met: boolean | undefined;
+  misses: string[];
+}
+
+const AMBIGUOUS = 'failed: AmbiguousRequest';
+
+/** "0: a · 1: b · >1: c" over a list of counts. */
+function spread(counts: number[]): string {
+  const zero = counts.filter((n) => n === 0).length;
+  const one = counts.filter((n) => n === 1).length;
+  return `0: ${zero} · 1: ${one} · >1: ${counts.length - zero - one} (of ${counts.length})`;
+}
+
+/** One line per workflow: what it is, how it ended and what BrowserAI holds for it. */
+export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
+  const tasks = w.tasks.length === 0 ? 'no task' : w.tasks.map((t) => `${t.executionId} ${t.status}${t.stopCommands ? ` (${t.stopCommands} stop)` : ''}`).join(', ');
+  const problems = w.problems.length > 0 ? `; ${w.problems.join('; ')}` : '';
+  return `\`${w.workflowId}\` (${w.kind}, ${w.outcome}${w.message ? `: ${shorten(w.message, 200)}` : ''}; ${tasks}${extra}${problems})`;
+}
+
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): TargetRow[] {
+  const started = facts.workflows.filter((w) => w.outcome !== 'not started');
+  const ambiguous = started.filter((w) => w.outcome === AMBIGUOUS);
+  const rows: TargetRow[] = [];
+
+  // At most once everywhere; exactly once unless the workflow says it cannot know (AmbiguousRequest).
+  const unambiguous = started.filter((w) => w.outcome !== AMBIGUOUS);
+  const createMisses = [
+    ...unambiguous.filter((w) => w.tasks.length !== 1).map((w) => describeWorkflow(w)),
+    ...ambiguous.filter((w) => w.tasks.length > 1).map((w) => describeWorkflow(w, '; more than one task despite AmbiguousRequest')),
+    ...started
+      .filter((w) => w.recordedExecutionId && !w.tasks.some((t) => t.executionId === w.recordedExecutionId))
+      .map((w) => describeWorkflow(w, `; records ${w.recordedExecutionId}, which is not among its tasks`)),
+  ];
+  rows.push({
+    measure: 'BrowserAI tasks created per workflow (workflows that did not fail AmbiguousRequest)',
+    target: 'exactly 1 each (≤ 1 with AmbiguousRequest)',
+    measured: `${spread(unambiguous.map((w) => w.tasks.length))}; AmbiguousRequest ones with >1: ${ambiguous.filter((w) => w.tasks.length > 1).length}`,
+    met: createMisses.length === 0,
+    misses: createMisses,
+  });
+
+  rows.push({
+    measure: 'Workflows failed AmbiguousRequest',
+    target: 'no target: each is a create or append whose answer may have been lost',
+    measured: `${ambiguous.length} (creates/appends left without a whole answer by a fault: ${facts.requests.createsOrAppendsWithoutAnswer}; kills right after a create/append: ${killsAtRequests})`,
+    met: undefined,
+    misses: ambiguous.map((w) => describeWorkflow(w)),
+  });
+
+  const submitted = started.filter((w) => w.codeSubmitted);
+  const codeMisses = submitted.filter((w) => w.codeTyped > 1 || (w.codeTyped === 0 && w.outcome !== AMBIGUOUS));
+  rows.push({
+    measure: 'Times each submitted one-time code was typed',
+    target: 'exactly 1 (≤ 1 with AmbiguousRequest)',
+    measured: spread(submitted.map((w) => w.codeTyped)),
+    met: codeMisses.length === 0,
+    misses: codeMisses.map((w) => describeWorkflow(w, `; code typed ${w.codeTyped}×`)),
+  });
+
+  const stillOpen = started.filter((w) => w.outcome === 'not closed');
+  rows.push({
+    measure: `BrowserAI tasks still running after every workflow closed${stillOpen.length > 0 ? ' (measured at the deadline instead)' : ''}`,
+    target: '0',
+    measured: String(facts.runningTasks.length),
+    met: facts.runningTasks.length === 0,
+    misses: facts.runningTasks.map((t) => {
+      const owner = facts.workflows.find((w) => w.workflowId === t.workflowId);
+      return `${t.executionId} ${t.status}, of ${owner ? describeWorkflow(owner) : 'no known workflow'}`;
+    }),
+  });
+
+  rows.push({
+    measure: 'Workflows not closed by the deadline',
+    target: '0',
+    measured: `${stillOpen.length} of ${started.length}`,
+    met: stillOpen.length === 0,
+    misses: stillOpen.map((w) => describeWorkflow(w, `; Temporal: ${w.temporalStatus ?? '?'}${w.code ? `; code ${w.codeSubmitted ? 'submitted' : 'not submitted'}` : ''}${w.cancelRequested ? '; cancel sent' : ''}`)),
+  });
+
+  // A workflow cancelled before any task existed has nothing to stop: it is left out, and counted.
+  const cancelled = started.filter((w) => w.cancelRequested && w.outcome === 'cancelled');
+  const withTask = cancelled.filter((w) => w.tasks.length > 0);
+  rows.push({
+    measure: 'Stops per cancelled workflow (cancelled after its task existed)',
+    target: 'exactly 1 each',
+    measured: `${spread(withTask.map((w) => w.stops))}; cancelled before any task existed: ${cancelled.length - withTask.length}`,
+    met: withTask.every((w) => w.stops === 1),
+    misses: withTask.filter((w) => w.stops !== 1).map((w) => describeWorkflow(w, `; ${w.stops} stops, cancel sent at: ${w.cancelTrigger}`)),
+  });
+
+  // A workflow that ends AmbiguousRequest after its task exists stops it on purpose (an append or
+  // code of unknown delivery): only the others must never see a stop.
+  const neverCancelled = started.filter((w) => !w.cancelRequested && w.outcome !== AMBIGUOUS);
+  const stoppedAnyway = neverCancelled.filter((w) => w.stops > 0);
+  rows.push({
+    measure: 'Stops sent for workflows neither cancelled nor ended AmbiguousRequest (kills and deploys must not stop tasks)',
+    target: '0',
+    measured: `${stoppedAnyway.reduce((sum, w) => sum + w.stops, 0)} stops on ${stoppedAnyway.length} of ${neverCancelled.length} workflows`,
+    met: stoppedAnyway.length === 0,
+    misses: stoppedAnyway.map((w) => describeWorkflow(w)),
+  });
+
+  const unexpected = facts.workflows.filter((w) => w.outcome !== w.expected && w.outcome !== AMBIGUOUS && w.outcome !== 'not closed');
+  rows.push({
+    measure: 'Workflows ending otherwise than their kind should (AmbiguousRequest and not closed aside)',
+    target: '0',
+    measured: `${unexpected.length} of ${facts.workflows.length}`,
+    met: unexpected.length === 0,
+    misses: unexpected.map((w) => describeWorkflow(w, `; expected ${w.expected}`)),
+  });
+  return rows;
+}
