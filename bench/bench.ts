@@ -26,6 +26,7 @@ import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, CODE_WAIT_MS, type RecordedRequest } from '../src/emulator';
+import { mapLimit } from './chaos/util';
 import { BrowserTasks } from '../src/client/tasks';
 import { findTemporalCli } from '../src/dev/temporal-cli';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
@@ -146,18 +147,6 @@ function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
-}
 
 interface Stats {
   n: number;

@@ -35,6 +35,23 @@ export function createActivities(client: BrowserAIClient) {
     }
   };
 
+  /** Append (POST) or replace (PUT) instructions, at most once unless the caller chose otherwise. */
+  const sendInstructions = async (kind: 'append' | 'replace', input: SendInstructionsInput): Promise<TaskExecutionAnswer> => {
+    const { executionId, instructions, awaitable, delivery } = input;
+    const answer = await deliverOnce({
+      what: kind === 'append' ? `Appending instructions to ${executionId}` : `Replacing the instructions of ${executionId}`,
+      delivery,
+      requestTimeoutMs: client.requestTimeoutMs,
+      send: (timeoutMs) =>
+        kind === 'append'
+          ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
+          : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
+      // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
+      onLateAnswer: async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId }),
+    });
+    return executionAnswer(answer, executionId);
+  };
+
   return {
     async createTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
@@ -53,32 +70,12 @@ export function createActivities(client: BrowserAIClient) {
     },
 
     async appendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
-      const { executionId, instructions, awaitable, delivery } = input;
-      return executionAnswer(
-        await deliverOnce({
-          what: `Appending instructions to ${executionId}`,
-          delivery,
-          requestTimeoutMs: client.requestTimeoutMs,
-          send: (timeoutMs) => client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
-          onLateAnswer: lateInstructions(executionId),
-        }),
-        executionId,
-      );
+      return sendInstructions('append', input);
     },
 
     // A replace restarts the run from the first instruction, so a repeat would run steps again.
     async replaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
-      const { executionId, instructions, awaitable, delivery } = input;
-      return executionAnswer(
-        await deliverOnce({
-          what: `Replacing the instructions of ${executionId}`,
-          delivery,
-          requestTimeoutMs: client.requestTimeoutMs,
-          send: (timeoutMs) => client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
-          onLateAnswer: lateInstructions(executionId),
-        }),
-        executionId,
-      );
+      return sendInstructions('replace', input);
     },
 
     async stopTask(input: StopTaskInput): Promise<StopTaskOutput> {
@@ -138,11 +135,6 @@ function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boo
     existing.geoLocation?.country?.toUpperCase() === wanted.geoLocation.country.toUpperCase() &&
     actions(existing.instructions) === actions(wanted.instructions)
   );
-}
-
-/** An append or replace that reached BrowserAI after its attempt gave up: nothing to undo, but worth a line. */
-function lateInstructions(executionId: string) {
-  return async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId });
 }
 
 function executionAnswer(answer: TaskExecution | InstructionsAnswer, executionId?: string): TaskExecutionAnswer {
