@@ -92,7 +92,7 @@ export function taskInput(overrides: Partial<BrowserTaskInput> = {}): BrowserTas
     type: 'crawler_automation',
     project: 'test-project',
     geoLocation: { country: 'US' },
-    polling: { initialIntervalMs: 200, maxIntervalMs: 1_000, heartbeatTimeoutMs: 5_000 },
+    polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 5_000 },
     ...overrides,
   };
 }
@@ -108,8 +108,79 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   }
 }
 
-/** A workflow's history as the server stores it (every run), as text: for "never in history" checks. */
+/** One run of a workflow ID and its history as the server stores it. */
+export interface StoredRun {
+  runId: string;
+  /** Start time, epoch milliseconds (0 when unknown): runs are returned oldest first. */
+  startedAtMs: number;
+  history: temporal.api.history.v1.IHistory;
+}
+
+/**
+ * Every run of a workflow ID (continued as new, reset, retried), oldest first, each with its
+ * full history. Visibility may lag behind a run that has just started, so the runs it lists are
+ * completed with the continue-as-new chain from the first run and with the current run.
+ */
+export async function storedRuns(client: Client, workflowId: string): Promise<StoredRun[]> {
+  const runs = new Map<string, StoredRun>();
+  const add = async (runId: string, startedAtMs = 0): Promise<StoredRun> => {
+    const known = runs.get(runId);
+    if (known) {
+      if (!known.startedAtMs) known.startedAtMs = startedAtMs;
+      return known;
+    }
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const run: StoredRun = { runId, startedAtMs: startedAtMs || eventTimeMs(history.events?.[0]), history };
+    runs.set(runId, run);
+    return run;
+  };
+  for await (const listed of client.workflow.list({ query: `WorkflowId = '${workflowId.replace(/'/g, "\\'")}'` })) {
+    await add(listed.runId, listed.startTime.getTime());
+  }
+  const current = await client.workflow.getHandle(workflowId).describe();
+  const firstRunId = current.raw.workflowExecutionInfo?.firstRunId;
+  await add(current.runId, current.startTime.getTime());
+  // Forward along continue-as-new from the first run: runs visibility has not listed yet.
+  let next: string | null | undefined = firstRunId || undefined;
+  while (next) {
+    const run = await add(next);
+    const last = run.history.events?.at(-1);
+    next = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+  }
+  return [...runs.values()].sort((a, b) => a.startedAtMs - b.startedAtMs);
+}
+
+function eventTimeMs(event: temporal.api.history.v1.IHistoryEvent | undefined): number {
+  const time = event?.eventTime;
+  if (!time) return 0;
+  return Number(time.seconds ?? 0) * 1_000 + Math.floor((time.nanos ?? 0) / 1_000_000);
+}
+
+/** A workflow's history as the server stores it (every run of the workflow ID), as text: for "never in history" checks. */
 export async function storedHistory(client: Client, workflowId: string): Promise<string> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
+  const runs = await storedRuns(client, workflowId);
+  return runs.map((run) => Buffer.from(temporal.api.history.v1.History.encode(run.history).finish()).toString('latin1')).join('\n');
+}
+
+/** A worker (in this process) on a task queue of the test's choosing, e.g. one started late on purpose. */
+export async function startWorkerOn(
+  stack: Pick<Stack, 'env' | 'browserai'>,
+  taskQueue: string,
+): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const worker = await createWorker({
+    connection: stack.env.nativeConnection,
+    namespace: stack.env.namespace ?? 'default',
+    taskQueue,
+    client: stack.browserai,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceMs: 1_000,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+    },
+  };
 }

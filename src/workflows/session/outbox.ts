@@ -18,6 +18,11 @@ export class Outbox {
   readonly #awaited = new Set<number>();
   /** Sends finished (answered or failed) so far in this run: waits compare it to notice a send. */
   settled = 0;
+  /**
+   * Set before continue-as-new: no new send starts, so what is queued is handed to the next run.
+   * Items an update waits for are still sent (with everything queued before them, to keep the order).
+   */
+  #handingOver = false;
 
   constructor(pending: OutgoingInstructions[] = []) {
     this.#queue = pending.map((item) => ({ ...item, id: this.#nextId++ }));
@@ -68,7 +73,7 @@ export class Outbox {
     refusal: () => Error | null,
   ): Promise<never> {
     for (;;) {
-      await condition(() => this.#queue.length > 0);
+      await condition(() => this.#queue.length > 0 && (!this.#handingOver || this.#queue.some((item) => this.#awaited.has(item.id))));
       const item = this.#queue.shift()!;
       const refused = refusal();
       if (refused) {
@@ -91,6 +96,11 @@ export class Outbox {
   /** Answers every item still queued with `error`: nothing will send them any more. */
   refuseRemaining(error: Error): void {
     for (const item of this.#queue.splice(0)) if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, { error });
+  }
+
+  /** Stops starting sends (see #handingOver); continue-as-new then waits for the one on the wire. */
+  handOver(): void {
+    this.#handingOver = true;
   }
 
   /** What continue-as-new carries: the items not sent yet, in order. */

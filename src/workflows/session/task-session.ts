@@ -484,6 +484,8 @@ export class TaskSession {
 
   /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
   async continueAsNew(continueAsNewWith: (input: BrowserTaskInput, carried: CarriedState) => Promise<never>): Promise<never> {
+    // Signals arriving faster than they are sent must not put the hand-over off forever.
+    this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
     log.info('Continuing as new to keep the history small', { executionId: this.executionId });
     return continueAsNewWith(this.input, {
