@@ -195,7 +195,8 @@ test('SIGTERM while the create is on the wire: the create finishes, and the next
   assert.equal(stops(), 0, 'no stop');
 });
 
-test('SIGTERM while the one-time code is on the wire: the append finishes, and the code is typed exactly once', { timeout: 120_000 }, async () => {
+/** A worker, an OTP task awaiting its code, and the code's append delayed so it is on the wire now. */
+async function codeOnTheWire() {
   const taskQueue = `restart-${randomUUID()}`;
   const tasks = new BrowserTasks(env.client, taskQueue);
   const first = await startWorkerProcess(taskQueue);
@@ -204,6 +205,11 @@ test('SIGTERM while the one-time code is on the wire: the append finishes, and t
   emulator.inject({ method: 'POST', path: appendPath, delayMs: 3_000 });
   await tasks.submitCode(handle.workflowId, '482913');
   await eventually('the code on the wire', () => onTheWire('POST', appendPath).length === 1);
+  return { taskQueue, tasks, first, handle, executionId };
+}
+
+test('SIGTERM while the one-time code is on the wire: the append finishes, and the code is typed exactly once', { timeout: 120_000 }, async () => {
+  const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
   await stopWorkerProcess(first, 'SIGTERM');
   await startWorkerProcess(taskQueue);
   const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
@@ -235,14 +241,7 @@ test('SIGKILL while the create is on the wire: at-most-once fails AmbiguousReque
 });
 
 test('SIGKILL while the one-time code is on the wire: the code is typed at most once and the workflow ends', { timeout: 180_000 }, async (t) => {
-  const taskQueue = `restart-${randomUUID()}`;
-  const tasks = new BrowserTasks(env.client, taskQueue);
-  const first = await startWorkerProcess(taskQueue);
-  const { handle, executionId } = await startAwaitingCode(tasks);
-  const appendPath = new RegExp(`^/tasks/${executionId}/instructions$`);
-  emulator.inject({ method: 'POST', path: appendPath, delayMs: 3_000 });
-  await tasks.submitCode(handle.workflowId, '482913');
-  await eventually('the code on the wire', () => onTheWire('POST', appendPath).length === 1);
+  const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
   await stopWorkerProcess(first, 'SIGKILL');
   await startWorkerProcess(taskQueue);
   const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 150_000);

@@ -6,8 +6,9 @@ import { FailureType } from '../errors';
  * The failure an activity throws for an error: typed, retryable only where a retry can help,
  * and a 429 retried no sooner than its Retry-After. An aborted request during cancellation
  * becomes the activity's own cancellation, so Temporal records it as cancelled, not failed.
+ * `alwaysRetryable`: for calls whose retries the workflow bounds by time instead (the stop).
  */
-export function toActivityFailure(err: unknown): Error {
+export function toActivityFailure(err: unknown, { alwaysRetryable = false } = {}): Error {
   if (!isBrowserAIError(err)) return err instanceof Error ? err : new Error(String(err));
   if (err.kind === 'Aborted') {
     const signal = Context.current().cancellationSignal;
@@ -16,7 +17,7 @@ export function toActivityFailure(err: unknown): Error {
   return ApplicationFailure.create({
     type: err.kind,
     message: err.message,
-    nonRetryable: !err.retryable,
+    nonRetryable: !alwaysRetryable && !err.retryable,
     nextRetryDelay: err.kind === 'RateLimited' ? err.retryAfterMs : undefined,
     details: [errorDetails(err)],
   });

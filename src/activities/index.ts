@@ -49,7 +49,7 @@ export function createActivities(client: BrowserAIClient) {
       // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
       onLateAnswer: async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId }),
     });
-    return executionAnswer(answer, executionId);
+    return executionAnswer(answer);
   };
 
   return {
@@ -91,7 +91,7 @@ export function createActivities(client: BrowserAIClient) {
       const { results, trimmed } = fitResults(answer.results, input.maxBytes);
       return {
         executionId: answer.executionId ?? input.executionId,
-        status: typeof answer.status === 'string' && answer.status !== '' ? answer.status : null,
+        status: answer.status,
         started: answer.started ?? null,
         completed: answer.completed ?? null,
         results,
@@ -137,10 +137,11 @@ function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boo
   );
 }
 
-function executionAnswer(answer: TaskExecution | InstructionsAnswer, executionId?: string): TaskExecutionAnswer {
+/** The client has already checked the answer: a usable executionId, and a status that is non-empty or null. */
+function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecutionAnswer {
   return {
-    executionId: answer.executionId ?? executionId ?? '',
-    status: typeof answer.status === 'string' && answer.status !== '' ? answer.status : null,
+    executionId: answer.executionId,
+    status: answer.status,
     started: answer.started ?? null,
     estimatedCompletion: answer.estimatedCompletion ?? null,
     scriptType: answer.scriptType,

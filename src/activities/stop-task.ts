@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { categorize } from '../browserai/status';
 import { FailureType } from '../errors';
+import { toActivityFailure } from './failures';
 import type { StopTaskInput, StopTaskOutput } from './types';
 
 /**
@@ -45,16 +46,5 @@ export async function stopTask(client: BrowserAIClient, input: StopTaskInput): P
 }
 
 function retryable(err: unknown): Error {
-  if (err instanceof ApplicationFailure) return err;
-  if (!isBrowserAIError(err)) return err instanceof Error ? err : new Error(String(err));
-  if (err.kind === 'Aborted') {
-    const signal = Context.current().cancellationSignal;
-    if (signal.aborted && signal.reason instanceof Error) return signal.reason;
-  }
-  return ApplicationFailure.create({
-    type: err.kind === 'Aborted' ? FailureType.Timeout : err.kind,
-    message: err.message,
-    nonRetryable: false,
-    nextRetryDelay: err.kind === 'RateLimited' ? err.retryAfterMs : undefined,
-  });
+  return err instanceof ApplicationFailure ? err : toActivityFailure(err, { alwaysRetryable: true });
 }

@@ -15,7 +15,8 @@ import {
 import { isFailedStatus } from '../../browserai/status';
 import { FailureType } from '../../errors';
 import type { BrowserTaskResult } from '../input';
-import { rootFailure, type TaskSession } from './task-session';
+import { failureType, rootFailure } from './failures';
+import type { TaskSession } from './task-session';
 
 /**
  * Runs the session's story and ends it. The result is the task's outcome; every failure carries
@@ -96,6 +97,5 @@ function asFailure(err: unknown): ApplicationFailure {
 }
 
 function describe(err: unknown): string {
-  const failure = rootFailure(err);
-  return failure instanceof ApplicationFailure && failure.type ? failure.type : 'unexpected error';
+  return failureType(err) ?? 'unexpected error';
 }

@@ -3,8 +3,10 @@
 import { CancellationScope, condition } from '@temporalio/workflow';
 import type { TaskExecutionAnswer } from '../../activities/types';
 import type { OutgoingInstructions } from '../input';
+import { rootFailure } from './failures';
 
-type Outcome = { answer: TaskExecutionAnswer } | { error: Error };
+/** BrowserAI's answer, or the failure itself (the ApplicationFailure under an ActivityFailure), so an update's caller reads its `type`. */
+export type SendOutcome = { answer: TaskExecutionAnswer } | { error: Error };
 interface Queued extends OutgoingInstructions {
   id: number;
 }
@@ -13,7 +15,7 @@ export class Outbox {
   readonly #queue: Queued[];
   #nextId = 0;
   #inFlight: Queued | null = null;
-  readonly #outcomes = new Map<number, Outcome>();
+  readonly #outcomes = new Map<number, SendOutcome>();
   /** Items someone waits for (an update): only their outcomes are kept. */
   readonly #awaited = new Set<number>();
   /** Sends finished (answered or failed) so far in this run: waits compare it to notice a send. */
@@ -69,7 +71,7 @@ export class Outbox {
    */
   async sendForever(
     send: (item: OutgoingInstructions) => Promise<TaskExecutionAnswer>,
-    settledHook: (item: OutgoingInstructions, outcome: Outcome) => void,
+    settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void,
     refusal: () => Error | null,
   ): Promise<never> {
     for (;;) {
@@ -81,12 +83,12 @@ export class Outbox {
         continue;
       }
       this.#inFlight = item;
-      let outcome: Outcome;
+      let outcome: SendOutcome;
       try {
         // Once sent, an instruction is not taken back: let it finish so we know what BrowserAI got.
         outcome = { answer: await CancellationScope.nonCancellable(() => send(item)) };
       } catch (err) {
-        outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+        outcome = { error: rootFailure(err) };
       }
       this.#inFlight = null;
       this.#settle(item, outcome, settledHook);
@@ -108,7 +110,7 @@ export class Outbox {
     return this.#queue.map(({ id: _id, ...item }) => item);
   }
 
-  #settle(item: Queued, outcome: Outcome, settledHook: (item: OutgoingInstructions, outcome: Outcome) => void): void {
+  #settle(item: Queued, outcome: SendOutcome, settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void): void {
     if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, outcome);
     this.settled++;
     settledHook(item, outcome);

@@ -27,7 +27,8 @@ import {
   type BrowserTaskState,
 } from '../messages';
 import { createTask, appendInstructions, replaceInstructions, getResults, pollTask, stopTask } from './activities';
-import { Outbox } from './outbox';
+import { failureType, rootFailure } from './failures';
+import { Outbox, type SendOutcome } from './outbox';
 import { Publisher } from './publisher';
 
 /** What continue-as-new hands to the next run. Never part of the public input: the workflow trusts only itself. */
@@ -168,7 +169,7 @@ export class TaskSession {
       validator: ({ instructions }) => {
         const bad = instructionProblems(instructions);
         if (bad.length > 0) throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
-        if (!this.#acceptsInstructions()) throw this.taskEnded();
+        if (this.ended) throw this.taskEnded();
       },
     });
     setHandler(stateQuery, () => this.view());
@@ -177,13 +178,13 @@ export class TaskSession {
   #acceptSignal(signal: string, item: OutgoingInstructions): void {
     const bad = instructionProblems(item.instructions);
     if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
-    if (!this.#acceptsInstructions()) return log.warn(`Ignored ${signal} signal: the task has ended`);
+    if (this.ended) return log.warn(`Ignored ${signal} signal: the task has ended`);
     this.#enqueue(item);
   }
 
   #acceptCode(code: string, force: boolean): void {
     if (codeProblems(code).length > 0) return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
-    if (!this.#acceptsInstructions()) return log.warn('Ignored submitCode signal: the task has ended');
+    if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
     if (!force && (this.#codesTyped.includes(code) || this.outbox.codesInHand.includes(code))) {
       return log.warn('Ignored submitCode signal: this task already typed (or queued) this code. Send it with force: true to type it again.');
     }
@@ -195,10 +196,6 @@ export class TaskSession {
     const id = this.outbox.enqueue(item);
     this.publish();
     return id;
-  }
-
-  #acceptsInstructions(): boolean {
-    return !this.ended;
   }
 
   taskEnded(): ApplicationFailure {
@@ -264,26 +261,26 @@ export class TaskSession {
           : appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
       },
       (item, outcome) => this.#onSent(item, outcome),
-      () => (this.#acceptsInstructions() ? null : this.taskEnded()),
+      () => (this.ended ? this.taskEnded() : null),
     );
     sender.catch(() => undefined); // ends with the workflow's scope; its failures are outcomes
   }
 
-  #onSent(item: OutgoingInstructions, outcome: { answer: TaskExecutionAnswer } | { error: Error }): void {
-    const ambiguous = 'error' in outcome && failureType(outcome.error) === FailureType.AmbiguousRequest;
+  #onSent(item: OutgoingInstructions, outcome: SendOutcome): void {
+    const type = 'error' in outcome ? failureType(outcome.error) : undefined;
+    const ambiguous = type === FailureType.AmbiguousRequest;
     const reached = 'answer' in outcome || ambiguous;
     if (item.code && reached) this.#codesTyped.push(item.code);
     if (ambiguous) {
       // Repeating it could type a code twice; going on would wait for input BrowserAI may never
       // get. End now (the ending stops the task): the failure says what to check.
-      this.#ambiguousSend = rootFailure(outcome.error) as ApplicationFailure;
+      this.#ambiguousSend = (outcome as { error: ApplicationFailure }).error;
       this.#pollScope?.cancel();
     }
     if ('error' in outcome) {
-      const failure = rootFailure(outcome.error);
-      if (failureType(outcome.error) !== FailureType.TaskEnded) {
-        log.warn('Sending instructions to BrowserAI failed', { executionId: this.executionId, failure: failure.message });
-        this.#snapshot.error = failure.message;
+      if (type !== FailureType.TaskEnded) {
+        log.warn('Sending instructions to BrowserAI failed', { executionId: this.executionId, failure: outcome.error.message });
+        this.#snapshot.error = outcome.error.message;
       }
     } else {
       this.#applyAnswer(outcome.answer);
@@ -503,17 +500,6 @@ export class TaskSession {
       unconfirmedInput: this.#unconfirmedInput,
     });
   }
-}
-
-/** An activity failure's own error (the ApplicationFailure under the ActivityFailure). */
-export function rootFailure(err: unknown): Error {
-  if (err instanceof Error && err.cause instanceof Error) return err.cause;
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-function failureType(err: unknown): string | undefined {
-  const root = rootFailure(err);
-  return root instanceof ApplicationFailure ? (root.type ?? undefined) : undefined;
 }
 
 /** The executionId a failed create still named (a malformed answer that carried one). */
