@@ -10,6 +10,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { BrowserAIEmulator } from '../src/emulator';
 import { BrowserAIClient } from '../src/browserai';
 import { createActivities, type BrowserAIActivities, type CreateTaskInput, type PollTaskInput } from '../src/activities';
+import { TaskDurations } from '../src/activities/task-durations';
 import { FailureType } from '../src/errors';
 
 let emu: BrowserAIEmulator;
@@ -230,42 +231,71 @@ describe('errors become typed activity failures', () => {
 
 describe('pollTask', () => {
   function pollInput(executionId: string, extra: Partial<PollTaskInput> = {}): PollTaskInput {
-    return { executionId, knownCategory: 'running', initialIntervalMs: 50, maxIntervalMs: 200, maxSpanMs: 10_000, ...extra };
+    return { executionId, knownStatus: 'running', initialIntervalMs: 50, maxIntervalMs: 200, targetDetectionMs: 250, maxSpanMs: 10_000, ...extra };
   }
 
-  test('returns changed with category ended when a task finishes, heartbeating its progress on every poll', async () => {
+  /** Polls as the workflow does: each call knows the status the last one returned, until the category is reached. */
+  async function pollUntil(id: string, category: string, extra: Partial<PollTaskInput> = {}) {
+    const seen: string[] = [];
+    let knownStatus = 'queued';
+    for (;;) {
+      const { env } = mockEnv();
+      const out = await run(env, acts.pollTask, pollInput(id, { knownStatus, ...extra }));
+      seen.push(out.snapshot.status);
+      knownStatus = out.snapshot.status;
+      if (out.snapshot.category === category) return { out, seen };
+      assert.ok(seen.length < 10, `statuses seen: ${seen.join(', ')}`);
+    }
+  }
+
+  test('returns at every status change (queued -> running -> finalized), with the results at the end', async () => {
     const { env: createEnv } = mockEnv();
     const created = await run(createEnv, acts.createTask, createInput());
-    const { env, heartbeats } = mockEnv({ heartbeatTimeoutMs: 3000 });
-    const out = await run(env, acts.pollTask, pollInput(created.executionId, { estimatedCompletion: created.estimatedCompletion, maxIntervalMs: 100 }));
+    const { out, seen } = await pollUntil(created.executionId, 'ended', { resultBytes: 64 * 1024 });
+    assert.deepEqual(seen, ['running', 'finalized'], 'the workflow hears of running, not only of the end');
     assert.equal(out.changed, true);
-    assert.equal(out.snapshot.category, 'ended');
-    assert.equal(out.snapshot.status, 'finalized');
     assert.equal(out.snapshot.executionId, created.executionId);
-    assert.ok(out.polls >= 2, `polled ${out.polls} times`);
     assert.deepEqual(out.unknownStatuses, []);
-    // Every poll but the last (which returns) leaves a progress checkpoint.
-    const polls = [...new Set(heartbeats.map((h) => h.polls))];
-    assert.deepEqual(polls, Array.from({ length: out.polls - 1 }, (_, i) => i + 1));
+    assert.ok(out.results, 'the results came back with the end');
+    assert.equal(out.results.executionId, created.executionId);
+    assert.ok(out.results.results.length >= 1);
+  });
+
+  test('heartbeats only when due (90 % of the heartbeat timeout), not on every poll: each one that reaches the server is a billed action', async () => {
+    const id = await newTask('Long one [duration=2s]');
+    await waitForStatus(id, 'running');
+    const { env, heartbeats } = mockEnv({ heartbeatTimeoutMs: 1_000 });
+    const startedAt = Date.now();
+    const out = await run(env, acts.pollTask, pollInput(id, { initialIntervalMs: 50, maxIntervalMs: 50 }));
+    const tookMs = Date.now() - startedAt;
+    assert.equal(out.snapshot.category, 'ended');
+    assert.ok(out.polls >= 10, `polled ${out.polls} times`);
+    assert.ok(heartbeats.length >= 1, 'a long poll heartbeats');
+    assert.ok(heartbeats.length <= Math.ceil(tookMs / 900), `${heartbeats.length} heartbeats in ${tookMs} ms`);
     for (const h of heartbeats) {
       assert.equal(typeof h.intervalMs, 'number');
-      assert.equal(typeof h.spanStartedAt, 'number');
+      assert.equal(typeof h.heartbeatAt, 'string');
       assert.equal(typeof h.lastSeen.status, 'string');
     }
+    // A short poll never heartbeats at all.
+    const quick = await newTask('Quick one [duration=200ms]');
+    await waitForStatus(quick, 'running');
+    const short = mockEnv({ heartbeatTimeoutMs: 60_000 });
+    await run(short.env, acts.pollTask, pollInput(quick));
+    assert.equal(short.heartbeats.length, 0);
   });
 
   test('returns on awaiting for a [needs-code] task', async () => {
     const id = await newTask('Log in [needs-code]');
-    const { env } = mockEnv();
-    const out = await run(env, acts.pollTask, pollInput(id));
+    const { out } = await pollUntil(id, 'awaiting');
     assert.equal(out.changed, true);
-    assert.equal(out.snapshot.category, 'awaiting');
     assert.equal(out.snapshot.status, 'awaiting');
     assert.equal(emu.task(id)!.status, 'awaiting');
   });
 
   test('returns changed: false after maxSpanMs while the task still runs', async () => {
     const id = await newTask('Long one [duration=30s]');
+    await waitForStatus(id, 'running');
     const { env } = mockEnv();
     const out = await run(env, acts.pollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 300 }));
     assert.equal(out.changed, false);
@@ -281,7 +311,7 @@ describe('pollTask', () => {
       heartbeatDetails: { polls: 7, intervalMs: 50, spanStartedAt: Date.now() },
     });
     // The task is not ended, so the first poll already sees a change.
-    const out = await run(env, acts.pollTask, pollInput(id, { knownCategory: 'ended' }));
+    const out = await run(env, acts.pollTask, pollInput(id, { knownStatus: 'finalized' }));
     assert.equal(out.changed, true);
     assert.equal(out.polls, 8);
   });
@@ -290,7 +320,7 @@ describe('pollTask', () => {
     const id = await newTask('Think hard [unknown-status] [duration=2s]');
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
-    const out = await run(env, acts.pollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 250 }));
+    const out = await run(env, acts.pollTask, pollInput(id, { knownStatus: 'thinking', maxIntervalMs: 100, maxSpanMs: 250 }));
     assert.deepEqual(out.unknownStatuses, ['thinking']);
     assert.equal(out.snapshot.status, 'thinking');
     assert.equal(out.snapshot.category, 'running', 'an unknown status counts as running');
@@ -299,16 +329,43 @@ describe('pollTask', () => {
 
   test('rejects promptly with a CancelledFailure when cancelled mid-sleep', { timeout: 5000 }, async () => {
     const id = await newTask('Long one [duration=60s]');
-    const { env, heartbeats } = mockEnv();
+    await waitForStatus(id, 'running');
+    const { env } = mockEnv();
     const gets = emu.count('GET', new RegExp(`^/tasks/${id}$`));
     const running = run(env, acts.pollTask, pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }));
-    // Once the first poll has been checkpointed, the activity sleeps for up to a minute.
+    // After its first poll, the activity sleeps for a minute.
     const deadline = Date.now() + 3000;
-    while (heartbeats.length === 0 && Date.now() < deadline) await sleep(10);
-    assert.equal(heartbeats.length, 1, 'the first poll was checkpointed');
-    assert.equal(emu.count('GET', new RegExp(`^/tasks/${id}$`)), gets + 1);
+    while (emu.count('GET', new RegExp(`^/tasks/${id}$`)) === gets && Date.now() < deadline) await sleep(10);
+    assert.equal(emu.count('GET', new RegExp(`^/tasks/${id}$`)), gets + 1, 'the first poll was made');
     env.cancel();
     await assert.rejects(running, (err: unknown) => err instanceof CancelledFailure);
+  });
+
+  test('learns where tasks of a kind end, and polls there the next time', async () => {
+    const durations = new TaskDurations();
+    const learning = createActivities(new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }), durations);
+    const runOnce = async () => {
+      const { env: createEnv } = mockEnv();
+      const created = await run(createEnv, learning.createTask, createInput('Read the weather [duration=1500ms]'));
+      const gets = () => emu.count('GET', new RegExp(`^/tasks/${created.executionId}$`));
+      let knownStatus = created.status!;
+      for (;;) {
+        const { env } = mockEnv();
+        const out = await run(env, learning.pollTask, pollInput(created.executionId, {
+          knownStatus, kind: created.kind, phaseStartedAtMs: Date.now(), sleepFirst: true, initialIntervalMs: 50, maxIntervalMs: 1_000,
+        }));
+        knownStatus = out.snapshot.status;
+        if (out.snapshot.category === 'ended') return { kind: created.kind!, gets: gets() };
+      }
+    };
+    const first = await runOnce();
+    assert.match(first.kind, /^crawler_automation:default:[0-9a-f]{16}$/);
+    assert.equal(durations.size.samples, 1, 'the end was recorded for its kind');
+    const window = durations.expectedEnd(first.kind);
+    assert.equal(window.basis, 'kind');
+    assert.ok(window.fromMs > 500 && window.toMs < 4_000, `expected end ${window.fromMs}-${window.toMs} ms`);
+    const second = await runOnce();
+    assert.ok(second.gets <= first.gets, `second run ${second.gets} polls, first ${first.gets}`);
   });
 });
 

@@ -251,7 +251,9 @@ describe('browserTask', () => {
   });
 
   test('addInstructions is rejected by its validator once the task has ended', async () => {
-    // The results fetch is slowed so the workflow is still open after the task has ended.
+    // The poll's own results read fails and the workflow's is slowed, so the workflow is still
+    // open after it saw the task end.
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, status: 500 });
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=300ms]' }] }));
     const { executionId } = await eventually('task ended', async () => {

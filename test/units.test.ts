@@ -18,16 +18,16 @@ import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../src/version';
 
 describe('nextPollDelay', () => {
-  const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000 };
+  const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000, targetDetectionMs: 1_000 };
   const now = 1_700_000_000_000;
 
   test('sleeps towards estimatedCompletion (plus the grace) and resets the interval', () => {
     const eta = now + 10_000;
-    assert.deepEqual(nextPollDelay(schedule, 8_000, eta, now), { delayMs: 10_000 + ETA_GRACE_MS, nextIntervalMs: 1_000 });
+    assert.deepEqual(nextPollDelay(schedule, 8_000, { estimatedCompletionMs: eta }, now), { delayMs: 10_000 + ETA_GRACE_MS, nextIntervalMs: 1_000 });
   });
 
   test('never sleeps longer than maxIntervalMs, however far the estimate', () => {
-    const { delayMs } = nextPollDelay(schedule, 1_000, now + 3_600_000, now);
+    const { delayMs } = nextPollDelay(schedule, 1_000, { estimatedCompletionMs: now + 3_600_000 }, now);
     assert.equal(delayMs, 30_000);
   });
 
@@ -35,34 +35,34 @@ describe('nextPollDelay', () => {
     // 30.75 s to go with a 30 s cap: sleeping 30 s would leave 0.75 s, which the backoff
     // branch would poll a full second later; sleep straight to the estimate instead.
     const eta = now + 30_500;
-    assert.equal(nextPollDelay(schedule, 1_000, eta, now).delayMs, 30_500 + ETA_GRACE_MS);
+    assert.equal(nextPollDelay(schedule, 1_000, { estimatedCompletionMs: eta }, now).delayMs, 30_500 + ETA_GRACE_MS);
     // Far enough out, the cap applies and what remains is at least two initial intervals.
     const far = now + 40_000;
-    const first = nextPollDelay(schedule, 1_000, far, now).delayMs;
+    const first = nextPollDelay(schedule, 1_000, { estimatedCompletionMs: far }, now).delayMs;
     assert.equal(first, 30_000);
     assert.ok(far + ETA_GRACE_MS - (now + first) >= 2 * schedule.initialIntervalMs);
   });
 
   test('polls promptly just after the estimate, then backs off geometrically', () => {
     // Slept towards the ETA: the interval was reset, so the first poll after it comes quickly.
-    const towards = nextPollDelay(schedule, 20_000, now + 5_000, now);
+    const towards = nextPollDelay(schedule, 20_000, { estimatedCompletionMs: now + 5_000 }, now);
     const afterEta = now + 5_000 + ETA_GRACE_MS;
-    const first = nextPollDelay(schedule, towards.nextIntervalMs, now + 5_000, afterEta);
+    const first = nextPollDelay(schedule, towards.nextIntervalMs, { estimatedCompletionMs: now + 5_000 }, afterEta);
     assert.equal(first.delayMs, 1_000);
-    const second = nextPollDelay(schedule, first.nextIntervalMs, now + 5_000, afterEta + first.delayMs);
+    const second = nextPollDelay(schedule, first.nextIntervalMs, { estimatedCompletionMs: now + 5_000 }, afterEta + first.delayMs);
     assert.equal(second.delayMs, 1_500);
     assert.ok(second.nextIntervalMs > second.delayMs);
   });
 
   test('an estimate closer than the initial interval does not poll sooner than the initial interval', () => {
-    assert.equal(nextPollDelay(schedule, 1_000, now + 100, now).delayMs, 1_000);
+    assert.equal(nextPollDelay(schedule, 1_000, { estimatedCompletionMs: now + 100 }, now).delayMs, 1_000);
   });
 
   test('geometric backoff is capped at maxIntervalMs', () => {
     let interval = schedule.initialIntervalMs;
     const delays: number[] = [];
     for (let i = 0; i < 15; i++) {
-      const next = nextPollDelay(schedule, interval, undefined, now);
+      const next = nextPollDelay(schedule, interval, {}, now);
       delays.push(next.delayMs);
       interval = next.nextIntervalMs;
     }
@@ -74,9 +74,9 @@ describe('nextPollDelay', () => {
   });
 
   test('without an estimate it is plain backoff, never below the initial interval', () => {
-    assert.deepEqual(nextPollDelay(schedule, 4_000, undefined, now), { delayMs: 4_000, nextIntervalMs: 6_000 });
-    assert.deepEqual(nextPollDelay(schedule, 10, undefined, now), { delayMs: 1_000, nextIntervalMs: 1_500 });
-    assert.deepEqual(nextPollDelay(schedule, 50_000, undefined, now), { delayMs: 30_000, nextIntervalMs: 30_000 });
+    assert.deepEqual(nextPollDelay(schedule, 4_000, {}, now), { delayMs: 4_000, nextIntervalMs: 6_000 });
+    assert.deepEqual(nextPollDelay(schedule, 10, {}, now), { delayMs: 1_000, nextIntervalMs: 1_500 });
+    assert.deepEqual(nextPollDelay(schedule, 50_000, {}, now), { delayMs: 30_000, nextIntervalMs: 30_000 });
   });
 
   test('parseTime reads ISO dates and ignores missing or unreadable ones', () => {

@@ -2,14 +2,16 @@ import { Context, log } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type TaskExecution, type InstructionsAnswer } from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
-import { pollTask } from './poll-task';
+import { pollUntilStatusChanges } from './poll-task';
 import { stopTask } from './stop-task';
 import { snapshotOf } from './snapshot';
-import { fitResults } from './trim';
+import { readResults } from './results';
+import { TaskDurations, taskKind } from './task-durations';
 import type {
   CreateTaskInput,
   GetResultsInput,
   PollTaskInput,
+  PollTaskOutput,
   SendInstructionsInput,
   StopTaskInput,
   StopTaskOutput,
@@ -23,9 +25,10 @@ export type * from './types';
 /**
  * The BrowserAI activities, bound to a client. Workers pass a real client; tests pass one
  * pointed at the emulator. Each activity is one API call (polling aside), so retry policies
- * can be chosen per call in the workflow.
+ * can be chosen per call in the workflow. `durations` is what this worker learned of how long
+ * tasks of each kind run (one per worker process, shared by its polls).
  */
-export function createActivities(client: BrowserAIClient) {
+export function createActivities(client: BrowserAIClient, durations: TaskDurations = new TaskDurations()) {
   const signal = () => Context.current().cancellationSignal;
   const call = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
@@ -66,7 +69,7 @@ export function createActivities(client: BrowserAIClient) {
           await client.stopTask(late.executionId);
         },
       });
-      return executionAnswer(answer);
+      return { ...executionAnswer(answer), kind: taskKind(body) };
     },
 
     async appendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
@@ -87,20 +90,11 @@ export function createActivities(client: BrowserAIClient) {
     },
 
     async getResults(input: GetResultsInput): Promise<TaskResultsSummary> {
-      const answer = await call(() => client.getResults(input.executionId, { signal: signal() }));
-      const { results, trimmed } = fitResults(answer.results, input.maxBytes);
-      return {
-        executionId: answer.executionId ?? input.executionId,
-        status: answer.status,
-        started: answer.started ?? null,
-        completed: answer.completed ?? null,
-        results,
-        ...(trimmed ? { trimmed } : {}),
-      };
+      return call(() => readResults(client, input.executionId, input.maxBytes, signal()));
     },
 
-    async pollTask(input: PollTaskInput) {
-      return pollTask(client, input);
+    async pollTask(input: PollTaskInput): Promise<PollTaskOutput> {
+      return pollUntilStatusChanges({ client, durations }, input);
     },
 
     async createSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {

@@ -1,24 +1,46 @@
-// When to poll next. BrowserAI's create answer may carry `estimatedCompletion`: before it,
-// polling only wastes requests, so we sleep towards it (about the maximum interval at most,
-// in case the estimate moves); just after it we poll promptly, then back off geometrically
-// while the task overruns. Without an estimate it is plain backoff.
+// When to poll next. Three sources of knowledge, best first:
+// - an estimate (`estimatedCompletion`, when BrowserAI gives one): sleep towards it, poll just
+//   after it, then back off while the task overruns;
+// - an expected end window (task-durations.ts: where tasks of this kind ended before): a few
+//   early looks (a task can fail fast), dense looks across the window, backoff after it;
+// - neither: plain geometric backoff.
+import type { EndWindow } from './task-durations';
 
 export interface PollSchedule {
   initialIntervalMs: number;
   maxIntervalMs: number;
+  /** Wanted mean time from the task's end to a poll seeing it: looks in the window are twice this apart. */
+  targetDetectionMs: number;
+}
+
+/** What is known of when the task ends, in epoch milliseconds. */
+export interface EndKnowledge {
+  estimatedCompletionMs?: number;
+  /** The window, placed on the clock: `startedAtMs` is when the task (or its last input) started. */
+  window?: EndWindow & { startedAtMs: number };
 }
 
 /** Polls land this long after the estimate, so they see the task's end rather than its last moment. */
 export const ETA_GRACE_MS = 250;
 const BACKOFF = 1.5;
+/** However wide the window, at most about this many looks across it: a vague window is looked at more sparsely. */
+const LOOKS_PER_WINDOW = 20;
+/**
+ * Before a window learned from the task's own kind, the first early look comes at this share of
+ * the way to it, then each doubles: tasks of the kind never ended sooner, but one may fail fast.
+ * A window that is only a guess (all kinds, the prior) starts from the initial interval instead,
+ * so a short task of a new kind is not found late.
+ */
+const FIRST_EARLY_LOOK = 0.25;
 
 export function nextPollDelay(
   schedule: PollSchedule,
   currentIntervalMs: number,
-  estimatedCompletionMs: number | undefined,
+  knowledge: EndKnowledge,
   now: number,
 ): { delayMs: number; nextIntervalMs: number } {
   const { initialIntervalMs, maxIntervalMs } = schedule;
+  const { estimatedCompletionMs, window } = knowledge;
   if (estimatedCompletionMs !== undefined) {
     const untilEta = estimatedCompletionMs + ETA_GRACE_MS - now;
     if (untilEta > initialIntervalMs) {
@@ -27,9 +49,27 @@ export function nextPollDelay(
       const delayMs = untilEta - maxIntervalMs < 2 * initialIntervalMs ? untilEta : maxIntervalMs;
       return { delayMs, nextIntervalMs: initialIntervalMs };
     }
+  } else if (window) {
+    const planned = inWindow(schedule, window, now);
+    if (planned) return planned;
   }
   const delayMs = Math.min(maxIntervalMs, Math.max(initialIntervalMs, currentIntervalMs));
   return { delayMs, nextIntervalMs: Math.min(maxIntervalMs, delayMs * BACKOFF) };
+}
+
+/** The next look before or inside the window; undefined once the task overran it (then: backoff from the window's spacing). */
+function inWindow(schedule: PollSchedule, window: NonNullable<EndKnowledge['window']>, now: number) {
+  const { initialIntervalMs, maxIntervalMs, targetDetectionMs } = schedule;
+  const elapsed = now - window.startedAtMs;
+  const spacing = Math.min(maxIntervalMs, Math.max(initialIntervalMs, 2 * targetDetectionMs, (window.toMs - window.fromMs) / LOOKS_PER_WINDOW));
+  if (elapsed < window.fromMs) {
+    // Early looks double their distance from the start, landing on the window's opening.
+    const next = Math.max(elapsed + initialIntervalMs, 2 * elapsed, window.basis === 'kind' ? window.fromMs * FIRST_EARLY_LOOK : 0);
+    const delayMs = Math.min(window.fromMs - elapsed, next - elapsed, maxIntervalMs);
+    return { delayMs: Math.max(delayMs, 0), nextIntervalMs: spacing };
+  }
+  if (elapsed <= window.toMs) return { delayMs: spacing, nextIntervalMs: spacing };
+  return undefined;
 }
 
 export function parseTime(value: string | null | undefined): number | undefined {

@@ -1,63 +1,89 @@
 import { Context, log } from '@temporalio/activity';
-import { isBrowserAIError, type BrowserAIClient } from '../browserai';
-import { isUnknownStatus } from '../browserai/status';
+import { isBrowserAIError, redactSecretsDeep, type BrowserAIClient } from '../browserai';
+import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../browserai/status';
 import { toActivityFailure } from './failures';
-import { nextPollDelay, parseTime } from './poll-schedule';
+import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
+import { readResults } from './results';
 import { snapshotOf } from './snapshot';
-import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from './types';
+import type { TaskDurations } from './task-durations';
+import type { PollTaskInput, PollTaskOutput, TaskResultsSummary, TaskSnapshot } from './types';
 
-/** Checkpoint heartbeated on every poll: a retry (on any worker) resumes from it. */
+/** Checkpoint heartbeated now and then: a retry (on any worker) resumes from it, and the UI shows it. */
 interface PollProgress {
   polls: number;
   intervalMs: number;
   spanStartedAt: number;
   lastSeen?: Pick<TaskSnapshot, 'status' | 'progress' | 'estimatedCompletion'>;
+  /** When a poll last saw the task not ended (epoch ms): the lower bound of its end. */
+  lastRunningAt?: number;
   nextPollAt?: string;
   /** A status other than `awaiting` was seen: BrowserAI took the input it was sent. */
   sawInputTaken?: boolean;
+  /** When this checkpoint was heartbeated, so a reader knows its age. */
+  heartbeatAt?: string;
 }
 
-// While sleeping towards the next poll, heartbeat at least this often so a dead worker is
-// noticed within the heartbeat timeout and cancellation reaches us promptly.
-const MIN_HEARTBEAT_GAP_MS = 1_000;
+/**
+ * Heartbeats reach the server (a billed Temporal action each) only this often, as a share of the
+ * heartbeat timeout: often enough that a live worker is never timed out, rarely enough that an
+ * hour of polling costs a few actions. Polls in between cost nothing in Temporal.
+ */
+const HEARTBEAT_SHARE = 0.9;
+
+export interface PollDependencies {
+  client: BrowserAIClient;
+  durations: TaskDurations;
+}
 
 /**
- * Frequent polling inside one long-running activity: many `GET /tasks/{id}` calls cost no
- * history events; the activity returns only when the task changes category (running ->
- * awaiting -> ended) or after `maxSpanMs`, so a task of three hours needs a handful of events.
+ * Polls `GET /tasks/{id}` inside one long activity until BrowserAI reports a status other than the
+ * one the workflow knows (queued -> running -> awaiting -> ended), or `maxSpanMs` passes. Many
+ * polls cost no history and no Temporal actions; the workflow hears of every status change within
+ * one poll of it. When the task ends, its results come back with it (one activity fewer).
  */
-export async function pollTask(client: BrowserAIClient, input: PollTaskInput): Promise<PollTaskOutput> {
+export async function pollUntilStatusChanges(deps: PollDependencies, input: PollTaskInput): Promise<PollTaskOutput> {
+  const { client, durations } = deps;
   const ctx = Context.current();
   const resumed = ctx.info.heartbeatDetails as PollProgress | undefined;
-  const progress: PollProgress = resumed ?? { polls: 0, intervalMs: input.initialIntervalMs, spanStartedAt: Date.now() };
-  const heartbeatGapMs = Math.max(MIN_HEARTBEAT_GAP_MS, (ctx.info.heartbeatTimeoutMs ?? 60_000) / 3);
-  let estimatedCompletionMs = parseTime(input.estimatedCompletion);
+  const progress: PollProgress = resumed ?? { polls: 0, intervalMs: input.initialIntervalMs, spanStartedAt: Date.now(), lastRunningAt: Date.now() };
+  const heartbeatEveryMs = HEARTBEAT_SHARE * (ctx.info.heartbeatTimeoutMs ?? 600_000);
+  let lastHeartbeatAt = Date.now();
+  const heartbeatIfDue = () => {
+    if (Date.now() - lastHeartbeatAt < heartbeatEveryMs) return;
+    lastHeartbeatAt = Date.now();
+    progress.heartbeatAt = new Date(lastHeartbeatAt).toISOString();
+    ctx.heartbeat(progress);
+  };
+  const knowledge: EndKnowledge = { estimatedCompletionMs: parseTime(input.estimatedCompletion) };
+  if (input.kind !== undefined && input.phaseStartedAtMs !== undefined) {
+    knowledge.window = { ...durations.expectedEnd(input.kind), startedAtMs: input.phaseStartedAtMs };
+  }
   const unknownStatuses: string[] = [];
 
   const sleep = async (wantedMs: number) => {
     // Never past the end of the span: the workflow expects us back by then (its deadline, too).
     const delayMs = Math.min(wantedMs, Math.max(0, progress.spanStartedAt + input.maxSpanMs - Date.now()));
     progress.nextPollAt = new Date(Date.now() + delayMs).toISOString();
-    ctx.heartbeat(progress);
-    for (let slept = 0; slept < delayMs; slept += heartbeatGapMs) {
+    const wakeAt = Date.now() + delayMs;
+    for (let left = delayMs; left > 0; left = wakeAt - Date.now()) {
       // Rejects with the cancellation at once, whether it is a cancel request or a shutdown.
-      await ctx.sleep(Math.min(heartbeatGapMs, delayMs - slept));
-      ctx.heartbeat(progress);
+      await ctx.sleep(Math.min(left, Math.max(1, lastHeartbeatAt + heartbeatEveryMs - Date.now())));
+      heartbeatIfDue();
     }
   };
-  // A retry resumes by looking at once: the attempt before it may have died long ago.
-  if (input.sleepFirst && !resumed) {
-    const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
+  const planNext = () => {
+    const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, knowledge, Date.now());
     progress.intervalMs = nextIntervalMs;
-    await sleep(delayMs);
-  }
+    return delayMs;
+  };
+  // A retry resumes by looking at once: the attempt before it may have died long ago.
+  if (input.sleepFirst && !resumed) await sleep(planNext());
 
   for (;;) {
     let snapshot: TaskSnapshot;
     try {
-      snapshot = snapshotOf(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }));
+      snapshot = redactSecretsDeep(snapshotOf(await client.getTask(input.executionId, { signal: ctx.cancellationSignal })), input.codes);
     } catch (err) {
-      ctx.heartbeat(progress);
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
       if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(err);
       await sleep(input.initialIntervalMs);
@@ -65,25 +91,30 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
     }
     progress.polls++;
     progress.lastSeen = { status: snapshot.status, progress: snapshot.progress, estimatedCompletion: snapshot.estimatedCompletion };
-    if (isUnknownStatus(snapshot.status) && !unknownStatuses.includes(snapshot.status)) {
-      unknownStatuses.push(snapshot.status);
-      log.warn('BrowserAI reported a status this worker does not know; treating it as running', {
-        executionId: input.executionId,
-        status: snapshot.status,
-      });
-    }
+    noteUnknownStatus(snapshot.status, input.executionId, unknownStatuses);
     if (snapshot.category !== 'awaiting') progress.sawInputTaken = true;
-    const staleAwaiting = isStaleAwaiting(input, snapshot, progress);
-    const changed = snapshot.category !== input.knownCategory && !staleAwaiting;
+    const changed = isNews(input, snapshot, progress);
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
-      return { snapshot, changed, polls: progress.polls, unknownStatuses };
+      if (snapshot.category === 'ended') learnDuration(durations, input, snapshot.status, progress);
+      const results = snapshot.category === 'ended' ? await resultsIfReadable(client, input) : undefined;
+      return { snapshot, changed, polls: progress.polls, unknownStatuses, ...(results ? { results } : {}) };
     }
-    estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? estimatedCompletionMs;
-    const { delayMs, nextIntervalMs } = nextPollDelay(input, progress.intervalMs, estimatedCompletionMs, Date.now());
-    progress.intervalMs = nextIntervalMs;
+    if (snapshot.category !== 'ended') progress.lastRunningAt = Date.now();
+    knowledge.estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? knowledge.estimatedCompletionMs;
+    const delayMs = planNext();
     // A stale `awaiting` becomes trustworthy at a known moment: look again then, not later.
-    await sleep(staleAwaiting ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50) : delayMs);
+    await sleep(isStaleAwaiting(input, snapshot, progress) ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50) : delayMs);
   }
+}
+
+/**
+ * Something the workflow does not know yet: a status other than the one it knows, or an
+ * `awaiting` that is trustworthy after input was sent (the workflow must wait for more input).
+ */
+function isNews(input: PollTaskInput, snapshot: TaskSnapshot, progress: PollProgress): boolean {
+  if (isStaleAwaiting(input, snapshot, progress)) return false;
+  if (normalizeStatus(snapshot.status) !== normalizeStatus(input.knownStatus)) return true;
+  return snapshot.category === 'awaiting' && input.awaitingTrustedFromMs !== undefined;
 }
 
 /**
@@ -95,4 +126,28 @@ export async function pollTask(client: BrowserAIClient, input: PollTaskInput): P
 function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot, progress: PollProgress): boolean {
   if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined || progress.sawInputTaken) return false;
   return Date.now() < input.awaitingTrustedFromMs;
+}
+
+/** A task of a known kind that ran to its end teaches the next ones where to look (a failure or a stop says nothing). */
+function learnDuration(durations: TaskDurations, input: PollTaskInput, status: string, progress: PollProgress): void {
+  if (input.kind === undefined || input.phaseStartedAtMs === undefined || isFailedStatus(status) || normalizeStatus(status) === 'stopped') return;
+  const lastRunningAt = Math.max(progress.lastRunningAt ?? progress.spanStartedAt, input.phaseStartedAtMs);
+  durations.record(input.kind, { afterMs: lastRunningAt - input.phaseStartedAtMs, byMs: Date.now() - input.phaseStartedAtMs });
+}
+
+/** The results, read in the same activity; if that fails, the workflow reads them itself with its own retries. */
+async function resultsIfReadable(client: BrowserAIClient, input: PollTaskInput): Promise<TaskResultsSummary | undefined> {
+  if (input.resultBytes === undefined) return undefined;
+  try {
+    return redactSecretsDeep(await readResults(client, input.executionId, input.resultBytes, Context.current().cancellationSignal), input.codes);
+  } catch (err) {
+    log.warn('Reading the results of an ended task failed; the workflow will read them', { executionId: input.executionId, error: String(err) });
+    return undefined;
+  }
+}
+
+function noteUnknownStatus(status: string, executionId: string, seen: string[]): void {
+  if (!isUnknownStatus(status) || seen.includes(status)) return;
+  seen.push(status);
+  log.warn('BrowserAI reported a status this worker does not know; treating it as running', { executionId, status });
 }

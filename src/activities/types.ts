@@ -40,11 +40,27 @@ export interface TaskSnapshot {
 
 export interface PollTaskInput {
   executionId: string;
-  /** The category the workflow last saw: the activity returns as soon as the task leaves it. */
-  knownCategory: StatusCategory;
+  /** The status the workflow last saw: the activity returns as soon as BrowserAI reports another. */
+  knownStatus: string;
   estimatedCompletion?: string | null;
   initialIntervalMs: number;
   maxIntervalMs: number;
+  /** Wanted mean time from the task's end to a poll seeing it (where the end is expected). */
+  targetDetectionMs: number;
+  /**
+   * The task's kind (type, project, hash of its instructions), set while no input was sent since
+   * the create: the worker learns how long tasks of a kind run, and polls where they end.
+   */
+  kind?: string;
+  /** When the task was created (epoch ms), with `kind`: where its expected end lies on the clock. */
+  phaseStartedAtMs?: number;
+  /** Read the results as soon as the task is seen ended, cut to this many bytes. */
+  resultBytes?: number;
+  /**
+   * One-time codes this task was sent: removed from what BrowserAI shows (a log line may echo a
+   * typed code) before it is heartbeated or returned. The client removes credentials itself.
+   */
+  codes?: string[];
   /** Return unchanged after this long, so the workflow can look around (continue-as-new, details). */
   maxSpanMs: number;
   /**
@@ -63,11 +79,13 @@ export interface PollTaskInput {
 
 export interface PollTaskOutput {
   snapshot: TaskSnapshot;
-  /** False when the span ran out with the task still in `knownCategory`. */
+  /** False when the span ran out with the task still in `knownStatus`. */
   changed: boolean;
   polls: number;
   /** Statuses outside the known vocabulary seen in this activity, treated as running. */
   unknownStatuses: string[];
+  /** The results, when the task was seen ended and they could be read. */
+  results?: TaskResultsSummary;
 }
 
 export interface GetResultsInput {
@@ -86,7 +104,11 @@ export interface TaskResultsSummary {
 }
 
 /** What create, append and replace answered. `status` is null when an append's answer carried none (a 2xx still means accepted). */
-export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'started' | 'estimatedCompletion' | 'scriptType'> & { status: string | null };
+export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'started' | 'estimatedCompletion' | 'scriptType'> & {
+  status: string | null;
+  /** Create only: the task's kind, for the worker's duration model (see PollTaskInput.kind). */
+  kind?: string;
+};
 
 export interface StopTaskInput {
   executionId: string;

@@ -33,7 +33,7 @@ export async function runBrowserTask(
       if (workflowInfo().continueAsNewSuggested) await session.continueAsNew(continueAsNewWith);
       session.failIfItMustEnd();
       if (session.awaitsInput) await session.waitForInput();
-      else await session.pollUntilLeaves();
+      else await session.pollUntilStatusChanges();
     }
     return session.collectResults();
   });

@@ -45,6 +45,7 @@ export interface CarriedState {
   codesReceived: string[];
   codesTyped: string[];
   unconfirmedInput: UnconfirmedInput | null;
+  kind?: string | null;
 }
 
 /** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
@@ -90,6 +91,13 @@ export class TaskSession {
   #ambiguousSend: ApplicationFailure | null = null;
   /** The poll in flight, cancelled when the session must end without waiting for it. */
   #pollScope: CancellationScope | null = null;
+  /**
+   * The task's kind while its run says something about the kind: from the create until input is
+   * sent or the task awaits (a wait for a person is no part of how long the kind runs).
+   */
+  #kind: string | null;
+  /** The results the poll read when it saw the task end. */
+  #resultsAtEnd: TaskResultsSummary | null = null;
 
   constructor(
     readonly input: BrowserTaskInput,
@@ -112,6 +120,7 @@ export class TaskSession {
     this.#completeRequested = carried?.completeRequested ?? false;
     this.#codesReceived = [...(carried?.codesReceived ?? [])];
     this.#codesTyped = [...(carried?.codesTyped ?? [])];
+    this.#kind = carried?.kind ?? null;
   }
 
   get category(): StatusCategory {
@@ -239,6 +248,7 @@ export class TaskSession {
       throw err;
     }
     this.#recordCreated(created.executionId);
+    this.#kind = created.kind ?? null;
     this.#applyAnswer(created);
   }
 
@@ -287,6 +297,7 @@ export class TaskSession {
     }
     // Input arrived: a task still awaiting gets a fresh awaiting deadline.
     this.#awaitingSinceMs = undefined;
+    this.#kind = null;
     // BrowserAI may report the state from before it took the input for a moment: `awaiting` is
     // trusted again once it shows otherwise. A refused send changed nothing, but its refusal may
     // mean the task ended (no 409 is documented): look at once.
@@ -296,10 +307,9 @@ export class TaskSession {
     this.publish();
   }
 
-  /** Polls until the task leaves the category it is in (or the span ends). */
-  async pollUntilLeaves(): Promise<void> {
-    // With input unconfirmed, `awaiting` counts as a change only once the poll trusts it.
-    await this.#poll(this.#unconfirmedInput ? 'running' : this.category, false);
+  /** Polls until BrowserAI reports a status the session does not know yet (or the span ends). */
+  async pollUntilStatusChanges(): Promise<void> {
+    await this.#poll(false);
   }
 
   /** Waits for input (a code, instructions, `complete`) while the task awaits it. */
@@ -321,7 +331,7 @@ export class TaskSession {
     this.failIfItMustEnd();
     // Nothing is polled while waiting for input (it would cost history): before giving up, look
     // once in case BrowserAI moved on by itself.
-    await this.#poll('awaiting', true);
+    await this.#poll(true);
     if (this.category !== 'awaiting') return;
     throw ApplicationFailure.nonRetryable(
       `BrowserAI task ${this.executionId} waited ${this.awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
@@ -330,7 +340,7 @@ export class TaskSession {
     );
   }
 
-  async #poll(knownCategory: StatusCategory, lookOnce: boolean): Promise<void> {
+  async #poll(lookOnce: boolean): Promise<void> {
     const executionId = this.executionId!;
     const spanMs = lookOnce ? 1 : Math.max(1, Math.min(this.polling.maxSpanMs, this.#untilDeadline()));
     const settledBefore = this.outbox.settled;
@@ -340,7 +350,7 @@ export class TaskSession {
     try {
       out = await this.#pollScope.run(() => pollTask.executeWithOptions(
         {
-          summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it leaves "${knownCategory}"`,
+          summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it is no longer "${this.status}"`,
           heartbeatTimeout: this.polling.heartbeatTimeoutMs,
           startToCloseTimeout: spanMs + 2 * this.polling.maxIntervalMs + 60_000,
           // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
@@ -349,10 +359,14 @@ export class TaskSession {
         [
           {
             executionId,
-            knownCategory,
+            knownStatus: this.status,
             estimatedCompletion: this.#snapshot.estimatedCompletion,
             initialIntervalMs: this.polling.initialIntervalMs,
             maxIntervalMs: this.polling.maxIntervalMs,
+            targetDetectionMs: this.polling.targetDetectionMs,
+            ...(this.#kind ? { kind: this.#kind, phaseStartedAtMs: this.createdAtMs ?? undefined } : {}),
+            resultBytes: this.#resultBytes,
+            ...(this.#codesReceived.length > 0 ? { codes: this.#codesReceived } : {}),
             maxSpanMs: spanMs,
             sleepFirst: !lookOnce,
             notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
@@ -372,6 +386,7 @@ export class TaskSession {
       log.warn('BrowserAI reported an unknown status; treating it as running', { executionId, status });
     }
     this.#applySnapshot(out.snapshot);
+    if (out.results) this.#resultsAtEnd = out.results;
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
     // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
     if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed)) this.#unconfirmedInput = null;
@@ -392,6 +407,7 @@ export class TaskSession {
     if (started) this.#snapshot.started = started;
     if (result !== undefined) this.#snapshot.result = result;
     if (this.category !== 'awaiting') this.#awaitingSinceMs = undefined;
+    else this.#kind = null;
   }
 
   /** Fails once the session must end early: a send of unknown delivery, or the overall deadline (`TaskTimeout`). The ending stops the task. */
@@ -440,12 +456,17 @@ export class TaskSession {
     this.publish();
   }
 
-  /** Reads the task's results and records the outcome. */
+  get #resultBytes(): number {
+    return this.input.maxResultBytes ?? DEFAULTS.maxResultBytes;
+  }
+
+  /** Records the outcome with the task's results: those the poll read at the end, or read now (after a stop, they are fresher). */
   async collectResults(): Promise<BrowserTaskResult> {
     const executionId = this.executionId!;
-    const summary = await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
-      { executionId, maxBytes: this.input.maxResultBytes ?? DEFAULTS.maxResultBytes },
-    ]);
+    const summary =
+      this.#resultsAtEnd && !this.stopSent
+        ? this.#resultsAtEnd
+        : await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes }]);
     this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;
@@ -498,6 +519,7 @@ export class TaskSession {
       codesReceived: this.#codesReceived,
       codesTyped: this.#codesTyped,
       unconfirmedInput: this.#unconfirmedInput,
+      kind: this.#kind,
     });
   }
 }
