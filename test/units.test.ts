@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ETA_GRACE_MS, nextPollDelay, parseTime, type PollSchedule } from '../src/activities/poll-schedule';
+import { PRIOR_WINDOW, TaskDurations, taskKind, type EndWindow } from '../src/activities/task-durations';
 import { categorize, isFailedStatus, isUnknownStatus } from '../src/browserai/status';
 import { fitResults, jsonBytes, truncateString, truncateValue } from '../src/activities/trim';
 import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/workflows/input';
@@ -84,6 +85,80 @@ describe('nextPollDelay', () => {
     assert.equal(parseTime(null), undefined);
     assert.equal(parseTime(undefined), undefined);
     assert.equal(parseTime('soon'), undefined);
+  });
+});
+
+describe('polling where tasks of a kind end', () => {
+  const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000, targetDetectionMs: 1_000 };
+  const start = 1_700_000_000_000;
+  /** The elapsed times (since the start) of the looks made until `untilMs`. */
+  function looks(window: EndWindow, untilMs: number): number[] {
+    const at: number[] = [];
+    let interval = schedule.initialIntervalMs;
+    for (let now = start; now - start < untilMs; ) {
+      const next = nextPollDelay(schedule, interval, { window: { ...window, startedAtMs: start } }, now);
+      interval = next.nextIntervalMs;
+      now += next.delayMs;
+      at.push(now - start);
+    }
+    return at;
+  }
+
+  test('a learned window: looks at a quarter and half of the way, then every 2 x targetDetectionMs inside it, then backoff', () => {
+    const at = looks({ fromMs: 40_000, toMs: 50_000, basis: 'kind' }, 60_000);
+    assert.deepEqual(at.slice(0, 3), [10_000, 20_000, 40_000]);
+    assert.deepEqual(at.slice(3, 8), [42_000, 44_000, 46_000, 48_000, 50_000]);
+    assert.deepEqual(at.slice(8, 11), [52_000, 54_000, 57_000], 'after the window: backoff from the window spacing');
+  });
+
+  test('a guessed window (the prior) starts from the initial interval, so a short task of a new kind is found soon', () => {
+    const at = looks(PRIOR_WINDOW, 30_000);
+    assert.deepEqual(at.slice(0, 5), [1_000, 2_000, 4_000, 8_000, 16_000]);
+    assert.equal(at[5], PRIOR_WINDOW.fromMs);
+    // A vague window is looked at more sparsely: at most about 20 looks across it.
+    assert.equal(at[6]! - at[5]!, (PRIOR_WINDOW.toMs - PRIOR_WINDOW.fromMs) / 20);
+  });
+
+  test('an estimate, when BrowserAI gives one, wins over the window', () => {
+    const next = nextPollDelay(schedule, 1_000, { estimatedCompletionMs: start + 5_000, window: { fromMs: 40_000, toMs: 50_000, basis: 'kind', startedAtMs: start } }, start);
+    assert.equal(next.delayMs, 5_000 + ETA_GRACE_MS);
+  });
+
+  test('TaskDurations: the window covers the samples with a margin that shrinks with more samples; unknown kinds use all kinds, then the prior', () => {
+    const durations = new TaskDurations();
+    assert.deepEqual(durations.expectedEnd('k'), PRIOR_WINDOW);
+    durations.record('k', { afterMs: 58_000, byMs: 60_000 });
+    const one = durations.expectedEnd('k');
+    assert.equal(one.basis, 'kind');
+    assert.ok(one.fromMs < 58_000 && one.fromMs > 50_000 && one.toMs > 60_000 && one.toMs < 68_000, JSON.stringify(one));
+    durations.record('k', { afterMs: 61_000, byMs: 62_000 });
+    durations.record('k', { afterMs: 59_000, byMs: 60_000 });
+    const three = durations.expectedEnd('k');
+    assert.ok(three.toMs - three.fromMs < 62_000 - 58_000 + 0.13 * 60_000, 'a smaller margin with three samples');
+    assert.equal(durations.expectedEnd('other').basis, 'prior', 'three samples of all kinds are not enough');
+    durations.record('j', { afterMs: 9_000, byMs: 10_000 });
+    durations.record('j', { afterMs: 9_000, byMs: 10_000 });
+    assert.equal(durations.expectedEnd('other').basis, 'all-kinds');
+    durations.record('k', { afterMs: 10, byMs: 5 });
+    assert.equal(durations.size.samples, 5, 'an impossible sample is ignored');
+  });
+
+  test('TaskDurations keeps the last 8 samples of a kind and forgets the least recently used kinds', () => {
+    const durations = new TaskDurations();
+    for (let i = 0; i < 20; i++) durations.record('k', { afterMs: i * 1_000, byMs: i * 1_000 + 500 });
+    assert.equal(durations.size.samples, 8);
+    assert.ok(durations.expectedEnd('k').fromMs > 10_000, 'old samples are gone');
+    for (let i = 0; i < 6_000; i++) durations.record(`kind-${i}`, { afterMs: 1_000, byMs: 2_000 });
+    assert.equal(durations.size.kinds, 5_000);
+    assert.equal(durations.expectedEnd('k').basis, 'all-kinds', 'the least recently used kind was forgotten');
+  });
+
+  test('taskKind: the same type, project and instructions make one kind; any difference makes another', () => {
+    const task = { type: 'crawler_automation' as const, project: 'p', instructions: [{ action: 'a' }, { action: 'b' }] };
+    assert.equal(taskKind(task), taskKind({ ...task, instructions: [{ action: 'a' }, { action: 'b' }] }));
+    assert.notEqual(taskKind(task), taskKind({ ...task, instructions: [{ action: 'ab' }] }));
+    assert.notEqual(taskKind(task), taskKind({ ...task, project: 'q' }));
+    assert.doesNotMatch(taskKind(task), /\ba\b.*\bb\b/, 'the instruction texts are not in it');
   });
 });
 
