@@ -103,7 +103,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       maxRequestsPerSecond: maxRps || undefined,
     },
     shutdownGraceMs: numberFrom(env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000, problems),
-    maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 1_000, problems),
+    maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

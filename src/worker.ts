@@ -27,8 +27,9 @@ export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
     activities: createActivities(options.client),
     dataConverter: options.dataConverter,
-    // Polling activities sleep most of the time; hundreds fit on one worker.
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 1_000,
+    // Every running task holds one poll activity for its whole life, and polls sleep most of the
+    // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 5_000,
     // On a deploy, polls in flight get this long to finish their request before they are
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
