@@ -10,7 +10,8 @@ import { PRIOR_WINDOW, TaskDurations, taskKind, type EndWindow } from '../src/ac
 import { categorize, isFailedStatus, isUnknownStatus } from '../src/browserai/status';
 import { fitResults, jsonBytes, truncateString, truncateValue } from '../src/activities/trim';
 import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/workflows/input';
-import { redact, renderDetails } from '../src/workflows/details';
+import { renderDetails } from '../src/workflows/details';
+import { redactSecrets as redact } from '../src/browserai/redact';
 import type { BrowserTaskState } from '../src/workflows/messages';
 import { stopSentence } from '../src/cli/stop-sentence';
 import type { TaskResultsSummary } from '../src/activities/types';

@@ -90,7 +90,7 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
     },
 
     async getResults(input: GetResultsInput): Promise<TaskResultsSummary> {
-      return call(() => readResults(client, input.executionId, input.maxBytes, signal()));
+      return call(() => readResults(client, input, input.maxBytes, signal()));
     },
 
     async pollTask(input: PollTaskInput): Promise<PollTaskOutput> {

@@ -82,7 +82,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
   for (;;) {
     let snapshot: TaskSnapshot;
     try {
-      snapshot = redactSecretsDeep(snapshotOf(await client.getTask(input.executionId, { signal: ctx.cancellationSignal })), input.codes);
+      snapshot = snapshotOf(redactSecretsDeep(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes));
     } catch (err) {
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
       if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(err);
@@ -139,7 +139,7 @@ function learnDuration(durations: TaskDurations, input: PollTaskInput, status: s
 async function resultsIfReadable(client: BrowserAIClient, input: PollTaskInput): Promise<TaskResultsSummary | undefined> {
   if (input.resultBytes === undefined) return undefined;
   try {
-    return redactSecretsDeep(await readResults(client, input.executionId, input.resultBytes, Context.current().cancellationSignal), input.codes);
+    return await readResults(client, input, input.resultBytes, Context.current().cancellationSignal);
   } catch (err) {
     log.warn('Reading the results of an ended task failed; the workflow will read them', { executionId: input.executionId, error: String(err) });
     return undefined;

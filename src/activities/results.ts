@@ -1,10 +1,19 @@
-import type { BrowserAIClient } from '../browserai';
+import { redactSecretsDeep, type BrowserAIClient } from '../browserai';
 import { fitResults } from './trim';
 import type { TaskResultsSummary } from './types';
 
-/** `GET /results/{id}`, cut to fit in workflow history. Shared by getResults and the poll that sees a task end. */
-export async function readResults(client: BrowserAIClient, executionId: string, maxBytes: number, signal?: AbortSignal): Promise<TaskResultsSummary> {
-  const answer = await client.getResults(executionId, { signal });
+/**
+ * `GET /results/{id}` with the task's one-time codes masked (before any cut, so no part of one
+ * survives), cut to fit in workflow history. Shared by getResults and the poll that sees a task end.
+ */
+export async function readResults(
+  client: BrowserAIClient,
+  task: { executionId: string; codes?: string[] },
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<TaskResultsSummary> {
+  const { executionId } = task;
+  const answer = redactSecretsDeep(await client.getResults(executionId, { signal }), task.codes);
   const { results, trimmed } = fitResults(answer.results, maxBytes);
   return {
     executionId: answer.executionId ?? executionId,

@@ -91,6 +91,8 @@ export interface PollTaskOutput {
 export interface GetResultsInput {
   executionId: string;
   maxBytes: number;
+  /** One-time codes this task was sent, masked in the results (see PollTaskInput.codes). */
+  codes?: string[];
 }
 
 export interface TaskResultsSummary {

@@ -202,6 +202,23 @@ export function savedTaskListAnswer(body: unknown): SavedTask[] {
   return [];
 }
 
+/**
+ * A saved task (or anything a saved-task list holds) redacted by `redact`, except the texts of
+ * its instructions: those are what the user wrote, and running the saved task types them (there
+ * is no endpoint that runs one: it is read and created as a task), so masking a credential in
+ * them would run a different task. Everything else (name, project, BrowserAI's own fields) is redacted.
+ */
+export function redactSavedTask<T>(task: T, redact: <V>(value: V) => V): T {
+  if (!isRecord(task) || !Array.isArray(task.instructions)) return redact(task);
+  const { instructions, ...rest } = task;
+  const kept = instructions.map((instruction: unknown) => {
+    if (!isRecord(instruction) || typeof instruction.action !== 'string') return redact(instruction);
+    const { action, ...others } = instruction;
+    return { ...redact(others), action };
+  });
+  return { ...redact(rest), instructions: kept } as T;
+}
+
 /** A short description of a JSON value that never shows its content: its type, and an object's field names. */
 export function describeJson(value: unknown): string {
   if (value === null) return 'null';

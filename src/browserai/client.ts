@@ -9,6 +9,7 @@ import {
   isUsableSavedTaskName,
   jsonBody,
   lenientBody,
+  redactSavedTask,
   resultsAnswer,
   savedTaskAnswer,
   savedTaskListAnswer,
@@ -17,6 +18,7 @@ import {
   type AnswerOrigin,
 } from './answers';
 import { RequestPacer } from './pacer';
+import { redactSecretsDeep } from './redact';
 import type {
   CreateSavedTaskRequest,
   CreateSavedTaskResponse,
@@ -50,13 +52,24 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
+/** A copy of an answer (or any JSON value) with its secrets masked. */
+type Redactor = <T>(value: T) => T;
+
 // Connection failures that prove the request never reached BrowserAI.
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
 
 /**
  * Typed client for the BrowserAI HTTP API. Every failure is a {@link BrowserAIError};
- * the token lives only in a closure used by the request interceptor, so neither
+ * the token lives only in closures (the request interceptor's, the redactor's), so neither
  * `console.log(client)` nor any thrown error can show it.
+ *
+ * Every answer is redacted before it is returned (see redact.ts): URL credentials, token-like
+ * query parameters and the API token itself become `•••` in task answers, progress logs,
+ * errors, results and saved tasks alike, so no activity, heartbeat, history or log ever holds
+ * them. Results are not exempt: a result that legitimately contains a credential URL
+ * (`https://user:pw@…` scraped from a page) comes back masked. The one exception is the
+ * instruction texts of saved tasks: they are the user's own input, and running a saved task
+ * types them, so masking them would run a different task.
  */
 export class BrowserAIClient {
   readonly baseUrl: string;
@@ -64,6 +77,7 @@ export class BrowserAIClient {
   readonly requestTimeoutMs: number;
   readonly #http: AxiosInstance;
   readonly #pacer?: RequestPacer;
+  readonly #redact: Redactor;
 
   constructor(options: BrowserAIClientOptions) {
     if (!options.apiToken || options.apiToken.trim() === '') {
@@ -72,6 +86,7 @@ export class BrowserAIClient {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
     this.requestTimeoutMs = options.timeoutMs ?? 30_000;
     const token = options.apiToken;
+    this.#redact = (value) => redactSecretsDeep(value, [token]);
     this.#http = axios.create({
       baseURL: this.baseUrl,
       timeout: this.requestTimeoutMs,
@@ -100,7 +115,7 @@ export class BrowserAIClient {
   }
 
   createTask(body: CreateTaskRequest, options?: RequestOptions): Promise<TaskExecution> {
-    return this.#request('POST', '/tasks', body, options).then((a) => createAnswer(a.body, a.origin));
+    return this.#request('POST', '/tasks', body, options).then((a) => this.#redact(createAnswer(a.body, a.origin)));
   }
 
   /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
@@ -116,24 +131,24 @@ export class BrowserAIClient {
   async stopTask(executionId: string, options?: RequestOptions): Promise<StopResponse> {
     const path = `/tasks/${executionIdSegment('POST', '/tasks/{executionId}/command', executionId)}/command`;
     const answer = await this.#request('POST', path, { command: 'stop' }, options);
-    return stopAnswer(answer.body, answer.origin);
+    return this.#redact(stopAnswer(answer.body, answer.origin));
   }
 
   async getTask(executionId: string, options?: RequestOptions): Promise<TaskMetadata> {
     const path = `/tasks/${executionIdSegment('GET', '/tasks/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
-    return taskMetadataAnswer(answer.body, answer.origin, executionId);
+    return this.#redact(taskMetadataAnswer(answer.body, answer.origin, executionId));
   }
 
   async getResults(executionId: string, options?: RequestOptions): Promise<TaskResults> {
     const path = `/results/${executionIdSegment('GET', '/results/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
-    return resultsAnswer(answer.body, answer.origin, executionId);
+    return this.#redact(resultsAnswer(answer.body, answer.origin, executionId));
   }
 
   async createSavedTask(body: CreateSavedTaskRequest, options?: RequestOptions): Promise<CreateSavedTaskResponse> {
     const answer = await this.#request('POST', '/saved_tasks', body, options);
-    return createSavedTaskAnswer(answer.body, answer.origin);
+    return this.#redact(createSavedTaskAnswer(answer.body, answer.origin));
   }
 
   async getSavedTask(name: string, options?: RequestOptions): Promise<SavedTask> {
@@ -141,22 +156,25 @@ export class BrowserAIClient {
       throw invalidPathInput('GET', '/saved_tasks/name/{name}', 'saved task name', name);
     }
     const answer = await this.#request('GET', `/saved_tasks/name/${encodeURIComponent(name)}`, undefined, options);
-    return savedTaskAnswer(answer.body, answer.origin);
+    return redactSavedTask(savedTaskAnswer(answer.body, answer.origin), this.#redact);
   }
 
   /** Not in the interface description; real clients call it. Accepts a bare array or one wrapped in an object. */
   async listSavedTasks(options?: RequestOptions): Promise<SavedTask[]> {
     const answer = await this.#request('GET', '/saved_tasks', undefined, options);
-    return savedTaskListAnswer(answer.body);
+    return savedTaskListAnswer(answer.body).map((task) => redactSavedTask(task, this.#redact));
   }
 
   async #instructions(method: 'POST' | 'PUT', executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
     const path = `/tasks/${executionIdSegment(method, '/tasks/{executionId}/instructions', executionId)}/instructions`;
     const answer = await this.#request(method, path, body, options);
-    return instructionsAnswer(answer.body, answer.origin, executionId);
+    return this.#redact(instructionsAnswer(answer.body, answer.origin, executionId));
   }
 
-  /** Sends one request; resolves with the JSON body of a 2xx answer (checked by the caller), throws a BrowserAIError otherwise. */
+  /**
+   * Sends one request; resolves with the JSON body of a 2xx answer (checked and redacted by the
+   * caller), throws a BrowserAIError otherwise, its API message redacted.
+   */
   async #request(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<{ body: unknown; origin: AnswerOrigin }> {
     const config: AxiosRequestConfig = { method, url: path, data: body, signal: options.signal };
     if (options.timeoutMs !== undefined) config.timeout = options.timeoutMs;
@@ -176,7 +194,7 @@ export class BrowserAIClient {
       const origin: AnswerOrigin = { method, path, status: response.status, contentType: response.headers['content-type'] };
       return { body: jsonBody(response.data, origin), origin };
     }
-    const apiMessage = extractApiMessage(lenientBody(response.data));
+    const apiMessage = this.#redact(extractApiMessage(lenientBody(response.data)));
     const kind = kindForStatus(response.status, apiMessage, path);
     const retryAfterMs = kind === 'RateLimited' ? parseRetryAfter(response.headers['retry-after']) : undefined;
     throw new BrowserAIError({

@@ -3,14 +3,10 @@
 // BrowserAI might echo in a progress line is masked.
 import type { TaskResultsSummary } from '../activities/types';
 import type { BrowserTaskState } from './messages';
+// Not '../browserai': its index pulls in the HTTP client, which must stay out of the workflow bundle.
+import { redactSecrets as redact } from '../browserai/redact';
 
 const SHOWN_LOG_LINES = 3;
-
-export function redact(text: string, secrets: readonly string[]): string {
-  // Longest first: a code that is a prefix of another must not leave the other's tail visible.
-  const ordered = secrets.filter(Boolean).sort((a, b) => b.length - a.length);
-  return ordered.reduce((out, secret) => out.split(secret).join('•••'), text);
-}
 
 export function renderDetails(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): string {
   const lines = [`**BrowserAI task** \`${state.executionId ?? 'not created yet'}\`: **${state.status}**`];

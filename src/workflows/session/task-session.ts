@@ -366,7 +366,7 @@ export class TaskSession {
             targetDetectionMs: this.polling.targetDetectionMs,
             ...(this.#kind ? { kind: this.#kind, phaseStartedAtMs: this.createdAtMs ?? undefined } : {}),
             resultBytes: this.#resultBytes,
-            ...(this.#codesReceived.length > 0 ? { codes: this.#codesReceived } : {}),
+            ...this.#codesToMask,
             maxSpanMs: spanMs,
             sleepFirst: !lookOnce,
             notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
@@ -456,6 +456,11 @@ export class TaskSession {
     this.publish();
   }
 
+  /** The codes an activity must mask in what BrowserAI shows (a log line may echo a typed code). */
+  get #codesToMask(): { codes?: string[] } {
+    return this.#codesReceived.length > 0 ? { codes: this.#codesReceived } : {};
+  }
+
   get #resultBytes(): number {
     return this.input.maxResultBytes ?? DEFAULTS.maxResultBytes;
   }
@@ -466,7 +471,7 @@ export class TaskSession {
     const summary =
       this.#resultsAtEnd && !this.stopSent
         ? this.#resultsAtEnd
-        : await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes }]);
+        : await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes, ...this.#codesToMask }]);
     this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;
