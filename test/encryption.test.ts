@@ -35,7 +35,8 @@ test('an encrypted OTP task completes and its history holds neither the code nor
 });
 
 test('state() reads the polling heartbeat through the codec', async () => {
-  const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=4s]' }] }));
+  // Long enough for a heartbeat: the poll heartbeats only at 90 % of the heartbeat timeout.
+  const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=12s]' }] }));
   const live = await eventually('a poll heartbeat', async () => (await stack.tasks.state(handle.workflowId)).lastPoll);
   assert.ok(live.nextPollAt, 'the decoded heartbeat says when the next poll is');
   await handle.cancel();

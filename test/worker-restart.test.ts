@@ -12,7 +12,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BrowserAIEmulator } from '../src/emulator';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserTasks } from '../src/client/tasks';
 import { stateQuery } from '../src/workflows/messages';
 import { eventually, startTemporal, storedRuns, taskInput } from './helpers/stack';
@@ -22,7 +22,7 @@ let emulator: BrowserAIEmulator;
 const children = new Set<ChildProcess>();
 
 before(async () => {
-  [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: 100 })]);
+  [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) })]);
 });
 beforeEach(() => {
   emulator.clearFaults();

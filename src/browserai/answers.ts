@@ -34,7 +34,7 @@ export interface AnswerOrigin {
 
 type Record_ = Record<string, unknown>;
 
-/** Real execution IDs are 24 hex digits; the emulator's look like `exec_<hex>`. */
+/** Real execution IDs are 24 hex digits (as the emulator's); anything ID-like is accepted, so a format change never wedges a workflow. */
 const EXECUTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Whether an `executionId` from an answer can be used in later paths (`undefined`/`null` spelled out cannot). */

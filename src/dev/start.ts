@@ -5,7 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../browserai';
 import { loadWorkerConfig } from '../config';
-import { BrowserAIEmulator } from '../emulator';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
 import { payloadCodecFromEnv } from '../codec/encryption-codec';
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   }
 
   if (!env.BROWSERAI_API_TOKEN) {
-    const emulator = await BrowserAIEmulator.start({ port: Number(env.EMULATOR_PORT ?? 8787) });
+    const emulator = await BrowserAIEmulator.start({ port: Number(env.EMULATOR_PORT ?? 8787), ...emulatorOptionsFromEnv(env) });
     cleanups.push(() => emulator.close());
     env.BROWSERAI_API_TOKEN = emulator.apiToken;
     env.BROWSERAI_BASE_URL = emulator.baseUrl;

@@ -1,13 +1,17 @@
 // The BrowserAI endpoints: request validation and the JSON shapes of the answers. Kept apart from
 // the HTTP plumbing (server.ts) so each answer is a plain value the server can send, or, under a
 // `dropAfterHandling` fault, compute and then throw away.
+//
+// Which fields an answer carries depends on the mode (mode.ts): `observed` answers as real
+// BrowserAI was seen to, `documented` as the interface description lists.
 
 import type { GeoLocation, Instruction } from '../browserai/types';
 import { artifactUrl } from './artifacts';
 import { largeText } from './large-text';
+import type { EmulatorMode, EndedTaskAnswer } from './mode';
 import { FAIL_ERROR } from './scenario';
 import type { SavedTaskStore, StoredSavedTask } from './saved-tasks';
-import type { StoredEntry, Task, TaskStatus, TaskStore } from './tasks';
+import { isEnded, type StoredEntry, type Task, type TaskStatus, type TaskStore } from './tasks';
 
 export interface Reply {
   status: number;
@@ -26,6 +30,10 @@ export interface ApiContext {
   now: number;
   /** Origin the client reached the emulator at, for the artifact URLs of result entries. */
   origin: string;
+  /** Which fields the answers carry. */
+  mode: EmulatorMode;
+  /** Status of the answer to instructions or a stop for a task that has ended. */
+  endedTaskAnswer: EndedTaskAnswer;
 }
 
 type Handler = (ctx: ApiContext, params: string[], body: RequestBody) => Reply;
@@ -49,11 +57,16 @@ export const MESSAGES = {
   taskNotFound: 'Task not found',
   savedTaskNotFound: 'Saved task not found',
   invalidCommand: 'Invalid command or task ID',
+  /** Not in any version of the docs: only sent when `endedTaskAnswer` is 409. */
   taskEnded: 'Task already ended',
+  /** Not in any version of the docs: the emulator refuses a second saved task of the same name with a 409. */
   savedTaskExists: 'Saved task already exists',
   internal: 'Internal server error',
   notFound: 'Not found',
   methodNotAllowed: 'Method not allowed',
+  /** Success messages, as the docs' examples show them. */
+  taskStopped: 'Task stopped successfully',
+  savedTaskCreated: 'Saved task created successfully',
 } as const;
 
 export function errorReply(status: number, message: string): Reply {
@@ -110,9 +123,16 @@ function createTask(ctx: ApiContext, _params: string[], body: RequestBody): Repl
   if (inspect !== undefined && typeof inspect !== 'boolean') return invalid;
   if (awaitable !== undefined && typeof awaitable !== 'boolean') return invalid;
   const task = ctx.tasks.create({ instructions, geoLocation, project, type, awaitable }, ctx.now);
-  return { status: 200, body: taskExecution(task, ctx.now) };
+  return { status: 200, body: taskExecution(task, ctx) };
 }
 
+/**
+ * `observed`: a finished task was seen answered with `executionId`, `scriptType`, `status`,
+ * `geoLocation` and `result` only, so an ended task has no `progress`; `progress` of a task not
+ * ended yet is a GUESS (the dashboard shows the engine's log lines while a task runs), as is
+ * `error` as an object (see engine-errors.ts); `error` is left out when there is none.
+ * `documented`: every field of the interface description, `error` as its message or null.
+ */
 function getTask(ctx: ApiContext, [id]: string[]): Reply {
   const task = visibleTask(ctx, id!);
   if (!task) return errorReply(404, MESSAGES.taskNotFound);
@@ -120,23 +140,35 @@ function getTask(ctx: ApiContext, [id]: string[]): Reply {
   const status = task.status(now);
   const shown = status === 'running' && task.scenario.unknownStatus ? 'thinking' : status;
   const reported = reportStatus(task, shown);
-  const entries = task.visibleEntries(now);
-  const last = entries.at(-1);
+  const last = task.visibleEntries(now).at(-1);
   const hasOutput = status === 'awaiting' || status === 'finalized' || status === 'stopped';
-  return {
-    status: 200,
-    body: {
-      executionId: task.executionId,
-      scriptId: task.scriptId,
-      scriptType: task.scriptType,
-      status: reported,
-      progress: { status: reported, logs: task.visibleLogs(now) },
-      started: iso(task.createdAt),
-      estimatedCompletion: isoOrNull(task.estimatedCompletion(now)),
-      result: hasOutput && last ? entryResult(task, last) : null,
-      error: task.error,
-    },
+  const result = hasOutput && last ? entryResult(task, last) : null;
+  const progress = { status: reported, logs: task.visibleLogs(now) };
+  const common = {
+    executionId: task.executionId,
+    scriptType: task.scriptType,
+    status: reported,
+    geoLocation: answeredGeoLocation(task.geoLocation),
   };
+  if (ctx.mode === 'documented') {
+    return {
+      status: 200,
+      body: {
+        ...common,
+        scriptId: task.scriptId,
+        progress,
+        started: iso(task.createdAt),
+        estimatedCompletion: isoOrNull(task.estimatedCompletion(now)),
+        result,
+        error: task.error?.message ?? null,
+      },
+    };
+  }
+  const body: Record<string, unknown> = { ...common };
+  if (!isEnded(status)) body.progress = progress;
+  body.result = result;
+  if (task.error) body.error = { ...task.error };
+  return { status: 200, body };
 }
 
 function appendInstructions(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
@@ -161,8 +193,8 @@ function changeInstructions(
   if (!task) return errorReply(404, MESSAGES.taskNotFound);
   const instructions = isRecord(body) ? parseInstructions(body.instructions, true) : undefined;
   if (!instructions) return errorReply(400, MESSAGES.invalid);
-  if (change(task, instructions) === 'ended') return errorReply(409, MESSAGES.taskEnded);
-  return { status: 200, body: taskExecution(task, ctx.now) };
+  if (change(task, instructions) === 'ended') return endedTaskReply(ctx.endedTaskAnswer, MESSAGES.invalid);
+  return { status: 200, body: taskExecution(task, ctx) };
 }
 
 function command(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
@@ -170,8 +202,23 @@ function command(ctx: ApiContext, [id]: string[], body: RequestBody): Reply {
   // A task not visible yet never sees the command: it is neither applied nor counted.
   const task = visibleTask(ctx, id!);
   if (!task) return errorReply(404, MESSAGES.taskNotFound);
-  if (task.stop(ctx.now) === 'ended') return errorReply(409, MESSAGES.taskEnded);
-  return { status: 200, body: { message: 'Task stopped' } };
+  if (task.stop(ctx.now) === 'ended') return endedTaskReply(ctx.endedTaskAnswer, MESSAGES.invalidCommand);
+  return { status: 200, body: { message: MESSAGES.taskStopped } };
+}
+
+/**
+ * The answer to instructions or a stop for a task that has ended: unknown for real BrowserAI, so
+ * chosen by `endedTaskAnswer` (mode.ts). `invalidMessage` is the endpoint's documented 400 message.
+ */
+function endedTaskReply(answer: EndedTaskAnswer, invalidMessage: string): Reply {
+  switch (answer) {
+    case 400:
+      return errorReply(400, invalidMessage);
+    case 404:
+      return errorReply(404, MESSAGES.taskNotFound);
+    case 409:
+      return errorReply(409, MESSAGES.taskEnded);
+  }
 }
 
 function getResults(ctx: ApiContext, [id]: string[]): Reply {
@@ -213,9 +260,9 @@ function createSavedTask(ctx: ApiContext, _params: string[], body: RequestBody):
   if (typeof project !== 'string' || project.trim() === '' || ctx.unknownProjects.has(project)) return invalid;
   if (typeof type !== 'string' || !SAVED_TASK_TYPES.has(type)) return invalid;
   if (cron_settings !== undefined && cron_settings !== null && typeof cron_settings !== 'string') return invalid;
-  const saved = ctx.saved.create({ name, instructions, type, project, geoLocation, cron_settings: cron_settings ?? '' });
+  const saved = ctx.saved.create({ name, instructions, type, project, geoLocation, cron_settings: cron_settings ?? '' }, ctx.now);
   if (!saved) return errorReply(409, MESSAGES.savedTaskExists);
-  return { status: 200, body: { taskId: saved.taskId, message: 'Saved task created' } };
+  return { status: 200, body: { taskId: saved.taskId, message: MESSAGES.savedTaskCreated } };
 }
 
 function getSavedTask(ctx: ApiContext, [name]: string[]): Reply {
@@ -227,15 +274,28 @@ function listSavedTasks(ctx: ApiContext): Reply {
   return { status: 200, body: ctx.saved.list().map(savedTaskBody) };
 }
 
-function taskExecution(task: Task, now: number): Record<string, unknown> {
-  return {
+/**
+ * The answer of create, append and replace. A real create answer had these four fields only
+ * (`observed`); the interface description adds `started` and `estimatedCompletion` (`documented`).
+ */
+function taskExecution(task: Task, ctx: ApiContext): Record<string, unknown> {
+  const { now } = ctx;
+  const execution: Record<string, unknown> = {
     executionId: task.executionId,
     scriptType: task.scriptType,
     status: reportStatus(task, task.status(now)),
-    geoLocation: { ...task.geoLocation },
-    started: iso(task.createdAt),
-    estimatedCompletion: isoOrNull(task.estimatedCompletion(now)),
+    geoLocation: answeredGeoLocation(task.geoLocation),
   };
+  if (ctx.mode === 'documented') {
+    execution.started = iso(task.createdAt);
+    execution.estimatedCompletion = isoOrNull(task.estimatedCompletion(now));
+  }
+  return execution;
+}
+
+/** A real create answer showed the country in lower case (`us` for a request's `US`), whatever the request sent. */
+function answeredGeoLocation(geo: GeoLocation): GeoLocation {
+  return { ...geo, country: geo.country.toLowerCase() };
 }
 
 function resultEntry(task: Task, entry: StoredEntry, origin: string): Record<string, unknown> {

@@ -4,5 +4,18 @@ export { BrowserAIEmulator, type EmulatorOptions, type RecordedRequest } from '.
 export type { Fault, FaultAnswer } from './faults';
 export type { EmulatedTask, TaskStatus } from './tasks';
 export type { Scenario } from './scenario';
-export { parseScenario, FAIL_ERROR, SLOW_DURATION_MS, CODE_WAIT_MS, DEFAULT_AWAITING_LAG_MS, MAX_LARGE_BYTES } from './scenario';
+export type { BrowserConnection } from './browser-connection';
+export type { EngineError } from './engine-errors';
+export {
+  parseScenario,
+  FAIL_ERROR,
+  SLOW_DURATION_MS,
+  CODE_WAIT_MS,
+  DEFAULT_AWAITING_LAG_MS,
+  DEFAULT_AWAITING_IDLE_CLOSE_MS,
+  MAX_LARGE_BYTES,
+} from './scenario';
+export { DEFAULT_EMULATOR_MODE, EMULATOR_MODES, ENDED_TASK_ANSWERS, defaultEndedTaskAnswer, type EmulatorMode, type EndedTaskAnswer } from './mode';
+export { emulatorOptionsFromEnv, MODE_ENV, ENDED_ANSWER_ENV, type EmulatorOptionsFromEnv } from './options-from-env';
+export { objectIdTime } from './object-id';
 export { RANDOM_FAULT_KINDS, DEFAULT_RANDOM_FAULT_SEED, type RandomFaultKind, type RandomFaultOptions } from './random-faults';

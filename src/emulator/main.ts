@@ -1,6 +1,8 @@
 // Standalone emulator for `npm run emulator`, a worker under development, or the benchmark:
 // configured by environment so it can run in a container next to the worker.
+// BROWSERAI_EMULATOR_MODE and BROWSERAI_EMULATOR_ENDED_ANSWER choose the answers (options-from-env.ts).
 
+import { emulatorOptionsFromEnv } from './options-from-env';
 import { BrowserAIEmulator } from './server';
 
 async function main(): Promise<void> {
@@ -9,9 +11,10 @@ async function main(): Promise<void> {
     port,
     host: process.env.EMULATOR_HOST ?? '127.0.0.1',
     apiToken: process.env.EMULATOR_API_TOKEN ?? 'emulator-token',
+    ...emulatorOptionsFromEnv(process.env),
   });
   // The token is not printed: it may be a real-looking secret copied from a deployment's env.
-  console.log(`BrowserAI emulator listening on ${emulator.baseUrl}`);
+  console.log(`BrowserAI emulator listening on ${emulator.baseUrl} (${emulator.mode} answers, ended tasks answer ${emulator.endedTaskAnswer})`);
 
   const shutdown = (signal: NodeJS.Signals): void => {
     console.log(`BrowserAI emulator: ${signal} received, shutting down`);

@@ -1,8 +1,8 @@
 // Saved tasks are plain records keyed by name: BrowserAI reads them back by name, and a second
 // saved task with the same name is refused rather than silently replacing the first.
 
-import { randomBytes } from 'node:crypto';
 import type { GeoLocation, Instruction } from '../browserai/types';
+import { objectId } from './object-id';
 
 export interface StoredSavedTask {
   taskId: string;
@@ -19,11 +19,11 @@ export type NewSavedTask = Omit<StoredSavedTask, 'taskId'>;
 export class SavedTaskStore {
   private readonly byName = new Map<string, StoredSavedTask>();
 
-  /** Undefined when the name is taken. */
-  create(input: NewSavedTask): StoredSavedTask | undefined {
+  /** Undefined when the name is taken. The `taskId` is an ObjectId made at `now`, like every BrowserAI identifier. */
+  create(input: NewSavedTask, now: number): StoredSavedTask | undefined {
     if (this.byName.has(input.name)) return undefined;
     const saved: StoredSavedTask = {
-      taskId: `st_${randomBytes(8).toString('hex')}`,
+      taskId: objectId(now),
       name: input.name,
       instructions: input.instructions.map((instruction) => ({ action: instruction.action })),
       type: input.type,

@@ -15,6 +15,12 @@ export const MAX_LARGE_BYTES = 64 * 1024 * 1024;
  * Observed, not invented: BrowserAI's public MCP client waits 1 s after an append for this reason.
  */
 export const DEFAULT_AWAITING_LAG_MS = 1_000;
+/**
+ * How long an `awaiting` session waits for instructions before the engine closes it (the task
+ * then ends `failed`). A GUESS borrowed from Bright Data's separate headless-browser product,
+ * whose idle sessions close after 5 minutes; nothing documents BrowserAI's own limit.
+ */
+export const DEFAULT_AWAITING_IDLE_CLOSE_MS = 5 * 60_000;
 
 /** A one-time code as a person would type it: a standalone number of 4 to 8 digits. */
 const CODE_PATTERN = /(?<!\d)\d{4,8}(?!\d)/g;
@@ -31,6 +37,7 @@ function sizeMarker(name: string): RegExp {
 const DURATION_MARKER = durationMarker('duration');
 const AWAITING_LAG_MARKER = durationMarker('awaiting-lag');
 const NOT_VISIBLE_MARKER = durationMarker('not-visible');
+const IDLE_CLOSE_MARKER = durationMarker('idle-close');
 const LARGE_MARKER = sizeMarker('large');
 const BIG_LOGS_MARKER = sizeMarker('big-logs');
 const BIG_ERROR_MARKER = sizeMarker('big-error');
@@ -77,6 +84,11 @@ export interface Scenario {
    * `Task not found` for the task. 0 when absent.
    */
   notVisibleMs: number;
+  /**
+   * `[idle-close=2s]` (else the emulator's `awaitingIdleCloseMs`): how long the task may wait in
+   * `awaiting` with no instructions before the session closes and the task ends `failed`; 0 never.
+   */
+  idleCloseMs: number;
 }
 
 export interface ScenarioSource {
@@ -93,6 +105,7 @@ export function parseScenario(
   source: ScenarioSource,
   defaultDurationMs: number,
   defaultAwaitingLagMs: number = DEFAULT_AWAITING_LAG_MS,
+  defaultIdleCloseMs: number = DEFAULT_AWAITING_IDLE_CLOSE_MS,
 ): Scenario {
   const text = source.instructions.map((instruction) => instruction.action).join('\n');
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
@@ -110,6 +123,7 @@ export function parseScenario(
     bigLogBytes: readSize(text, BIG_LOGS_MARKER),
     bigErrorBytes: readSize(text, BIG_ERROR_MARKER),
     notVisibleMs: readDuration(text, NOT_VISIBLE_MARKER) ?? 0,
+    idleCloseMs: readDuration(text, IDLE_CLOSE_MARKER) ?? Math.max(0, defaultIdleCloseMs),
   };
 }
 

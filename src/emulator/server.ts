@@ -10,11 +10,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { INVALID_JSON, MESSAGES, errorReply, matchRoute, type ApiContext, type Reply, type RequestBody } from './api';
 import { artifactContent, parseArtifactPath } from './artifacts';
+import type { BrowserConnection } from './browser-connection';
 import { FaultQueue, defaultFaultMessage, faultFromJson, type Fault, type FaultAnswer } from './faults';
+import {
+  DEFAULT_EMULATOR_MODE,
+  EMULATOR_MODES,
+  ENDED_TASK_ANSWERS,
+  defaultEndedTaskAnswer,
+  isEmulatorMode,
+  isEndedTaskAnswer,
+  type EmulatorMode,
+  type EndedTaskAnswer,
+} from './mode';
 import { RandomFaults, randomFaultOptionsFrom, type RandomFaultKind, type RandomFaultOptions } from './random-faults';
 import { SavedTaskStore } from './saved-tasks';
-import { DEFAULT_AWAITING_LAG_MS } from './scenario';
-import { TaskStore, type EmulatedTask } from './tasks';
+import { DEFAULT_AWAITING_IDLE_CLOSE_MS, DEFAULT_AWAITING_LAG_MS } from './scenario';
+import { TaskStore, type DurationChooser, type EmulatedTask } from './tasks';
 
 export interface EmulatorOptions {
   /** 0 picks a free port. Default 0. */
@@ -37,17 +48,55 @@ export interface EmulatorOptions {
    */
   awaitingLagMs?: number;
   /**
+   * How long a task may stay `awaiting` with no instructions (an awaitable session after its
+   * instructions, or a `[needs-code]` task at the code form) before the session closes by itself
+   * and the task ends `failed` with an `error` saying so. `[idle-close=...]` overrides it per task;
+   * 0 never closes. Default 5 minutes: a GUESS borrowed from Bright Data's separate headless-browser
+   * product (its idle sessions close after 5 minutes); BrowserAI's own limit is not documented.
+   */
+  awaitingIdleCloseMs?: number;
+  /**
+   * Which answers the emulator gives. `observed` (default): as real BrowserAI was seen to answer:
+   * no `started`, `estimatedCompletion` or `scriptId`, `progress` only while a task has not ended,
+   * `error` of a failed task as an object `{code, type, message}`. `documented`: every field the
+   * interface description lists, `error` as a string. See mode.ts and the README.
+   */
+  mode?: EmulatorMode;
+  /**
+   * Status of the answer to instructions (append, replace) or a stop command for a task that has
+   * ended, which BrowserAI's docs do not give: 400 with the endpoint's documented message
+   * (`Invalid input` / `Invalid command or task ID`), 404 `Task not found`, or 409 `Task already
+   * ended`. Default 400 in `observed` mode, 409 in `documented` mode.
+   */
+  endedTaskAnswer?: EndedTaskAnswer;
+  /**
+   * Chooses a task's running duration (milliseconds, for each of its runs) from its create
+   * request, called once per `POST /tasks` with the project and the instruction texts. A number
+   * wins over `[duration=...]`, `[slow]` and `defaultDurationMs`, so a benchmark can run the same
+   * instructions for different durations across rounds; undefined leaves the task to those. A
+   * negative or non-finite number is a bug in the caller: the create then answers 500.
+   */
+  durationFor?: (task: { project: string; instructions: string[] }) => number | undefined;
+  /**
+   * Whether a task logs, when its browser opens, the connection URL with its per-task proxy
+   * password and the inspector link embedding it (`Connecting to browser: wss://…`,
+   * `Inspector: https://…?wss=…`), so clients' redaction meets a real-looking secret; see
+   * {@link BrowserAIEmulator.taskSecrets}. In both modes. Default true.
+   */
+  logBrowserConnection?: boolean;
+  /**
    * Gives each API request (never /__emulator/ ones), with probability `rate`, one random fault.
    * Off by default; see also {@link BrowserAIEmulator.setRandomFaults}.
    */
   randomFaults?: RandomFaultOptions;
 }
 
-type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults'>> & Pick<EmulatorOptions, 'randomFaults'>;
+type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor'>> &
+  Pick<EmulatorOptions, 'randomFaults'> & { durationFor: DurationChooser | undefined };
 
 export interface RecordedRequest {
   method: string;
-  /** Without the `/api/v1` prefix and the query string, still percent-encoded, e.g. `/tasks/exec_1f…`. */
+  /** Without the `/api/v1` prefix and the query string, still percent-encoded, e.g. `/tasks/6650c2f1…`. */
   path: string;
   /** Status answered (or that would have been, under `dropAfterHandling`); 0 while unanswered or hung. */
   status: number;
@@ -64,6 +113,8 @@ export interface RecordedRequest {
 export type { Fault, FaultAnswer } from './faults';
 export type { RandomFaultKind, RandomFaultOptions } from './random-faults';
 export type { EmulatedTask } from './tasks';
+export type { BrowserConnection } from './browser-connection';
+export type { EmulatorMode, EndedTaskAnswer } from './mode';
 
 const API_PREFIX = '/api/v1';
 const CONTROL_PREFIX = '/__emulator';
@@ -78,6 +129,10 @@ export class BrowserAIEmulator {
   readonly apiToken: string;
   /** Every API request in arrival order; emptied (same array) by {@link resetRequests}. */
   readonly requests: RecordedRequest[] = [];
+  /** Which answers this emulator gives (see {@link EmulatorOptions.mode}). */
+  readonly mode: EmulatorMode;
+  /** Status it answers to instructions or a stop for an ended task (see {@link EmulatorOptions.endedTaskAnswer}). */
+  readonly endedTaskAnswer: EndedTaskAnswer;
 
   private readonly origin: string;
   private readonly expectedAuthorization: Buffer;
@@ -100,16 +155,23 @@ export class BrowserAIEmulator {
     this.baseUrl = `${origin}${API_PREFIX}`;
     this.apiToken = options.apiToken;
     this.expectedAuthorization = Buffer.from(`apikey ${options.apiToken}`);
+    this.mode = options.mode;
+    this.endedTaskAnswer = options.endedTaskAnswer;
     this.tasks = new TaskStore({
       queueMs: options.queueMs,
       defaultDurationMs: options.defaultDurationMs,
       awaitingLagMs: options.awaitingLagMs,
+      awaitingIdleCloseMs: options.awaitingIdleCloseMs,
+      durationFor: options.durationFor,
+      logBrowserConnection: options.logBrowserConnection,
     });
     this.unknownProjects = new Set(options.unknownProjects);
     this.randomFaults.set(options.randomFaults);
   }
 
   static async start(options: EmulatorOptions = {}): Promise<BrowserAIEmulator> {
+    const mode = options.mode ?? DEFAULT_EMULATOR_MODE;
+    if (!isEmulatorMode(mode)) throw new RangeError(`Invalid mode: ${String(mode)} (known: ${EMULATOR_MODES.join(', ')})`);
     const resolved: ResolvedOptions = {
       port: options.port ?? 0,
       host: options.host ?? '127.0.0.1',
@@ -118,13 +180,21 @@ export class BrowserAIEmulator {
       queueMs: options.queueMs ?? 200,
       unknownProjects: options.unknownProjects ?? ['missing-project'],
       awaitingLagMs: options.awaitingLagMs ?? DEFAULT_AWAITING_LAG_MS,
+      awaitingIdleCloseMs: options.awaitingIdleCloseMs ?? DEFAULT_AWAITING_IDLE_CLOSE_MS,
+      mode,
+      endedTaskAnswer: options.endedTaskAnswer ?? defaultEndedTaskAnswer(mode),
+      durationFor: options.durationFor,
+      logBrowserConnection: options.logBrowserConnection ?? true,
       randomFaults: options.randomFaults,
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
     }
-    for (const name of ['defaultDurationMs', 'queueMs', 'awaitingLagMs'] as const) {
+    for (const name of ['defaultDurationMs', 'queueMs', 'awaitingLagMs', 'awaitingIdleCloseMs'] as const) {
       if (!Number.isFinite(resolved[name]) || resolved[name] < 0) throw new RangeError(`Invalid ${name}: ${resolved[name]}`);
+    }
+    if (!isEndedTaskAnswer(resolved.endedTaskAnswer)) {
+      throw new RangeError(`Invalid endedTaskAnswer: ${String(resolved.endedTaskAnswer)} (known: ${ENDED_TASK_ANSWERS.join(', ')})`);
     }
     if (resolved.randomFaults !== undefined) {
       const problem = randomFaultOptionsFrom(resolved.randomFaults);
@@ -192,6 +262,16 @@ export class BrowserAIEmulator {
   /** A snapshot of the task as of now, or undefined for an unknown execution ID. */
   task(executionId: string): EmulatedTask | undefined {
     return this.tasks.get(executionId)?.view(Date.now());
+  }
+
+  /**
+   * The secret in a task's log lines: its proxy password and the connection URL that carries it
+   * (see {@link EmulatorOptions.logBrowserConnection}), for tests that check a client never
+   * stores or shows them. Undefined for an unknown execution ID.
+   */
+  taskSecrets(executionId: string): { proxyPassword: string; connectionUrl: string } | undefined {
+    const connection: BrowserConnection | undefined = this.tasks.get(executionId)?.connection;
+    return connection && { proxyPassword: connection.proxyPassword, connectionUrl: connection.connectionUrl };
   }
 
   /** Every task, as `task()` shows it: lets a harness react to BrowserAI's side as a user would. */
@@ -375,6 +455,8 @@ export class BrowserAIEmulator {
       saved: this.saved,
       unknownProjects: this.unknownProjects,
       now: Date.now(),
+      mode: this.mode,
+      endedTaskAnswer: this.endedTaskAnswer,
       origin: host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `http://${host}` : this.origin,
     };
   }

@@ -8,11 +8,23 @@
 // Instructions sent to an `awaiting` task do not start a run at once: the task keeps reporting
 // `awaiting` for the scenario's `awaitingLagMs` (an `awaiting` phase with an end), as BrowserAI's
 // own MCP client allows for, so clients learn not to take that stale `awaiting` as "idle again".
+// An `awaiting` task that gets no instructions at all is closed after the scenario's
+// `idleCloseMs` (an idle `awaiting` phase with an end), as browser sessions are.
 
-import { randomBytes } from 'node:crypto';
 import type { GeoLocation, Instruction } from '../browserai/types';
+import { connectionLogLines, newBrowserConnection, newCustomerId, type BrowserConnection } from './browser-connection';
+import { NAVIGATION_FAILED, sessionClosedIdle, type EngineError } from './engine-errors';
 import { largeText } from './large-text';
-import { CODE_WAIT_MS, DEFAULT_AWAITING_LAG_MS, FAIL_ERROR, extractCodes, parseScenario, type Scenario } from './scenario';
+import { objectId } from './object-id';
+import {
+  CODE_WAIT_MS,
+  DEFAULT_AWAITING_IDLE_CLOSE_MS,
+  DEFAULT_AWAITING_LAG_MS,
+  FAIL_ERROR,
+  extractCodes,
+  parseScenario,
+  type Scenario,
+} from './scenario';
 
 export type TaskStatus = 'queued' | 'running' | 'awaiting' | 'finalized' | 'failed' | 'stopped';
 
@@ -26,10 +38,13 @@ interface Phase {
   status: TaskStatus;
   start: number;
   /**
-   * When the phase ends by itself; null for the end states and for an idle `awaiting`. An
-   * `awaiting` phase with an end is the lag after instructions arrived: a run starts at its end.
+   * When the phase ends by itself; null for the end states and for an idle `awaiting` that never
+   * closes. An `awaiting` phase with an end is either idle (`closesIdle`: the session closes at its
+   * end) or the lag after instructions arrived (a run starts at its end).
    */
   end: number | null;
+  /** An `awaiting` phase waiting for instructions, not the lag before a run. */
+  closesIdle: boolean;
   /** A running phase that stops at the one-time-code form instead of executing instructions. */
   blockedOnCode: boolean;
   /** Running phases: first instruction index it executes, and where its entries start. */
@@ -85,11 +100,20 @@ export interface NewTask {
   awaitable?: boolean;
 }
 
+/** What a task needs from its store besides the create request. */
+export interface TaskSettings {
+  queueMs: number;
+  /** The browser the task will connect to; its URL carries a password of the task's own. */
+  connection: BrowserConnection;
+  /** Whether the engine's connection lines (with that password) are logged when the browser opens. */
+  logConnection: boolean;
+}
+
 export type CommandOutcome = 'ok' | 'ended';
 
 export class Task {
-  readonly executionId = `exec_${randomBytes(8).toString('hex')}`;
-  readonly scriptId = `script_${randomBytes(8).toString('hex')}`;
+  readonly executionId: string;
+  readonly scriptId: string;
   readonly scriptType: string;
   readonly project: string;
   readonly geoLocation: GeoLocation;
@@ -98,8 +122,10 @@ export class Task {
   readonly codesReceived: string[] = [];
   stopCommands = 0;
   instructions: Instruction[];
-  error: string | null = null;
+  /** Why the task failed; the API sends it whole or only its message, depending on the mode. */
+  error: EngineError | null = null;
   endedAt: number | null = null;
+  readonly connection: BrowserConnection;
 
   private nextInstruction = 0;
   private codeSatisfied = false;
@@ -110,7 +136,13 @@ export class Task {
   /** Until then, reads and stop commands answer 404 (`[not-visible=...]`). */
   readonly visibleFrom: number;
 
-  constructor(input: NewTask, scenario: Scenario, queueMs: number, now: number) {
+  private readonly logConnection: boolean;
+
+  constructor(input: NewTask, scenario: Scenario, settings: TaskSettings, now: number) {
+    this.executionId = objectId(now);
+    this.scriptId = objectId(now);
+    this.connection = { ...settings.connection };
+    this.logConnection = settings.logConnection;
     this.scriptType = input.type;
     this.project = input.project;
     this.geoLocation = { ...input.geoLocation };
@@ -118,7 +150,7 @@ export class Task {
     this.scenario = scenario;
     this.createdAt = now;
     this.visibleFrom = now + scenario.notVisibleMs;
-    this.phase = this.newPhase('queued', now, now + queueMs);
+    this.phase = this.newPhase('queued', now, now + settings.queueMs);
     this.log(now, 'Task queued');
   }
 
@@ -142,7 +174,7 @@ export class Task {
     if (this.scenario.noEta) return null;
     if (this.phase.status === 'running') return this.phase.end;
     if (this.phase.status === 'queued' || this.phase.status === 'awaiting') {
-      return this.phase.end === null ? null : this.phase.end + this.runLength();
+      return this.phase.end === null || this.phase.closesIdle ? null : this.phase.end + this.runLength();
     }
     return null;
   }
@@ -222,8 +254,11 @@ export class Task {
       const at = this.phase.end;
       if (this.phase.status === 'queued') {
         this.log(at, 'Opening browser');
+        if (this.logConnection) for (const line of connectionLogLines(this.connection)) this.log(at, line);
         if (this.scenario.bigLogBytes !== null) this.logs.push({ at, text: '', bigBytes: this.scenario.bigLogBytes });
         this.startRun(at);
+      } else if (this.phase.status === 'awaiting' && this.phase.closesIdle) {
+        this.closeIdleSession(at);
       } else if (this.phase.status === 'awaiting') {
         this.startRun(at); // the awaiting lag is over
       } else {
@@ -239,7 +274,12 @@ export class Task {
   private runNewInstructions(now: number): void {
     if (this.phase.status === 'queued') return;
     if (this.phase.status === 'awaiting') {
-      this.phase.end ??= now + this.scenario.awaitingLagMs;
+      // Instructions end the idle wait (the session no longer closes); a second batch within
+      // the lag finds the lag already running and leaves it as it is.
+      if (this.phase.closesIdle) {
+        this.phase.closesIdle = false;
+        this.phase.end = now + this.scenario.awaitingLagMs;
+      }
       this.advance(now); // a zero lag runs at once
       return;
     }
@@ -284,20 +324,40 @@ export class Task {
   private finishRun(at: number): void {
     if (this.phase.blockedOnCode) {
       this.log(at, 'Waiting for a one-time code');
-      this.phase = this.newPhase('awaiting', at, null);
+      this.waitIdle(at);
     } else if (this.scenario.fail) {
       const big = this.scenario.bigErrorBytes;
       // The cached text is shared between tasks, so a task keeps a reference, not a copy.
-      this.error = big === null ? FAIL_ERROR : largeText(big, 'error');
+      this.error = { ...NAVIGATION_FAILED, message: big === null ? FAIL_ERROR : largeText(big, 'error') };
       this.log(at, FAIL_ERROR);
       this.finish('failed', at);
     } else if (this.scenario.awaitable) {
       this.log(at, 'Waiting for more instructions');
-      this.phase = this.newPhase('awaiting', at, null);
+      this.waitIdle(at);
     } else {
       this.log(at, 'Task finalized');
       this.finish('finalized', at);
     }
+  }
+
+  /** `awaiting` with nothing to do: the session closes after `idleCloseMs` unless instructions arrive first. */
+  private waitIdle(at: number): void {
+    const idle = this.scenario.idleCloseMs;
+    this.phase = this.newPhase('awaiting', at, idle > 0 ? at + idle : null);
+    this.phase.closesIdle = true;
+  }
+
+  /**
+   * The engine closed the idle browser. The task ends `failed`: of the statuses known to exist
+   * (queued, running, awaiting, finalized, failed, stopped), `stopped` means ended by a stop
+   * command and `finalized` means done, while a session closed under a client still waiting to
+   * send instructions (a one-time code, the next step) is a failure from the client's side, and a
+   * poller that knows only the documented values treats `failed` as the end with an `error`.
+   */
+  private closeIdleSession(at: number): void {
+    this.error = sessionClosedIdle(this.scenario.idleCloseMs);
+    this.log(at, this.error.message);
+    this.finish('failed', at);
   }
 
   /** Drops what the current run would have done after `now`; its unfinished instructions become pending again. */
@@ -331,6 +391,7 @@ export class Task {
       status,
       start,
       end,
+      closesIdle: false,
       blockedOnCode: false,
       fromInstruction: this.nextInstruction,
       firstEntry: this.entries.length,
@@ -342,21 +403,53 @@ export class Task {
   }
 }
 
+/** Chooses a task's running duration from its create request; see `EmulatorOptions.durationFor`. */
+export type DurationChooser = (task: { project: string; instructions: string[] }) => number | undefined;
+
 export interface TaskStoreOptions {
   queueMs: number;
   defaultDurationMs: number;
   /** Default awaiting lag of tasks without an `[awaiting-lag=...]` marker; default {@link DEFAULT_AWAITING_LAG_MS}. */
   awaitingLagMs?: number;
+  /** Default idle close of tasks without an `[idle-close=...]` marker (0: never); default {@link DEFAULT_AWAITING_IDLE_CLOSE_MS}. */
+  awaitingIdleCloseMs?: number;
+  /** Overrides the running duration of a task when it returns a number; see `EmulatorOptions.durationFor`. */
+  durationFor?: DurationChooser;
+  /** Whether tasks log their browser connection URL (with its password); default true. */
+  logBrowserConnection?: boolean;
 }
 
 export class TaskStore {
   private readonly tasks = new Map<string, Task>();
+  /** One account for every task of this store, as one API token is one Bright Data customer. */
+  private readonly customerId = newCustomerId();
 
   constructor(private readonly options: TaskStoreOptions) {}
 
+  /** Throws a RangeError when `durationFor` returns something other than a non-negative finite number or undefined. */
   create(input: NewTask, now: number): Task {
-    const scenario = parseScenario(input, this.options.defaultDurationMs, this.options.awaitingLagMs ?? DEFAULT_AWAITING_LAG_MS);
-    const task = new Task(input, scenario, this.options.queueMs, now);
+    const scenario = parseScenario(
+      input,
+      this.options.defaultDurationMs,
+      this.options.awaitingLagMs ?? DEFAULT_AWAITING_LAG_MS,
+      this.options.awaitingIdleCloseMs ?? DEFAULT_AWAITING_IDLE_CLOSE_MS,
+    );
+    const chosen = this.options.durationFor?.({
+      project: input.project,
+      instructions: input.instructions.map((instruction) => instruction.action),
+    });
+    if (chosen !== undefined) {
+      if (typeof chosen !== 'number' || !Number.isFinite(chosen) || chosen < 0) {
+        throw new RangeError(`durationFor returned ${String(chosen)}, not a duration in milliseconds`);
+      }
+      scenario.durationMs = chosen;
+    }
+    const task = new Task(
+      input,
+      scenario,
+      { queueMs: this.options.queueMs, connection: newBrowserConnection(this.customerId), logConnection: this.options.logBrowserConnection ?? true },
+      now,
+    );
     this.tasks.set(task.executionId, task);
     return task;
   }

@@ -7,10 +7,9 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
-import { BrowserAIEmulator, type EmulatorOptions } from '../../src/emulator';
+import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
 import { BrowserTasks } from '../../src/client/tasks';
-import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../src/dev/temporal-cli';
-import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
+import { startTemporal } from '../../src/dev/dev-server';
 import { createWorker } from '../../src/worker';
 import type { BrowserTaskInput } from '../../src/workflows/input';
 
@@ -28,13 +27,8 @@ function quietLogger() {
   return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 }
 
-export async function startTemporal(extraArgs: string[] = [], registerSearchAttributes = true): Promise<TestWorkflowEnvironment> {
-  const path = findTemporalCli();
-  if (!path) throw new Error(TEMPORAL_CLI_MISSING);
-  return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path }, searchAttributes: registerSearchAttributes ? ALL_SEARCH_ATTRIBUTES : [], extraArgs },
-  });
-}
+/** The dev server every test runs on, shared with the benchmark (src/dev/dev-server.ts). */
+export { startTemporal };
 
 export interface Stack {
   env: TestWorkflowEnvironment;
@@ -51,7 +45,9 @@ export async function startStack(
 ): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
     startTemporal(options.temporalArgs, options.searchAttributes ?? true),
-    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...options.emulator }),
+    // BROWSERAI_EMULATOR_MODE / BROWSERAI_EMULATOR_ENDED_ANSWER run the whole suite against either
+    // set of answers; a test that sets `mode` or `endedTaskAnswer` itself keeps its own.
+    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...emulatorOptionsFromEnv(process.env), ...options.emulator }),
     workflowBundle(),
   ]);
   const taskQueue = `test-${randomUUID()}`;
