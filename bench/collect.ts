@@ -1,0 +1,130 @@
+// After a run: each workflow's outcome and history from Temporal, and its requests and end time
+// from the emulator. Requests are attributed by execution ID (every endpoint but the create has
+// it in its path); each task's single create is added to its count, and the creates are checked
+// in total per project, because tasks of one kind share one text and a create names no task.
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { BrowserAIEmulator, RecordedRequest } from '../src/emulator';
+import type { BrowserTaskResult } from '../src/workflows/input';
+import { mapLimit, within } from './chaos/util';
+import { emulatorEndTime } from './emulator/end-time';
+import type { HistoryFacts, TaskFacts, TaskRecord } from './task';
+
+const COLLECT_CONCURRENCY = 8;
+const CALL_TIMEOUT_MS = 30_000;
+
+export interface RequestSummary {
+  total: number;
+  /** `POST /tasks` by project. */
+  createsByProject: Record<string, number>;
+  stops: number;
+  non2xx: number;
+}
+
+export function summarizeRequests(requests: RecordedRequest[]): RequestSummary {
+  const createsByProject: Record<string, number> = {};
+  for (const request of requests) {
+    if (request.method !== 'POST' || request.path !== '/tasks') continue;
+    const project = String((request.body as { project?: unknown } | undefined)?.project ?? '?');
+    createsByProject[project] = (createsByProject[project] ?? 0) + 1;
+  }
+  return {
+    total: requests.length,
+    createsByProject,
+    stops: requests.filter((r) => r.method === 'POST' && r.path.endsWith('/command')).length,
+    non2xx: requests.filter((r) => r.status < 200 || r.status >= 300).length,
+  };
+}
+
+/** Requests naming each execution ID in their path (creates excluded), in arrival order. */
+export function requestsByExecution(requests: RecordedRequest[]): Map<string, RecordedRequest[]> {
+  const byExecution = new Map<string, RecordedRequest[]>();
+  for (const request of requests) {
+    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
+    if (!id) continue;
+    const decoded = decodeURIComponent(id);
+    const list = byExecution.get(decoded) ?? [];
+    list.push(request);
+    byExecution.set(decoded, list);
+  }
+  return byExecution;
+}
+
+/** Fills `record.facts` for every started workflow. */
+export async function collectFacts(client: Client, records: TaskRecord[], emulator: BrowserAIEmulator, requests: RecordedRequest[]): Promise<void> {
+  const byExecution = requestsByExecution(requests);
+  await mapLimit(
+    records.filter((r) => r.firstRunId),
+    COLLECT_CONCURRENCY,
+    async (record) => {
+      const facts: TaskFacts = {};
+      record.facts = facts;
+      try {
+        await describeOutcome(client, record, facts);
+        facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
+      } catch (err) {
+        facts.failure ??= `collecting failed: ${err}`;
+      }
+      const executionId = facts.result?.executionId;
+      if (!executionId) return;
+      facts.executionId = executionId;
+      const own = byExecution.get(executionId) ?? [];
+      facts.requests = 1 + own.length;
+      facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
+      facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
+      const task = emulator.task(executionId);
+      facts.codesReceived = task?.codesReceived;
+      facts.endedAt = emulatorEndTime(emulator, executionId);
+      const createdAt = task ? Date.parse(task.createdAt) : NaN;
+      if (facts.endedAt !== undefined && facts.endedAt > createdAt) facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
+    },
+  );
+}
+
+async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFacts): Promise<void> {
+  const handle = client.workflow.getHandle(record.plan.workflowId);
+  const description = await within(CALL_TIMEOUT_MS, handle.describe());
+  if (!description) throw new Error('describe timed out');
+  facts.status = description.status.name;
+  facts.closeTime = description.closeTime?.getTime();
+  if (facts.status === 'COMPLETED') {
+    facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
+  } else if (facts.status !== 'RUNNING') {
+    await handle.result().catch((err: unknown) => void (facts.failure = String((err as { cause?: unknown }).cause ?? err)));
+  }
+}
+
+/** The history of every run of the chain (continue-as-new), with the moments the latency breakdown needs. */
+async function readHistory(client: Client, workflowId: string, firstRunId: string): Promise<HistoryFacts> {
+  const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {} };
+  const activityTypes = new Map<string, string>();
+  let runId: string | undefined = firstRunId;
+  while (runId && facts.runs < 50) {
+    facts.runs++;
+    const history: temporal.api.history.v1.IHistory | undefined = await within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
+    if (!history) throw new Error('fetchHistory timed out');
+    runId = undefined;
+    for (const event of history.events ?? []) {
+      facts.events++;
+      const type = eventTypeOf(event as Record<string, unknown>);
+      facts.eventTypes[type] = (facts.eventTypes[type] ?? 0) + 1;
+      const at = optionalTsToMs(event.eventTime);
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
+      if (scheduled?.activityType?.name === 'pollTask') facts.pollActivities++;
+      if (scheduled?.activityType?.name === 'appendInstructions') facts.appendScheduledAt ??= at;
+      if (activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) === 'appendInstructions') facts.appendStartedAt ??= at;
+      if (activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'pollTask') facts.lastPollCompletedAt = at;
+      if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
+      runId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? runId;
+    }
+  }
+  return facts;
+}
+
+/** `workflowExecutionStartedEventAttributes` -> `WorkflowExecutionStarted`. */
+function eventTypeOf(event: Record<string, unknown>): string {
+  const key = Object.keys(event).find((k) => k.endsWith('EventAttributes') && event[k] != null);
+  return key ? key[0]!.toUpperCase() + key.slice(1, -'EventAttributes'.length) : `type ${String(event.eventType)}`;
+}

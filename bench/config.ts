@@ -1,0 +1,246 @@
+// Settings of a bench run: defaults (full or quick), overridden by BENCH_* environment
+// variables, overridden by flags (`--realistic-tasks 50` or `--realistic-tasks=50`). Everything is
+// checked before anything starts. `--quick` shrinks every scenario to a few short tasks, to
+// check that the bench itself works; its figures mean nothing.
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+
+export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface RealisticSettings {
+  tasks: number;
+  minDurationMs: number;
+  maxDurationMs: number;
+  /** Share of tasks that stop at a one-time-code form. */
+  codeShare: number;
+  startSpreadMs: number;
+}
+
+export interface LearnedSettings {
+  kinds: number;
+  tasksPerKind: number;
+  rounds: number;
+  /** Base durations of the kinds are spread evenly over this range. */
+  minDurationMs: number;
+  maxDurationMs: number;
+  /** Each task's duration is its kind's base ± this fraction (uniform). */
+  jitter: number;
+  startSpreadMs: number;
+}
+
+export interface ActionsSettings {
+  shortTasks: number;
+  shortDurationMs: number;
+  longTasks: number;
+  longDurationMs: number;
+  /** Tasks with a short `maxSpanMs`, to measure what one more polling span costs. */
+  spanTasks: number;
+  spanTaskDurationMs: number;
+  spanMs: number;
+}
+
+export interface ScaleSettings {
+  tasks: number;
+  durationMs: number;
+  /** Code tasks whose code is sent as soon as the form shows: during the start burst. */
+  burstCodes: number;
+  /** Code tasks whose code is sent `lateCodeDelayMs` after the last start. */
+  lateCodes: number;
+  lateCodeDelayMs: number;
+  batch: number;
+  emulatorMode: 'documented' | 'observed';
+}
+
+export interface BenchConfig {
+  scenarios: ScenarioName[];
+  quick: boolean;
+  seed: number;
+  output: string;
+  rawJson?: string;
+  realistic: RealisticSettings;
+  learned: LearnedSettings;
+  actions: ActionsSettings;
+  scale: ScaleSettings;
+}
+
+/** Flag → [full default, quick default]. */
+const DEFAULTS = {
+  scenarios: [SCENARIOS.join(','), SCENARIOS.join(',')],
+  seed: ['1', '1'],
+  output: ['', ''],
+  'raw-json': ['', ''],
+  'realistic-tasks': ['100', '6'],
+  'realistic-durations': ['30s-100s', '8s-20s'],
+  'realistic-code-share': ['0.1', '0.34'],
+  'realistic-start-spread': ['60s', '5s'],
+  'learned-kinds': ['10', '3'],
+  'learned-tasks-per-kind': ['5', '2'],
+  'learned-rounds': ['3', '3'],
+  'learned-durations': ['30s-100s', '8s-20s'],
+  'learned-jitter': ['0.15', '0.15'],
+  'learned-start-spread': ['10s', '2s'],
+  'actions-short-tasks': ['20', '3'],
+  'actions-short-duration': ['60s', '20s'],
+  'actions-long-tasks': ['5', '2'],
+  'actions-long-duration': ['12m', '2m'],
+  'actions-span-tasks': ['3', '2'],
+  'actions-span-task-duration': ['6m', '2m'],
+  'actions-span': ['2m', '40s'],
+  'scale-tasks': ['2000', '60'],
+  'scale-duration': ['60s', '20s'],
+  'scale-burst-codes': ['100', '5'],
+  'scale-late-codes': ['100', '5'],
+  'scale-late-code-delay': ['20s', '5s'],
+  'scale-batch': ['50', '50'],
+  'scale-emulator-mode': ['documented', 'documented'],
+} as const;
+type Flag = keyof typeof DEFAULTS | 'quick';
+
+export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads BENCH_<NAME>, e.g. BENCH_SCENARIOS=realistic)
+
+  --scenarios LIST              which to run, in this order: ${SCENARIOS.join(',')} (default all)
+  --quick                       a few short tasks per scenario, to check the bench works (BENCH_QUICK=1);
+                                writes to $TMPDIR/BENCHMARKS.quick.md unless --output is given
+  --seed N                      seeds plans, durations and codes (default 1)
+  --output FILE                 Markdown file whose scenario sections are replaced (default BENCHMARKS.md)
+  --raw-json FILE               also write every per-task fact as JSON
+
+  realistic (emulator default mode, durations spread, one-time codes; vs the MCP client's loop):
+  --realistic-tasks N (100)  --realistic-durations A-B (30s-100s)  --realistic-code-share F (0.1)  --realistic-start-spread D (60s)
+  learned (one job repeated; each round's durations within ±jitter of each kind's base; vs the MCP client):
+  --learned-kinds N (10)  --learned-tasks-per-kind N (5)  --learned-rounds N (3)  --learned-durations A-B (30s-100s)
+  --learned-jitter F (0.15)  --learned-start-spread D (10s)
+  actions (Temporal actions and history events per task; short, long and short-span tasks, each in its own namespace):
+  --actions-short-tasks N (20)  --actions-short-duration D (60s)  --actions-long-tasks N (5)  --actions-long-duration D (12m)
+  --actions-span-tasks N (3)  --actions-span-task-duration D (6m)  --actions-span D (2m: their polling.maxSpanMs)
+  scale (one worker, many concurrent tasks, one-time codes during and after the start burst):
+  --scale-tasks N (2000)  --scale-duration D (60s)  --scale-burst-codes N (100)  --scale-late-codes N (100)
+  --scale-late-code-delay D (20s)  --scale-batch N (50)  --scale-emulator-mode documented|observed (documented)
+
+Quick defaults: realistic 6 × 8–20 s; learned 3 kinds × 2 × 3 rounds of 8–20 s; actions 3 × 20 s, 2 × 2 min,
+2 × 2 min at a 40-s span; scale 60 × 20 s with 5 + 5 codes. Durations: 500ms, 30s, 12m; a bare number is seconds.`;
+
+/** Flag values as given: environment first, flags over it. */
+function givenValues(argv: string[], env: NodeJS.ProcessEnv): Map<Flag, string> {
+  const values = new Map<Flag, string>();
+  const flags = [...Object.keys(DEFAULTS), 'quick'] as Flag[];
+  for (const flag of flags) {
+    const value = env[`BENCH_${flag.toUpperCase().replace(/-/g, '_')}`];
+    if (value) values.set(flag, value);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]!);
+    const flag = match?.[1] as Flag | undefined;
+    if (!match || !flag || !flags.includes(flag)) throw new Error(`Unknown argument "${argv[i]}"\n\n${USAGE}`);
+    if (flag === 'quick') {
+      values.set('quick', match[2] ?? '1');
+      continue;
+    }
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${flag} needs a value\n\n${USAGE}`);
+    values.set(flag, value);
+  }
+  return values;
+}
+
+export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  const values = givenValues(argv, env);
+  const quick = /^(1|true|yes|on)$/i.test(values.get('quick') ?? '0');
+  const get = (flag: keyof typeof DEFAULTS) => values.get(flag) ?? DEFAULTS[flag][quick ? 1 : 0];
+  const range = (flag: keyof typeof DEFAULTS) => durationRange(flag, get(flag));
+  const [realisticMin, realisticMax] = range('realistic-durations');
+  const [learnedMin, learnedMax] = range('learned-durations');
+  const repoRoot = resolve(__dirname, '../..'); // lib/bench -> the repository
+  const config: BenchConfig = {
+    scenarios: scenarioList(get('scenarios')),
+    quick,
+    seed: integer('seed', get('seed'), 0),
+    output: resolve(get('output') || (quick ? resolve(tmpdir(), 'BENCHMARKS.quick.md') : resolve(repoRoot, 'BENCHMARKS.md'))),
+    rawJson: get('raw-json') ? resolve(get('raw-json')) : undefined,
+    realistic: {
+      tasks: integer('realistic-tasks', get('realistic-tasks'), 1),
+      minDurationMs: realisticMin,
+      maxDurationMs: realisticMax,
+      codeShare: fraction('realistic-code-share', get('realistic-code-share')),
+      startSpreadMs: duration('realistic-start-spread', get('realistic-start-spread'), 0),
+    },
+    learned: {
+      kinds: integer('learned-kinds', get('learned-kinds'), 1),
+      tasksPerKind: integer('learned-tasks-per-kind', get('learned-tasks-per-kind'), 1),
+      rounds: integer('learned-rounds', get('learned-rounds'), 1),
+      minDurationMs: learnedMin,
+      maxDurationMs: learnedMax,
+      jitter: fraction('learned-jitter', get('learned-jitter')),
+      startSpreadMs: duration('learned-start-spread', get('learned-start-spread'), 0),
+    },
+    actions: {
+      shortTasks: integer('actions-short-tasks', get('actions-short-tasks'), 1),
+      shortDurationMs: duration('actions-short-duration', get('actions-short-duration')),
+      longTasks: integer('actions-long-tasks', get('actions-long-tasks'), 1),
+      longDurationMs: duration('actions-long-duration', get('actions-long-duration')),
+      spanTasks: integer('actions-span-tasks', get('actions-span-tasks'), 0),
+      spanTaskDurationMs: duration('actions-span-task-duration', get('actions-span-task-duration')),
+      spanMs: duration('actions-span', get('actions-span'), 250),
+    },
+    scale: {
+      tasks: integer('scale-tasks', get('scale-tasks'), 1),
+      durationMs: duration('scale-duration', get('scale-duration')),
+      burstCodes: integer('scale-burst-codes', get('scale-burst-codes'), 0),
+      lateCodes: integer('scale-late-codes', get('scale-late-codes'), 0),
+      lateCodeDelayMs: duration('scale-late-code-delay', get('scale-late-code-delay'), 0),
+      batch: integer('scale-batch', get('scale-batch'), 1),
+      emulatorMode: emulatorMode(get('scale-emulator-mode')),
+    },
+  };
+  if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks) throw new Error('--scale-burst-codes plus --scale-late-codes must not exceed --scale-tasks');
+  if (config.actions.longDurationMs <= config.actions.shortDurationMs) throw new Error('--actions-long-duration must be longer than --actions-short-duration (the slope is measured between them)');
+  return config;
+}
+
+function scenarioList(raw: string): ScenarioName[] {
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) throw new Error(`--scenarios must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
+  return [...new Set(names)] as ScenarioName[];
+}
+
+function emulatorMode(raw: string): 'documented' | 'observed' {
+  if (raw !== 'documented' && raw !== 'observed') throw new Error(`--scale-emulator-mode must be documented or observed (got "${raw}")`);
+  return raw;
+}
+
+function integer(flag: string, raw: string, min: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${flag} must be an integer >= ${min} (got "${raw}")`);
+  return value;
+}
+
+function fraction(flag: string, raw: string): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`--${flag} must be between 0 and 1 (got "${raw}")`);
+  return value;
+}
+
+function duration(flag: string, raw: string, min = 1): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(raw);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'] : NaN;
+  if (!Number.isFinite(ms) || ms < min) throw new Error(`--${flag} must be a duration such as 500ms, 30s or 12m (got "${raw}")`);
+  return Math.round(ms);
+}
+
+function durationRange(flag: string, raw: string): [number, number] {
+  const [a, b] = raw.split('-').map((part) => duration(flag, part));
+  if (a === undefined || b === undefined || a > b) throw new Error(`--${flag} must be "A-B" with A <= B, e.g. 30s-100s (got "${raw}")`);
+  return [a, b];
+}
+
+/** How the run was asked for, for the report. */
+export function commandLine(): string {
+  const fromEnv = Object.keys(process.env)
+    .filter((name) => name.startsWith('BENCH_') && process.env[name])
+    .map((name) => `${name}=${process.env[name]}`);
+  const args = process.argv.slice(2);
+  const base = process.env.npm_lifecycle_event === 'bench' ? 'npm run bench' : 'node lib/bench/main.js';
+  return [...fromEnv, base, ...(args.length > 0 && base === 'npm run bench' ? ['--', ...args] : args)].join(' ');
+}

@@ -1,0 +1,52 @@
+// What every scenario's plan shares: turning "a task of this kind, this long" into the input the
+// workflow gets, with the duration registered for the emulator's `durationFor` (so the text, and
+// with it the kind, stays the same whatever the duration), and unique one-time codes.
+import type { BrowserTaskInput, PollingOptions } from '../src/workflows/input';
+import type { Random } from './chaos/random';
+import type { BenchStack } from './stack';
+
+export const PROJECT = 'bench';
+
+export interface TaskShape {
+  /** The instruction text; tasks of one kind share it. */
+  text: string;
+  durationMs: number;
+  /** Adds the `[needs-code]` marker: the emulator stops the task at a one-time-code form. */
+  needsCode?: boolean;
+  project?: string;
+  polling?: PollingOptions;
+}
+
+/** The workflow input; its running time is registered with the emulator's duration book. */
+export function taskInput(stack: BenchStack, shape: TaskShape): BrowserTaskInput {
+  const project = shape.project ?? PROJECT;
+  const text = shape.needsCode ? `${shape.text} [needs-code]` : shape.text;
+  stack.durations.add(project, [text], shape.durationMs);
+  return {
+    instructions: [{ action: text }],
+    type: 'crawler_automation',
+    project,
+    geoLocation: { country: 'US' },
+    ...(shape.polling ? { polling: shape.polling } : {}),
+  };
+}
+
+/** 6-digit codes, unique within a run, from the seeded generator. */
+export class CodeMaker {
+  private readonly used = new Set<string>();
+
+  constructor(private readonly rng: Random) {}
+
+  next(): string {
+    let code: string;
+    do code = String(this.rng.int(100_000, 999_999));
+    while (this.used.has(code));
+    this.used.add(code);
+    return code;
+  }
+}
+
+/** Uniform in [min, max]. */
+export function uniform(rng: Random, min: number, max: number): number {
+  return min + rng.next() * (max - min);
+}

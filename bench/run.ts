@@ -1,0 +1,169 @@
+// Drives planned tasks through the public client API, as a service would: start the workflows
+// (one burst in batches, or each at its planned moment), type each one-time code when BrowserAI
+// shows the code form, and wait until every workflow has closed, the deadline passes or the
+// worker dies. Progress is logged every 10 s.
+import os from 'node:os';
+import type { Client } from '@temporalio/client';
+import type { BrowserTasks } from '../src/client/tasks';
+import type { BrowserAIEmulator } from '../src/emulator';
+import { sleep, within } from './chaos/util';
+import { fmt, log, mb } from './format';
+import type { MachineSampler } from './sampling';
+import type { TaskRecord } from './task';
+import type { WorkerProcess } from './worker-process';
+
+const TICK_MS = 500;
+const CLOSED_CHECK_MS = 2_000;
+const PROGRESS_MS = 10_000;
+const START_TIMEOUT_MS = 60_000;
+/** Tags written into instructions so the task at the code form can be found: `#c12`, `#rl3`… */
+const TAG = /#[a-z]+\d+\b/g;
+
+export interface RunTarget {
+  /** Bound to the target's namespace and task queue. */
+  tasks: BrowserTasks;
+  client: Client;
+  taskQueue: string;
+  emulator: BrowserAIEmulator;
+  project: string;
+  worker: WorkerProcess;
+  machine: MachineSampler;
+}
+
+export interface RunOptions {
+  /** Workflows started at once in a burst (old bench: 50). */
+  batch: number;
+  deadlineAt: number;
+  /** Prefix of the progress lines. */
+  label: string;
+  /** Planned start moments count from here (default: now), e.g. shared with the MCP client's twins. */
+  firstStartAt?: number;
+}
+
+export interface RunOutcome {
+  firstStartAt: number;
+  /** The last start returned: the end of the start burst. */
+  allStartedAt?: number;
+  endedAt: number;
+  deadlineHit: boolean;
+  workerDied?: string;
+}
+
+export async function runTasks(records: TaskRecord[], target: RunTarget, options: RunOptions): Promise<RunOutcome> {
+  const outcome: RunOutcome = { firstStartAt: options.firstStartAt ?? Date.now(), endedAt: 0, deadlineHit: false };
+  const starting = startAll(records, target, options, outcome).then(() => void (outcome.allStartedAt = Date.now()));
+  const codesInFlight = new Set<Promise<void>>();
+  const closed = new Set<string>();
+  let lastClosedCheck = 0;
+  let lastProgress = Date.now();
+  for (;;) {
+    const now = Date.now();
+    if (now > options.deadlineAt) {
+      outcome.deadlineHit = true;
+      log(`${options.label}: deadline reached; reporting what finished`);
+      break;
+    }
+    if (target.worker.exited) {
+      outcome.workerDied = `the worker exited (${target.worker.exited.code ?? target.worker.exited.signal}) during the run`;
+      log(`${options.label}: ${outcome.workerDied}`);
+      break;
+    }
+    submitDueCodes(records, target, outcome, codesInFlight);
+    if (now - lastClosedCheck >= CLOSED_CHECK_MS) {
+      lastClosedCheck = now;
+      await listClosed(target, closed);
+    }
+    const started = records.filter((r) => r.firstRunId);
+    const done = outcome.allStartedAt !== undefined && started.every((r) => closed.has(r.plan.workflowId)) && codesInFlight.size === 0;
+    if (now - lastProgress >= PROGRESS_MS || done) {
+      lastProgress = now;
+      log(progressLine(options.label, records, closed, target));
+    }
+    if (done) break;
+    await sleep(TICK_MS);
+  }
+  await within(30_000, starting);
+  await within(30_000, Promise.allSettled([...codesInFlight]));
+  outcome.endedAt = Date.now();
+  return outcome;
+}
+
+async function startAll(records: TaskRecord[], target: RunTarget, options: RunOptions, outcome: RunOutcome): Promise<void> {
+  const startOne = async (record: TaskRecord) => {
+    record.startCalledAt = Date.now();
+    try {
+      const handle = await within(START_TIMEOUT_MS, target.tasks.start(record.plan.input, { workflowId: record.plan.workflowId }));
+      if (!handle) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
+      record.firstRunId = handle.firstExecutionRunId;
+    } catch (err) {
+      record.startError = String(err);
+    }
+  };
+  const pastDeadline = () => Date.now() > options.deadlineAt;
+  if (records.every((r) => r.plan.startAtMs === 0)) {
+    // One burst, in batches: each batch waits for its slowest start, as the old bench did.
+    for (let i = 0; i < records.length && !pastDeadline(); i += options.batch) {
+      await Promise.all(records.slice(i, i + options.batch).map(startOne));
+    }
+  } else {
+    await Promise.all(
+      records.map(async (record) => {
+        await sleep(outcome.firstStartAt + record.plan.startAtMs - Date.now());
+        if (!pastDeadline()) await startOne(record);
+      }),
+    );
+  }
+  const failed = records.filter((r) => r.startError);
+  log(`${options.label}: started ${records.length - failed.length} workflows` + (failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : ''));
+}
+
+/** Codes whose moment has come and whose task shows the code form at the emulator. */
+function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>): void {
+  const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
+  if (waiting.length === 0) return;
+  const awaitingTags = new Set<string>();
+  for (const task of target.emulator.runningTasks()) {
+    if (task.project !== target.project || task.status !== 'awaiting') continue;
+    for (const tag of task.instructions.map((i) => i.action).join(' ').match(TAG) ?? []) awaitingTags.add(tag);
+  }
+  const now = Date.now();
+  for (const record of waiting) {
+    const code = record.plan.code!;
+    if (!awaitingTags.has(code.tag)) continue;
+    record.awaitingSeenAt ??= now;
+    const from = code.when === 'awaiting' ? record.awaitingSeenAt : outcome.allStartedAt;
+    if (from === undefined || now < from + code.delayMs) continue;
+    record.codeSentAt = now;
+    const sending = target.tasks
+      .submitCode(record.plan.workflowId, code.value)
+      .then(
+        () => void (record.codeAcceptedAt = Date.now()),
+        (err: unknown) => void (record.codeError = String(err)),
+      )
+      .finally(() => inFlight.delete(sending));
+    inFlight.add(sending);
+  }
+}
+
+/** Closed workflows of the task queue, from visibility: one listing serves every workflow. */
+async function listClosed(target: RunTarget, closed: Set<string>): Promise<void> {
+  try {
+    const query = `TaskQueue = '${target.taskQueue}' AND ExecutionStatus != 'Running' AND ExecutionStatus != 'ContinuedAsNew'`;
+    for await (const info of target.client.workflow.list({ query, pageSize: 1000 })) closed.add(info.workflowId);
+  } catch (err) {
+    log(`listing closed workflows failed: ${err}`);
+  }
+}
+
+function progressLine(label: string, records: TaskRecord[], closed: Set<string>, target: RunTarget): string {
+  const now = Date.now();
+  const last = target.worker.sampler.samples.at(-1);
+  const codes = records.filter((r) => r.plan.code);
+  return (
+    `${label}: started ${records.filter((r) => r.firstRunId).length}/${records.length}` +
+    (codes.length ? `, codes sent ${codes.filter((r) => r.codeSentAt).length}/${codes.length}` : '') +
+    `, closed ${records.filter((r) => closed.has(r.plan.workflowId)).length}/${records.length}` +
+    `, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(target.worker.sampler.cpuPercent(now - 10_500, now), 0)} %` +
+    `, machine ${fmt(target.machine.busyPercent(now - 10_500, now, os.cpus().length), 0)} % busy`
+  );
+}

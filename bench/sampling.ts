@@ -1,0 +1,158 @@
+// Resource samples from /proc, twice a second: a process's resident memory and CPU time (the
+// worker, the Temporal dev server) and the whole machine's busy time, which shows when other
+// processes on a shared machine were competing for the cores.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export const SAMPLE_MS = 500;
+
+export interface Sample {
+  at: number;
+  rssKb: number;
+  /** utime + stime of a process, or busy ticks of the machine. */
+  cpuTicks: number;
+}
+
+export const CLOCK_TICKS = clockTicks();
+
+/** Samples one process until it is gone; keeps its kernel high-water mark of RSS too. */
+export class ProcessSampler {
+  readonly samples: Sample[] = [];
+  hwmKb: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private pid: number | undefined) {}
+
+  start(): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  sample(): void {
+    if (this.pid === undefined) return;
+    try {
+      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      // Fields after the command name (which may contain spaces): utime and stime are 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const hwm = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+      const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+      if (hwm) this.hwmKb = Math.max(this.hwmKb ?? 0, Number(hwm[1]));
+      if (rss) this.samples.push({ at: Date.now(), rssKb: Number(rss[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      this.pid = undefined; // the process is gone
+    }
+  }
+
+  /** Largest RSS sample in the window. */
+  peakRssKb(from = 0, to = Infinity): number | undefined {
+    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
+    return inside.length > 0 ? Math.max(...inside.map((s) => s.rssKb)) : undefined;
+  }
+
+  /** The larger of the high-water mark (start-up included) and the largest sample. */
+  peakEverKb(): number | undefined {
+    return Math.max(this.hwmKb ?? 0, this.peakRssKb() ?? 0) || undefined;
+  }
+
+  cpuPercent(from: number, to: number): number | undefined {
+    return averageCpuPercent(this.samples, from, to);
+  }
+
+  peakCpuPercent(from: number, to: number, windowMs = 5_000): number | undefined {
+    return peakCpuPercent(this.samples, from, to, windowMs);
+  }
+}
+
+/** Busy time of the whole machine (every process, other users' included), from /proc/stat. */
+export class MachineSampler {
+  readonly samples: Sample[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  start(): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** % of all cores. */
+  busyPercent(from: number, to: number, cores: number): number | undefined {
+    const pct = averageCpuPercent(this.samples, from, to);
+    return pct === undefined ? undefined : pct / cores;
+  }
+
+  private sample(): void {
+    try {
+      // cpu  user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait.
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+      const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3]! - fields[4]!;
+      this.samples.push({ at: Date.now(), rssKb: 0, cpuTicks: busy });
+    } catch {
+      // not Linux
+    }
+  }
+}
+
+/** Average CPU (% of one core) between two moments, from the samples inside them. */
+export function averageCpuPercent(samples: Sample[], from: number, to: number): number | undefined {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  if (inside.length < 2) return undefined;
+  const first = inside[0]!;
+  const last = inside.at(-1)!;
+  const seconds = (last.at - first.at) / 1000;
+  return seconds > 0 ? ((last.cpuTicks - first.cpuTicks) / CLOCK_TICKS / seconds) * 100 : undefined;
+}
+
+/** Highest CPU (% of one core) over any window of `windowMs` between two moments. */
+export function peakCpuPercent(samples: Sample[], from: number, to: number, windowMs: number): number | undefined {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  let peak: number | undefined;
+  let j = 0;
+  for (let i = 0; i < inside.length; i++) {
+    while (inside[i]!.at - inside[j]!.at > windowMs) j++;
+    const span = (inside[i]!.at - inside[j]!.at) / 1000;
+    if (span * 1000 >= windowMs * 0.8) {
+      peak = Math.max(peak ?? 0, ((inside[i]!.cpuTicks - inside[j]!.cpuTicks) / CLOCK_TICKS / span) * 100);
+    }
+  }
+  return peak;
+}
+
+/** A direct child of `parent` whose command name is `comm` (the dev server is a child of this process). */
+export function findChild(parent: number, comm: string): number | undefined {
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === parent && name === comm) return Number(entry);
+      } catch {
+        // gone
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return undefined;
+}
+
+function clockTicks(): number {
+  try {
+    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return value > 0 ? value : 100;
+  } catch {
+    return 100;
+  }
+}

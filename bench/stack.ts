@@ -1,0 +1,119 @@
+// The fixed parts of one scenario, all on 127.0.0.1 and fresh for each scenario so none sees
+// another's load: a Temporal dev server (in memory, our search attributes registered, its
+// Prometheus endpoint on a free port, extra namespaces if asked), the BrowserAI emulator in this
+// process, and samplers for the server and the machine. Workers are started by the scenario.
+import { createServer } from 'node:net';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
+import { startTemporal } from '../src/dev/dev-server';
+import { DurationBook } from './emulator/durations';
+import { probeEmulator, type EmulatorFeatures } from './emulator/probe';
+import { within } from './chaos/util';
+import { findChild, MachineSampler, ProcessSampler } from './sampling';
+import { WorkerProcess } from './worker-process';
+
+export interface StackOptions {
+  /** Namespaces created besides `default` (one per group whose actions are counted apart). */
+  namespaces?: string[];
+  queueMs: number;
+  /** Left out: the emulator's own default. */
+  emulatorMode?: EmulatorMode;
+}
+
+export interface BenchStack {
+  temporal: TestWorkflowEnvironment;
+  /** `http://127.0.0.1:<port>/metrics` of the dev server. */
+  metricsUrl: string;
+  emulator: BrowserAIEmulator;
+  durations: DurationBook;
+  features: EmulatorFeatures;
+  server: ProcessSampler;
+  machine: MachineSampler;
+  workers: WorkerProcess[];
+  startWorker(namespace: string, taskQueue: string): Promise<WorkerProcess>;
+  /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: StackOptions): Promise<BenchStack> {
+  const metricsPort = await freePort();
+  const extraArgs = ['--metrics-port', String(metricsPort), ...(options.namespaces ?? []).flatMap((ns) => ['--namespace', ns])];
+  const durations = new DurationBook();
+  const [temporal, emulator] = await Promise.all([
+    startTemporal(extraArgs),
+    BrowserAIEmulator.start({ queueMs: options.queueMs, durationFor: durations.durationFor, ...(options.emulatorMode ? { mode: options.emulatorMode } : {}) }),
+  ]);
+  const machine = new MachineSampler().start();
+  const server = new ProcessSampler(findChild(process.pid, 'temporal')).start();
+  const workers: WorkerProcess[] = [];
+  let stopping: Promise<void> | undefined;
+  const stack: BenchStack = {
+    temporal,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    emulator,
+    durations,
+    features: { mode: emulator.mode, sendsEstimate: false, sendsStarted: false },
+    server,
+    machine,
+    workers,
+    async startWorker(namespace, taskQueue) {
+      const worker = await WorkerProcess.start({
+        temporalAddress: temporal.address,
+        namespace,
+        taskQueue,
+        browserAIBaseUrl: emulator.baseUrl,
+        browserAIToken: emulator.apiToken,
+      });
+      workers.push(worker);
+      return worker;
+    },
+    stop() {
+      stopping ??= (async () => {
+        await Promise.all(workers.map((w) => w.stop(20_000)));
+        machine.stop();
+        server.stop();
+        await emulator.close().catch(() => undefined);
+        await within(30_000, temporal.teardown().catch(() => undefined));
+      })();
+      return stopping;
+    },
+  };
+  try {
+    stack.features = await probeEmulator(emulator, durations);
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  return stack;
+}
+
+/** A port nobody listens on right now (the dev server binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+/** Stacks not stopped yet: Ctrl+C stops them all (see main.ts). */
+const liveStacks = new Set<BenchStack>();
+
+/** Runs `body` on a fresh stack and always stops the stack afterwards. */
+export async function withStack<T>(options: StackOptions, body: (stack: BenchStack) => Promise<T>): Promise<T> {
+  const stack = await startStack(options);
+  liveStacks.add(stack);
+  try {
+    return await body(stack);
+  } finally {
+    await stack.stop();
+    liveStacks.delete(stack);
+  }
+}
+
+export async function stopLiveStacks(): Promise<void> {
+  await Promise.all([...liveStacks].map((stack) => stack.stop()));
+}

@@ -1,0 +1,74 @@
+// The vocabulary shared by the plans, the run, the collection and the reports: a planned task,
+// what happened to it while the bench drove it, and what was collected about it afterwards.
+import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
+
+/** A one-time code the bench submits, as a user who sees the code form would. */
+export interface PlannedCode {
+  value: string;
+  /** Written into the instruction, so the emulator task at the code form can be found. */
+  tag: string;
+  /** `awaiting`: as soon as the emulator shows the form; `after-burst`: `delayMs` after the last workflow start. */
+  when: 'awaiting' | 'after-burst';
+  delayMs: number;
+}
+
+export interface PlannedTask {
+  workflowId: string;
+  /** What the report groups by: a round, a kind of code submission, a long or short task… */
+  group: string;
+  input: BrowserTaskInput;
+  /** From the scenario's first start. All 0: one burst, started in batches. */
+  startAtMs: number;
+  /** The emulated running time (a code task runs it after its code). */
+  durationMs: number;
+  code?: PlannedCode;
+}
+
+/** Filled in by the run as things happen. */
+export interface TaskRecord {
+  plan: PlannedTask;
+  startCalledAt?: number;
+  firstRunId?: string;
+  startError?: string;
+  /** When the bench first saw the emulator show the code form. */
+  awaitingSeenAt?: number;
+  codeSentAt?: number;
+  codeAcceptedAt?: number;
+  codeError?: string;
+  facts?: TaskFacts;
+}
+
+/** Collected after the run, from Temporal (description, history) and the emulator. */
+export interface TaskFacts {
+  status?: string;
+  closeTime?: number;
+  result?: BrowserTaskResult;
+  failure?: string;
+  executionId?: string;
+  /** Every API request of the task: its create plus every request naming its execution ID. */
+  requests?: number;
+  /** `started` → `completed` of the emulated task, minutes (includes a wait for the code). */
+  taskMinutes?: number;
+  /** The emulator's recorded end of the task (epoch ms). */
+  endedAt?: number;
+  appendAt?: number;
+  lastGetAt?: number;
+  codesReceived?: string[];
+  history?: HistoryFacts;
+}
+
+export interface HistoryFacts {
+  /** Summed over every run of the workflow (continue-as-new). */
+  events: number;
+  runs: number;
+  pollActivities: number;
+  /** By type, e.g. `ActivityTaskScheduled`. */
+  eventTypes: Record<string, number>;
+  /** Moments (epoch ms) from history event times, for the latency breakdown. */
+  signaledAt?: number;
+  appendScheduledAt?: number;
+  appendStartedAt?: number;
+  lastPollCompletedAt?: number;
+}
+
+export const completedOk = (record: TaskRecord): boolean => record.facts?.status === 'COMPLETED' && record.facts.result?.status === 'finalized';

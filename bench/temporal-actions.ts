@@ -1,0 +1,77 @@
+// Temporal "actions" (what Temporal Cloud bills) as the dev server counts them: the Prometheus
+// counter `action{action_type, namespace, operation, service_name}` of its /metrics endpoint. A
+// scenario reads it before its first start and after its last close; the difference, in the
+// scenario's own namespace, is what its workflows cost.
+
+export interface ActionCounts {
+  /** By `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
+  byType: Record<string, number>;
+  total: number;
+}
+
+/** Every `action` series of the namespace, summed over its other labels, by action type. */
+export async function readActions(metricsUrl: string, namespace: string): Promise<ActionCounts> {
+  const response = await fetch(metricsUrl);
+  if (!response.ok) throw new Error(`GET ${metricsUrl}: ${response.status}`);
+  const byType: Record<string, number> = {};
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^action\{([^}]*)\}\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels = parseLabels(match[1]!);
+    if (labels.namespace !== metricLabelValue(namespace)) continue;
+    const type = labels.action_type ?? '?';
+    byType[type] = (byType[type] ?? 0) + Number(match[2]);
+  }
+  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+}
+
+export function actionsBetween(before: ActionCounts, after: ActionCounts): ActionCounts {
+  const byType: Record<string, number> = {};
+  for (const [type, value] of Object.entries(after.byType)) {
+    const delta = value - (before.byType[type] ?? 0);
+    if (delta !== 0) byType[type] = delta;
+  }
+  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+}
+
+/** Every label set seen on `action` series, for the report (which labels exist, which values). */
+export async function actionLabels(metricsUrl: string): Promise<Record<string, string[]>> {
+  const response = await fetch(metricsUrl);
+  const values: Record<string, Set<string>> = {};
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^action\{([^}]*)\}/.exec(line);
+    if (!match) continue;
+    for (const [name, value] of Object.entries(parseLabels(match[1]!))) (values[name] ??= new Set()).add(value);
+  }
+  return Object.fromEntries(Object.entries(values).map(([name, set]) => [name, [...set].sort()]));
+}
+
+/** What each action type is, in the words of the issue, e.g. `grpc_RecordActivityTaskHeartbeat` → heartbeat. */
+export function actionCategory(actionType: string): string {
+  const name = actionType.replace(/^(grpc|command)_/, '');
+  const known: Array<[RegExp, string]> = [
+    [/^StartWorkflowExecution$|^SignalWithStartWorkflowExecution$/, 'workflow start'],
+    [/Heartbeat/, 'heartbeats'],
+    [/^ScheduleActivityTask$|^activity_task/i, 'activities scheduled'],
+    [/^StartTimer$/, 'timers'],
+    [/^SignalWorkflowExecution$|SignalExternal/, 'signals'],
+    [/Query/, 'queries'],
+    [/UpsertWorkflowSearchAttributes|ModifyWorkflowProperties/, 'search-attribute upserts'],
+    [/UpdateWorkflowExecution/, 'updates'],
+    [/RecordMarker/, 'markers (side effects, local activities)'],
+    [/ContinueAsNew/, 'continue-as-new'],
+    [/ChildWorkflow/, 'child workflows'],
+  ];
+  return known.find(([pattern]) => pattern.test(name))?.[1] ?? `other (${actionType})`;
+}
+
+/** The server writes label values with every character but letters, digits and `_` as `_` (`bench-short` → `bench_short`). */
+function metricLabelValue(value: string): string {
+  return value.replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const match of text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[match[1]!] = match[2]!;
+  return labels;
+}
