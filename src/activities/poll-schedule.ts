@@ -26,12 +26,13 @@ const BACKOFF = 1.5;
 /** However wide the window, at most about this many looks across it: a vague window is looked at more sparsely. */
 const LOOKS_PER_WINDOW = 20;
 /**
- * Before a window learned from the task's own kind, the first early look comes at this share of
- * the way to it, then each doubles: tasks of the kind never ended sooner, but one may fail fast.
- * A window that is only a guess (all kinds, the prior) starts from the initial interval instead,
- * so a short task of a new kind is not found late.
+ * Before a window learned from the task's own kind, one early look halfway to it: tasks of the
+ * kind never ended sooner, but one may fail fast. Before a window that is only a guess (all kinds,
+ * the prior), looks start at the initial interval and grow ×2.5, so a short task of a new kind is
+ * found within a few seconds.
  */
-const FIRST_EARLY_LOOK = 0.25;
+const FIRST_EARLY_LOOK = 0.5;
+const EARLY_GROWTH = 2.5;
 
 export function nextPollDelay(
   schedule: PollSchedule,
@@ -63,8 +64,8 @@ function inWindow(schedule: PollSchedule, window: NonNullable<EndKnowledge['wind
   const elapsed = now - window.startedAtMs;
   const spacing = Math.min(maxIntervalMs, Math.max(initialIntervalMs, 2 * targetDetectionMs, (window.toMs - window.fromMs) / LOOKS_PER_WINDOW));
   if (elapsed < window.fromMs) {
-    // Early looks double their distance from the start, landing on the window's opening.
-    const next = Math.max(elapsed + initialIntervalMs, 2 * elapsed, window.basis === 'kind' ? window.fromMs * FIRST_EARLY_LOOK : 0);
+    // Early looks grow their distance from the start, landing on the window's opening.
+    const next = Math.max(elapsed + initialIntervalMs, EARLY_GROWTH * elapsed, window.basis === 'kind' ? window.fromMs * FIRST_EARLY_LOOK : 0);
     const delayMs = Math.min(window.fromMs - elapsed, next - elapsed, maxIntervalMs);
     return { delayMs: Math.max(delayMs, 0), nextIntervalMs: spacing };
   }

@@ -55,7 +55,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     ctx.heartbeat(progress);
   };
   const knowledge: EndKnowledge = { estimatedCompletionMs: parseTime(input.estimatedCompletion) };
-  if (input.kind !== undefined && input.phaseStartedAtMs !== undefined) {
+  if (input.phaseStartedAtMs !== undefined) {
     knowledge.window = { ...durations.expectedEnd(input.kind), startedAtMs: input.phaseStartedAtMs };
   }
   const unknownStatuses: string[] = [];

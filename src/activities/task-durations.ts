@@ -44,7 +44,7 @@ const POOLED_MIN_SAMPLES = 5;
  * more than its samples show (its next run may be 15 % slower); more samples need less.
  */
 const MARGIN_FEW = 0.12;
-const MARGIN_MANY = 0.06;
+const MARGIN_MANY = 0.04;
 
 export class TaskDurations {
   // Map keeps insertion order: re-inserting on use makes it a least-recently-used list.
@@ -82,11 +82,10 @@ export class TaskDurations {
 
 function windowOf(samples: readonly EndSample[], basis: EndWindow['basis']): EndWindow {
   // An end lies anywhere between the last poll that saw the task running and the one that saw it
-  // ended; imprecise samples (a first task found late) widen the window, precise ones narrow it.
+  // ended; the middle is the best guess (a first task, found late, is off by half its gap, which
+  // the margin covers). Its lower bound would open the window early for every later task.
   const mids = samples.map((s) => (s.afterMs + s.byMs) / 2).sort((a, b) => a - b);
   const median = mids[Math.floor(mids.length / 2)]!;
   const margin = median * (samples.length >= 3 ? MARGIN_MANY : MARGIN_FEW);
-  const from = Math.min(...samples.map((s) => s.afterMs));
-  const to = Math.max(...samples.map((s) => s.byMs));
-  return { fromMs: Math.max(0, from - margin), toMs: to + margin, basis };
+  return { fromMs: Math.max(0, mids[0]! - margin), toMs: mids.at(-1)! + margin, basis };
 }

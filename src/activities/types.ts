@@ -52,7 +52,10 @@ export interface PollTaskInput {
    * the create: the worker learns how long tasks of a kind run, and polls where they end.
    */
   kind?: string;
-  /** When the task was created (epoch ms), with `kind`: where its expected end lies on the clock. */
+  /**
+   * When the task was created or last sent input (epoch ms): where its expected end lies on the
+   * clock (its kind's window while it has one, else the window of all kinds or the prior).
+   */
   phaseStartedAtMs?: number;
   /** Read the results as soon as the task is seen ended, cut to this many bytes. */
   resultBytes?: number;

@@ -46,6 +46,7 @@ export interface CarriedState {
   codesTyped: string[];
   unconfirmedInput: UnconfirmedInput | null;
   kind?: string | null;
+  phaseStartedAtMs?: number;
 }
 
 /** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
@@ -96,6 +97,8 @@ export class TaskSession {
    * sent or the task awaits (a wait for a person is no part of how long the kind runs).
    */
   #kind: string | null;
+  /** When the task was created or last got input: where the poll expects its end to lie on the clock. */
+  #phaseStartedAtMs: number | null;
   /** The results the poll read when it saw the task end. */
   #resultsAtEnd: TaskResultsSummary | null = null;
 
@@ -121,6 +124,7 @@ export class TaskSession {
     this.#codesReceived = [...(carried?.codesReceived ?? [])];
     this.#codesTyped = [...(carried?.codesTyped ?? [])];
     this.#kind = carried?.kind ?? null;
+    this.#phaseStartedAtMs = carried?.phaseStartedAtMs ?? this.createdAtMs;
   }
 
   get category(): StatusCategory {
@@ -255,6 +259,7 @@ export class TaskSession {
   #recordCreated(executionId: string): void {
     this.executionId = executionId;
     this.createdAtMs = Date.now();
+    this.#phaseStartedAtMs = this.createdAtMs;
     log.info('BrowserAI task created', { executionId });
     this.publish();
   }
@@ -298,6 +303,7 @@ export class TaskSession {
     // Input arrived: a task still awaiting gets a fresh awaiting deadline.
     this.#awaitingSinceMs = undefined;
     this.#kind = null;
+    this.#phaseStartedAtMs = Date.now();
     // BrowserAI may report the state from before it took the input for a moment: `awaiting` is
     // trusted again once it shows otherwise. A refused send changed nothing, but its refusal may
     // mean the task ended (no 409 is documented): look at once.
@@ -364,7 +370,8 @@ export class TaskSession {
             initialIntervalMs: this.polling.initialIntervalMs,
             maxIntervalMs: this.polling.maxIntervalMs,
             targetDetectionMs: this.polling.targetDetectionMs,
-            ...(this.#kind ? { kind: this.#kind, phaseStartedAtMs: this.createdAtMs ?? undefined } : {}),
+            ...(this.#kind ? { kind: this.#kind } : {}),
+            ...(this.#phaseStartedAtMs !== null ? { phaseStartedAtMs: this.#phaseStartedAtMs } : {}),
             resultBytes: this.#resultBytes,
             ...this.#codesToMask,
             maxSpanMs: spanMs,
@@ -525,6 +532,7 @@ export class TaskSession {
       codesTyped: this.#codesTyped,
       unconfirmedInput: this.#unconfirmedInput,
       kind: this.#kind,
+      phaseStartedAtMs: this.#phaseStartedAtMs ?? undefined,
     });
   }
 }
