@@ -13,6 +13,8 @@ export interface BrowserAIWorkerOptions {
   client: BrowserAIClient;
   shutdownGraceMs?: number;
   maxConcurrentActivities?: number;
+  /** Workflows kept in memory between their activations; the others are replayed from history when they wake. */
+  maxCachedWorkflows?: number;
   /** Set with a payload codec to encrypt history (see src/codec); starters must use the same. */
   dataConverter?: DataConverter;
   /** A prebuilt bundle (see `bundleWorkflowCode`) saves a few seconds per worker in tests. */
@@ -30,6 +32,10 @@ export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
     // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 5_000,
+    // A task's workflow wakes a handful of times in its life (about 26 history events), so
+    // replaying an evicted one is cheap, while caching thousands of them costs a worker most of
+    // its memory: 500 keeps 2,000 concurrent tasks on one worker under 600 MB (BENCHMARKS.md).
+    maxCachedWorkflows: options.maxCachedWorkflows ?? 500,
     // On a deploy, polls in flight get this long to finish their request before they are
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
@@ -53,6 +59,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       client,
       shutdownGraceMs: config.shutdownGraceMs,
       maxConcurrentActivities: config.maxConcurrentActivities,
+      maxCachedWorkflows: config.maxCachedWorkflows,
       dataConverter: dataConverterFromEnv(env),
     });
     console.log(
