@@ -26,7 +26,7 @@ export interface WorkerConfig {
   };
   shutdownGraceMs: number;
   maxConcurrentActivities: number;
-  maxCachedWorkflows: number;
+  maxCachedWorkflows: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -105,7 +105,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     shutdownGraceMs: numberFrom(env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000, problems),
     maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
-    maxCachedWorkflows: numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 500, problems),
+    maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems) : undefined,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

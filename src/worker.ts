@@ -32,10 +32,9 @@ export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
     // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 5_000,
-    // A task's workflow wakes a handful of times in its life (about 26 history events), so
-    // replaying an evicted one is cheap, while caching thousands of them costs a worker most of
-    // its memory: 500 keeps 2,000 concurrent tasks on one worker under 600 MB (BENCHMARKS.md).
-    maxCachedWorkflows: options.maxCachedWorkflows ?? 500,
+    // The SDK's default unless set: capping it at 500 cut 2,000 concurrent tasks' RSS only from
+    // 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     // On a deploy, polls in flight get this long to finish their request before they are
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
     shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
