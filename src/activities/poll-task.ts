@@ -1,7 +1,8 @@
 import { Context, log } from '@temporalio/activity';
-import { isBrowserAIError, redactSecretsDeep, type BrowserAIClient } from '../browserai';
+import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../browserai/status';
 import { toActivityFailure } from './failures';
+import { maskCodes } from './mask-codes';
 import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
 import { readResults } from './results';
 import { snapshotOf } from './snapshot';
@@ -82,7 +83,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
   for (;;) {
     let snapshot: TaskSnapshot;
     try {
-      snapshot = snapshotOf(redactSecretsDeep(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes));
+      snapshot = snapshotOf(maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes));
     } catch (err) {
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
       if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(err);

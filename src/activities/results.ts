@@ -1,4 +1,5 @@
-import { redactSecretsDeep, type BrowserAIClient } from '../browserai';
+import type { BrowserAIClient } from '../browserai';
+import { maskCodes } from './mask-codes';
 import { fitResults } from './trim';
 import type { TaskResultsSummary } from './types';
 
@@ -13,7 +14,7 @@ export async function readResults(
   signal?: AbortSignal,
 ): Promise<TaskResultsSummary> {
   const { executionId } = task;
-  const answer = redactSecretsDeep(await client.getResults(executionId, { signal }), task.codes);
+  const answer = maskCodes(await client.getResults(executionId, { signal }), task.codes);
   const { results, trimmed } = fitResults(answer.results, maxBytes);
   return {
     executionId: answer.executionId ?? executionId,
