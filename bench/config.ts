@@ -4,6 +4,7 @@
 // check that the bench itself works; its figures mean nothing.
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import { duration, fraction, integer } from './flag-values';
 
 export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -208,25 +209,6 @@ function scenarioList(raw: string): ScenarioName[] {
 function emulatorMode(raw: string): 'documented' | 'observed' {
   if (raw !== 'documented' && raw !== 'observed') throw new Error(`--scale-emulator-mode must be documented or observed (got "${raw}")`);
   return raw;
-}
-
-function integer(flag: string, raw: string, min: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${flag} must be an integer >= ${min} (got "${raw}")`);
-  return value;
-}
-
-function fraction(flag: string, raw: string): number {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`--${flag} must be between 0 and 1 (got "${raw}")`);
-  return value;
-}
-
-function duration(flag: string, raw: string, min = 1): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(raw);
-  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'] : NaN;
-  if (!Number.isFinite(ms) || ms < min) throw new Error(`--${flag} must be a duration such as 500ms, 30s or 12m (got "${raw}")`);
-  return Math.round(ms);
 }
 
 function durationRange(flag: string, raw: string): [number, number] {

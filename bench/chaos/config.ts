@@ -1,6 +1,7 @@
 // Settings of a chaos run: defaults, overridden by CHAOS_* environment variables, overridden by
 // flags (`--workflows 30` or `--workflows=30`). Everything is checked before anything starts.
 import { resolve } from 'node:path';
+import { duration, fraction, integer } from '../flag-values';
 import type { WorkflowKind } from './plan';
 
 export type Mix = Record<WorkflowKind, number>;
@@ -90,25 +91,6 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     output: resolve(values.get('output') ?? resolve(repoRoot, 'BENCHMARKS.md')),
     rawJson: values.has('raw-json') ? resolve(values.get('raw-json')!) : undefined,
   };
-}
-
-function integer(flag: string, raw: string, min: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${flag} must be an integer >= ${min} (got "${raw}")`);
-  return value;
-}
-
-function fraction(flag: string, raw: string): number {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`--${flag} must be between 0 and 1 (got "${raw}")`);
-  return value;
-}
-
-function duration(flag: string, raw: string, min = 1): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(raw);
-  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm'] : NaN;
-  if (!Number.isFinite(ms) || ms < min) throw new Error(`--${flag} must be a duration such as 500ms, 30s or 8m (got "${raw}")`);
-  return Math.round(ms);
 }
 
 /** `45,30,15,10` or `plain=45,otp=30,cancel=15,fail=10` (kinds left out get 0). */
