@@ -15,7 +15,8 @@ import { runWorkflows, type WorkflowRecord } from './run';
 import { startChaosStack, TASK_QUEUE, type ChaosStack } from './stack';
 import { evaluateTargets } from './targets';
 import { errorText, formatDuration, log, setLogOrigin, within } from './util';
-import { WorkerPool, workerEnvironment } from './workers';
+import { workerEnvironment } from '../worker-child';
+import { WorkerPool } from './workers';
 
 interface Running {
   stack?: ChaosStack;
