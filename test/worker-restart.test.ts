@@ -176,14 +176,22 @@ async function startAwaitingCode(tasks: BrowserTasks): Promise<{ handle: Workflo
   return { handle, executionId: state.executionId! };
 }
 
-test('SIGTERM while the create is on the wire: the create finishes, and the next worker completes the task with one create', { timeout: 120_000 }, async () => {
+/**
+ * A worker and a task whose create is delayed so it is on the wire now: longer than the worker's
+ * shutdown grace (1 s), so a shutdown that cut the request would leave it ambiguous.
+ */
+async function createOnTheWire() {
   const taskQueue = `restart-${randomUUID()}`;
   const tasks = new BrowserTasks(env.client, taskQueue);
   const first = await startWorkerProcess(taskQueue);
-  // Longer than the worker's shutdown grace (1 s): a shutdown that cut the request would leave it ambiguous.
   emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 3_000 });
   const handle = await tasks.start(taskInput({ polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } }));
   await eventually('the create on the wire', () => onTheWire('POST', /^\/tasks$/).length === 1);
+  return { taskQueue, tasks, first, handle };
+}
+
+test('SIGTERM while the create is on the wire: the create finishes, and the next worker completes the task with one create', { timeout: 120_000 }, async () => {
+  const { taskQueue, tasks, first, handle } = await createOnTheWire();
   await stopWorkerProcess(first, 'SIGTERM');
   await startWorkerProcess(taskQueue);
   const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
@@ -226,12 +234,7 @@ test('SIGTERM while the one-time code is on the wire: the append finishes, and t
 });
 
 test('SIGKILL while the create is on the wire: at-most-once fails AmbiguousRequest and never creates a second task', { timeout: 180_000 }, async () => {
-  const taskQueue = `restart-${randomUUID()}`;
-  const tasks = new BrowserTasks(env.client, taskQueue);
-  const first = await startWorkerProcess(taskQueue);
-  emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 3_000 });
-  const handle = await tasks.start(taskInput({ polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } }));
-  await eventually('the create on the wire', () => onTheWire('POST', /^\/tasks$/).length === 1);
+  const { taskQueue, first, handle } = await createOnTheWire();
   await stopWorkerProcess(first, 'SIGKILL');
   await startWorkerProcess(taskQueue);
   const { result, failure } = await endWithin(handle, 150_000);
