@@ -112,10 +112,10 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       const at = optionalTsToMs(event.eventTime);
       const scheduled = event.activityTaskScheduledEventAttributes;
       if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
-      if (scheduled?.activityType?.name === 'pollTask') facts.pollActivities++;
-      if (scheduled?.activityType?.name === 'appendInstructions') facts.appendScheduledAt ??= at;
-      if (activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) === 'appendInstructions') facts.appendStartedAt ??= at;
-      if (activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'pollTask') facts.lastPollCompletedAt = at;
+      if (scheduled?.activityType?.name === 'browserAIPollTask') facts.pollActivities++;
+      if (scheduled?.activityType?.name === 'browserAIAppendInstructions') facts.appendScheduledAt ??= at;
+      if (activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) === 'browserAIAppendInstructions') facts.appendStartedAt ??= at;
+      if (activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'browserAIPollTask') facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
       runId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? runId;
     }

@@ -24,6 +24,8 @@ export const FailureType = {
   AwaitingInputTimeout: 'AwaitingInputTimeout',
   TaskTimeout: 'TaskTimeout',
   TaskEnded: 'TaskEnded',
+  /** The task was never created (the create failed, or the workflow was cancelled first): there is no executionId. */
+  TaskNotCreated: 'TaskNotCreated',
   /** A bug in this package's workflow code: the task was stopped instead of leaving the workflow stuck. */
   UnexpectedError: 'UnexpectedError',
 } as const;

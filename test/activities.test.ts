@@ -69,7 +69,7 @@ async function expectFailure(promise: Promise<unknown>, type: string, nonRetryab
 
 async function newTask(action: string): Promise<string> {
   const { env } = mockEnv();
-  return (await run(env, acts.createTask, createInput(action))).executionId;
+  return (await run(env, acts.browserAICreateTask, createInput(action))).executionId;
 }
 
 async function waitForStatus(id: string, wanted: string, timeoutMs = 4000): Promise<void> {
@@ -84,7 +84,7 @@ describe('createTask delivers at most once', () => {
   test('returns the execution and heartbeats {phase: delivered, answer}', async () => {
     const { env, heartbeats } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.createTask, createInput());
+    const answer = await run(env, acts.browserAICreateTask, createInput());
     assert.match(answer.executionId, /^[0-9a-f]{24}$/);
     assert.equal(answer.status, 'queued');
     assert.equal(answer.estimatedCompletion === null, emu.mode === 'observed', 'an estimate only where the emulator gives one');
@@ -103,7 +103,7 @@ describe('createTask delivers at most once', () => {
     const delivered = { executionId: 'exec_from_heartbeat', status: 'running', started: '2025-01-01T00:00:00.000Z', estimatedCompletion: null, scriptType: 'crawler_automation' };
     const { env } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'delivered', answer: delivered } });
     const before = emu.requests.length;
-    const answer = await run(env, acts.createTask, createInput());
+    const answer = await run(env, acts.browserAICreateTask, createInput());
     assert.equal(answer.executionId, 'exec_from_heartbeat');
     assert.equal(answer.status, 'running');
     assert.equal(emu.requests.length, before, 'no HTTP request at all');
@@ -112,7 +112,7 @@ describe('createTask delivers at most once', () => {
   test('attempt 2 without heartbeat details fails AmbiguousRequest (non-retryable) and sends nothing', async () => {
     const { env } = mockEnv({ attempt: 2 });
     const creates = emu.count('POST', CREATE);
-    const failure = await expectFailure(run(env, acts.createTask, createInput()), FailureType.AmbiguousRequest, true);
+    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.AmbiguousRequest, true);
     assert.match(failure.message, /at-least-once/);
     assert.equal(emu.count('POST', CREATE), creates);
   });
@@ -120,7 +120,7 @@ describe('createTask delivers at most once', () => {
   test("attempt 2 without heartbeat details sends with delivery 'at-least-once'", async () => {
     const { env } = mockEnv({ attempt: 2 });
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.createTask, createInput('again', { delivery: 'at-least-once' }));
+    const answer = await run(env, acts.browserAICreateTask, createInput('again', { delivery: 'at-least-once' }));
     assert.ok(emu.task(answer.executionId));
     assert.equal(emu.count('POST', CREATE), creates + 1);
   });
@@ -129,7 +129,7 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, dropAfterHandling: true });
     const { env, heartbeats } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.createTask, createInput('lost answer')), FailureType.AmbiguousRequest, true);
+    await expectFailure(run(env, acts.browserAICreateTask, createInput('lost answer')), FailureType.AmbiguousRequest, true);
     const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path));
     assert.equal(sent.length, creates + 1, 'exactly one create request');
     assert.equal(sent.at(-1)!.fault, 'drop');
@@ -141,20 +141,20 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, status: 500 });
     const { env } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.createTask, createInput()), FailureType.AmbiguousRequest, true);
+    await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.AmbiguousRequest, true);
     assert.equal(emu.count('POST', CREATE), creates + 1);
   });
 
   test("a 500 on create with 'at-least-once' is a retryable ServerError", async () => {
     emu.inject({ method: 'POST', path: CREATE, status: 500 });
     const { env } = mockEnv();
-    await expectFailure(run(env, acts.createTask, createInput('x', { delivery: 'at-least-once' })), FailureType.ServerError, false);
+    await expectFailure(run(env, acts.browserAICreateTask, createInput('x', { delivery: 'at-least-once' })), FailureType.ServerError, false);
   });
 
   test('a 429 on create is a retryable RateLimited with nextRetryDelay = Retry-After, and heartbeats not-sent', async () => {
     emu.inject({ method: 'POST', path: CREATE, status: 429, retryAfterSeconds: 3 });
     const { env, heartbeats } = mockEnv();
-    const failure = await expectFailure(run(env, acts.createTask, createInput()), FailureType.RateLimited, false);
+    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.RateLimited, false);
     assert.equal(failure.nextRetryDelay, 3000);
     assert.deepEqual(heartbeats, [{ phase: 'not-sent', attempt: 1 }]);
   });
@@ -162,7 +162,7 @@ describe('createTask delivers at most once', () => {
   test('attempt 2 after a not-sent heartbeat sends the request', async () => {
     const { env, heartbeats } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'not-sent', attempt: 1 } });
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.createTask, createInput());
+    const answer = await run(env, acts.browserAICreateTask, createInput());
     assert.ok(emu.task(answer.executionId));
     assert.equal(emu.count('POST', CREATE), creates + 1);
     assert.equal(heartbeats.at(-1).phase, 'delivered');
@@ -173,7 +173,7 @@ describe('createTask delivers at most once', () => {
   test('a not-sent record from an earlier attempt than the last one is ambiguous, not permission', async () => {
     const { env } = mockEnv({ attempt: 3, heartbeatDetails: { phase: 'not-sent', attempt: 1 } });
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.createTask, createInput('attempt 2 died mid-request')), FailureType.AmbiguousRequest, true);
+    await expectFailure(run(env, acts.browserAICreateTask, createInput('attempt 2 died mid-request')), FailureType.AmbiguousRequest, true);
     assert.equal(emu.count('POST', CREATE), creates, 'no second create');
   });
 });
@@ -185,7 +185,7 @@ describe('other non-idempotent calls', () => {
     const { env } = mockEnv({ attempt: 2 });
     const before = puts();
     await expectFailure(
-      run(env, acts.replaceInstructions, { executionId: id, instructions: [{ action: 'again' }], delivery: 'at-most-once' }),
+      run(env, acts.browserAIReplaceInstructions, { executionId: id, instructions: [{ action: 'again' }], delivery: 'at-most-once' }),
       FailureType.AmbiguousRequest,
       true,
     );
@@ -194,38 +194,38 @@ describe('other non-idempotent calls', () => {
 
   test('a createSavedTask retry that meets its own earlier create (409) returns it instead of failing', async () => {
     const request = { name: `retry ${Date.now()}`, instructions: [{ action: 'Check prices' }], type: 'natural_language' as const, project: 'p', geoLocation: { country: 'US' }, cron_settings: '' };
-    const first = await run(mockEnv().env, acts.createSavedTask, request);
-    const again = await run(mockEnv({ attempt: 2 }).env, acts.createSavedTask, request);
+    const first = await run(mockEnv().env, acts.browserAICreateSavedTask, request);
+    const again = await run(mockEnv({ attempt: 2 }).env, acts.browserAICreateSavedTask, request);
     assert.equal(again.taskId, first.taskId);
     // A different saved task under that name is a real conflict, whatever the attempt.
-    await expectFailure(run(mockEnv({ attempt: 2 }).env, acts.createSavedTask, { ...request, instructions: [{ action: 'Something else' }] }), FailureType.Conflict, true);
-    await expectFailure(run(mockEnv().env, acts.createSavedTask, request), FailureType.Conflict, true);
+    await expectFailure(run(mockEnv({ attempt: 2 }).env, acts.browserAICreateSavedTask, { ...request, instructions: [{ action: 'Something else' }] }), FailureType.Conflict, true);
+    await expectFailure(run(mockEnv().env, acts.browserAICreateSavedTask, request), FailureType.Conflict, true);
   });
 });
 
 describe('errors become typed activity failures', () => {
   test('400 -> non-retryable InvalidInput', async () => {
     const { env } = mockEnv();
-    const failure = await expectFailure(run(env, acts.createTask, createInput('x', { project: 'missing-project' })), FailureType.InvalidInput, true);
+    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput('x', { project: 'missing-project' })), FailureType.InvalidInput, true);
     assert.equal((failure.details?.[0] as { status: number }).status, 400);
   });
 
   test('401 -> non-retryable Unauthorized', async () => {
     const wrong = createActivities(new BrowserAIClient({ apiToken: 'not-the-token', baseUrl: emu.baseUrl }));
     const { env } = mockEnv();
-    await expectFailure(run(env, wrong.getTask, 'exec_whatever'), FailureType.Unauthorized, true);
+    await expectFailure(run(env, wrong.browserAIGetTask, 'exec_whatever'), FailureType.Unauthorized, true);
   });
 
   test('404 -> non-retryable TaskNotFound', async () => {
     const { env } = mockEnv();
-    await expectFailure(run(env, acts.getTask, 'exec_does_not_exist'), FailureType.TaskNotFound, true);
+    await expectFailure(run(env, acts.browserAIGetTask, 'exec_does_not_exist'), FailureType.TaskNotFound, true);
   });
 
   test('500 on getTask -> retryable ServerError', async () => {
     const id = await newTask('Open example.com');
     emu.inject({ method: 'GET', path: new RegExp(`^/tasks/${id}$`), status: 500 });
     const { env } = mockEnv();
-    await expectFailure(run(env, acts.getTask, id), FailureType.ServerError, false);
+    await expectFailure(run(env, acts.browserAIGetTask, id), FailureType.ServerError, false);
   });
 });
 
@@ -240,7 +240,7 @@ describe('pollTask', () => {
     let knownStatus = 'queued';
     for (;;) {
       const { env } = mockEnv();
-      const out = await run(env, acts.pollTask, pollInput(id, { knownStatus, ...extra }));
+      const out = await run(env, acts.browserAIPollTask, pollInput(id, { knownStatus, ...extra }));
       seen.push(out.snapshot.status);
       knownStatus = out.snapshot.status;
       if (out.snapshot.category === category) return { out, seen };
@@ -250,7 +250,7 @@ describe('pollTask', () => {
 
   test('returns at every status change (queued -> running -> finalized), with the results at the end', async () => {
     const { env: createEnv } = mockEnv();
-    const created = await run(createEnv, acts.createTask, createInput());
+    const created = await run(createEnv, acts.browserAICreateTask, createInput());
     const { out, seen } = await pollUntil(created.executionId, 'ended', { resultBytes: 64 * 1024 });
     assert.deepEqual(seen, ['running', 'finalized'], 'the workflow hears of running, not only of the end');
     assert.equal(out.changed, true);
@@ -266,7 +266,7 @@ describe('pollTask', () => {
     await waitForStatus(id, 'running');
     const { env, heartbeats } = mockEnv({ heartbeatTimeoutMs: 1_000 });
     const startedAt = Date.now();
-    const out = await run(env, acts.pollTask, pollInput(id, { initialIntervalMs: 50, maxIntervalMs: 50 }));
+    const out = await run(env, acts.browserAIPollTask, pollInput(id, { initialIntervalMs: 50, maxIntervalMs: 50 }));
     const tookMs = Date.now() - startedAt;
     assert.equal(out.snapshot.category, 'ended');
     assert.ok(out.polls >= 10, `polled ${out.polls} times`);
@@ -281,7 +281,7 @@ describe('pollTask', () => {
     const quick = await newTask('Quick one [duration=200ms]');
     await waitForStatus(quick, 'running');
     const short = mockEnv({ heartbeatTimeoutMs: 60_000 });
-    await run(short.env, acts.pollTask, pollInput(quick));
+    await run(short.env, acts.browserAIPollTask, pollInput(quick));
     assert.equal(short.heartbeats.length, 0);
   });
 
@@ -297,7 +297,7 @@ describe('pollTask', () => {
     const id = await newTask('Long one [duration=30s]');
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
-    const out = await run(env, acts.pollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 300 }));
+    const out = await run(env, acts.browserAIPollTask, pollInput(id, { maxIntervalMs: 100, maxSpanMs: 300 }));
     assert.equal(out.changed, false);
     assert.equal(out.snapshot.category, 'running');
     assert.ok(out.polls >= 2, `polled ${out.polls} times`);
@@ -311,7 +311,7 @@ describe('pollTask', () => {
       heartbeatDetails: { polls: 7, intervalMs: 50, spanStartedAt: Date.now() },
     });
     // The task is not ended, so the first poll already sees a change.
-    const out = await run(env, acts.pollTask, pollInput(id, { knownStatus: 'finalized' }));
+    const out = await run(env, acts.browserAIPollTask, pollInput(id, { knownStatus: 'finalized' }));
     assert.equal(out.changed, true);
     assert.equal(out.polls, 8);
   });
@@ -320,7 +320,7 @@ describe('pollTask', () => {
     const id = await newTask('Think hard [unknown-status] [duration=2s]');
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
-    const out = await run(env, acts.pollTask, pollInput(id, { knownStatus: 'thinking', maxIntervalMs: 100, maxSpanMs: 250 }));
+    const out = await run(env, acts.browserAIPollTask, pollInput(id, { knownStatus: 'thinking', maxIntervalMs: 100, maxSpanMs: 250 }));
     assert.deepEqual(out.unknownStatuses, ['thinking']);
     assert.equal(out.snapshot.status, 'thinking');
     assert.equal(out.snapshot.category, 'running', 'an unknown status counts as running');
@@ -332,7 +332,7 @@ describe('pollTask', () => {
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
     const gets = emu.count('GET', new RegExp(`^/tasks/${id}$`));
-    const running = run(env, acts.pollTask, pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }));
+    const running = run(env, acts.browserAIPollTask, pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }));
     // After its first poll, the activity sleeps for a minute.
     const deadline = Date.now() + 3000;
     while (emu.count('GET', new RegExp(`^/tasks/${id}$`)) === gets && Date.now() < deadline) await sleep(10);
@@ -346,12 +346,12 @@ describe('pollTask', () => {
     const learning = createActivities(new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }), durations);
     const runOnce = async () => {
       const { env: createEnv } = mockEnv();
-      const created = await run(createEnv, learning.createTask, createInput('Read the weather [duration=1500ms]'));
+      const created = await run(createEnv, learning.browserAICreateTask, createInput('Read the weather [duration=1500ms]'));
       const gets = () => emu.count('GET', new RegExp(`^/tasks/${created.executionId}$`));
       let knownStatus = created.status!;
       for (;;) {
         const { env } = mockEnv();
-        const out = await run(env, learning.pollTask, pollInput(created.executionId, {
+        const out = await run(env, learning.browserAIPollTask, pollInput(created.executionId, {
           knownStatus, kind: created.kind, phaseStartedAtMs: Date.now(), sleepFirst: true, initialIntervalMs: 50, maxIntervalMs: 1_000,
         }));
         knownStatus = out.snapshot.status;
@@ -375,7 +375,7 @@ describe('getResults', () => {
     await waitForStatus(id, 'finalized');
     const maxBytes = 64 * 1024;
     const { env } = mockEnv();
-    const out = await run(env, acts.getResults, { executionId: id, maxBytes });
+    const out = await run(env, acts.browserAIGetResults, { executionId: id, maxBytes });
     const keptBytes = Buffer.byteLength(JSON.stringify(out.results), 'utf8');
     assert.ok(keptBytes <= maxBytes, `kept ${keptBytes} bytes`);
     assert.ok(out.trimmed, 'a trimmed report');
@@ -393,7 +393,7 @@ describe('getResults', () => {
     await waitForStatus(id, 'finalized');
     const full = await new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }).getResults(id);
     const { env } = mockEnv();
-    const out = await run(env, acts.getResults, { executionId: id, maxBytes: 64 * 1024 });
+    const out = await run(env, acts.browserAIGetResults, { executionId: id, maxBytes: 64 * 1024 });
     assert.equal(out.trimmed, undefined);
     assert.ok(!('trimmed' in out));
     assert.deepEqual(out.results, full.results);

@@ -153,7 +153,7 @@ describe('browserTask', () => {
           signaled.input = null;
         }
         const scheduled = copy.activityTaskScheduledEventAttributes;
-        if (scheduled?.activityType?.name === 'pollTask') {
+        if (scheduled?.activityType?.name === 'browserAIPollTask') {
           const { codes, ...rest } = JSON.parse(Buffer.from(scheduled.input!.payloads![0]!.data!).toString('utf8')) as { codes?: string[] };
           if (codes?.includes(code) && !JSON.stringify(rest).includes(code)) {
             carriers.poll++;

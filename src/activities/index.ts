@@ -23,7 +23,8 @@ import type {
 export type * from './types';
 
 /**
- * The BrowserAI activities, bound to a client. Workers pass a real client; tests pass one
+ * The BrowserAI activities, bound to a client. Their names start with `browserAI` so they cannot
+ * collide with a team's own activities in a shared worker (`createTask` is a common name). Workers pass a real client; tests pass one
  * pointed at the emulator. Each activity is one API call (polling aside), so retry policies
  * can be chosen per call in the workflow. `durations` is what this worker learned of how long
  * tasks of each kind run (one per worker process, shared by its polls).
@@ -56,7 +57,7 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
   };
 
   return {
-    async createTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
+    async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
       const answer = await deliverOnce({
         what: 'Creating the BrowserAI task',
@@ -72,32 +73,32 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
       return { ...executionAnswer(answer), kind: taskKind(body) };
     },
 
-    async appendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
+    async browserAIAppendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       return sendInstructions('append', input);
     },
 
     // A replace restarts the run from the first instruction, so a repeat would run steps again.
-    async replaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
+    async browserAIReplaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       return sendInstructions('replace', input);
     },
 
-    async stopTask(input: StopTaskInput): Promise<StopTaskOutput> {
+    async browserAIStopTask(input: StopTaskInput): Promise<StopTaskOutput> {
       return stopTask(client, input);
     },
 
-    async getTask(executionId: string): Promise<TaskSnapshot> {
+    async browserAIGetTask(executionId: string): Promise<TaskSnapshot> {
       return snapshotOf(await call(() => client.getTask(executionId, { signal: signal() })));
     },
 
-    async getResults(input: GetResultsInput): Promise<TaskResultsSummary> {
+    async browserAIGetResults(input: GetResultsInput): Promise<TaskResultsSummary> {
       return call(() => readResults(client, input, input.maxBytes, signal()));
     },
 
-    async pollTask(input: PollTaskInput): Promise<PollTaskOutput> {
+    async browserAIPollTask(input: PollTaskInput): Promise<PollTaskOutput> {
       return pollUntilStatusChanges({ client, durations }, input);
     },
 
-    async createSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {
+    async browserAICreateSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {
       try {
         return await client.createSavedTask(input, { signal: signal() });
       } catch (err) {
@@ -110,11 +111,11 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
       }
     },
 
-    async getSavedTask(name: string): Promise<SavedTask> {
+    async browserAIGetSavedTask(name: string): Promise<SavedTask> {
       return call(() => client.getSavedTask(name, { signal: signal() }));
     },
 
-    async listSavedTasks(): Promise<SavedTask[]> {
+    async browserAIListSavedTasks(): Promise<SavedTask[]> {
       return call(() => client.listSavedTasks({ signal: signal() }));
     },
   };
@@ -141,3 +142,7 @@ function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecut
     scriptType: answer.scriptType,
   };
 }
+
+// `browserai-temporal/activities` also gives what the activities are built from.
+export { TaskDurations } from './task-durations';
+export { BrowserAIClient, BrowserAIError, type BrowserAIClientOptions } from '../browserai';

@@ -1,3 +1,15 @@
-// The worker bundles this module: workflows only, nothing that touches Node or the network.
+// `browserai-temporal/workflows`: the workflows, and what workflow code needs to talk to them.
+//
+// Workflow-safe: this module and everything it imports run inside the worker's workflow sandbox,
+// so they use no Node built-ins, no network, no clock or randomness but the workflow's own, and
+// import activities as types only. A team's workflows file can `export * from` it: every function
+// exported here is a workflow (so helpers are never exported from this module), everything else
+// is a definition (signals, updates, queries, failure types) or a type.
 export { browserTask } from './browser-task';
 export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList } from './saved-tasks';
+export * from './messages';
+export * from './search-attributes';
+export { FailureType, type FailureTypeName } from '../errors';
+export { DEFAULTS, type BrowserTaskInput, type BrowserTaskResult, type PollingOptions, type TaskActivityOptions } from './input';
+export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './saved-task-input';
+export type { BrowserAIActivities } from '../activities';

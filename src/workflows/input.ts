@@ -62,6 +62,46 @@ export interface BrowserTaskInput {
    * at least 1 s. A stop not delivered by then is reported as `stopConfirmed: false`.
    */
   stopRetryWindowMs?: number;
+  /** Where and how the task's BrowserAI activities run; see {@link TaskActivityOptions}. */
+  activityOptions?: TaskActivityOptions;
+  /**
+   * The workflow to signal (`browserTaskAwaitingInputSignal`) each time the task starts to await
+   * input. Default: the parent workflow when `browserTask` runs as a child, nobody otherwise.
+   * `false` signals nobody.
+   */
+  notifyWorkflowId?: string | false;
+}
+
+/**
+ * Where and how the task's BrowserAI activities run. Within bounds only: the retry limits that
+ * keep a code from being typed twice and a task from being left running are not offered.
+ */
+export interface TaskActivityOptions {
+  /**
+   * Task queue of the BrowserAI activities; default: the workflow's own. A dedicated activity
+   * queue lets a separate worker fleet make every BrowserAI request, under one server-side rate
+   * limit (`maxTaskQueueActivitiesPerSecond`, see the README).
+   */
+  taskQueue?: string;
+  /** Temporal task priority, 1 (first) to 5 (last); default the server's (3). */
+  priorityKey?: number;
+  /**
+   * Tasks with different keys share the activity queue's throughput fairly (when the server
+   * enables fairness); default: the BrowserAI project (cut to 64 bytes), so one project's burst
+   * cannot starve the others.
+   */
+  fairnessKey?: string;
+  /** The key's share relative to other keys, 0.001 to 1000; default 1. */
+  fairnessWeight?: number;
+  /** Retry pacing of every activity (not the attempt limits, which are part of the guarantees). */
+  retry?: {
+    /** First retry delay; 100 ms to 1 min. */
+    initialIntervalMs?: number;
+    /** Longest retry delay; 1 s to 10 min. */
+    maximumIntervalMs?: number;
+    /** Growth of the delay per attempt; 1 to 10. */
+    backoffCoefficient?: number;
+  };
 }
 
 /** Instructions waiting to be sent, in arrival order. `code` items are never shown in queries. */
@@ -120,7 +160,11 @@ const BOUNDS: Record<string, [number, number]> = {
   timeoutMs: [MS.second, 30 * 24 * MS.hour],
   awaitingInputTimeoutMs: [MS.second, 30 * 24 * MS.hour],
   stopRetryWindowMs: [MS.second, 7 * 24 * MS.hour],
+  'activityOptions.retry.initialIntervalMs': [100, MS.minute],
+  'activityOptions.retry.maximumIntervalMs': [MS.second, 10 * MS.minute],
 };
+/** Temporal's limits: fairness keys of at most 64 bytes, weights clamped to [0.001, 1000], priorities 1-5 by default. */
+const FAIRNESS_KEY_BYTES = 64;
 
 // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
 const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
@@ -192,7 +236,63 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
   if (input.maxResultBytes !== undefined && !(input.maxResultBytes >= 1024 && input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT)) {
     problems.push(`maxResultBytes must be between 1024 and ${MAX_RESULT_BYTES_LIMIT}`);
   }
+  if (input.notifyWorkflowId !== undefined && input.notifyWorkflowId !== false && !nonEmpty(input.notifyWorkflowId, 1000)) {
+    problems.push('notifyWorkflowId must be a workflow ID (a non-empty string) or false');
+  }
+  problems.push(...activityOptionProblems(input.activityOptions));
   return problems;
+}
+
+function nonEmpty(value: unknown, maxLength: number): boolean {
+  return typeof value === 'string' && value.trim() !== '' && value.length <= maxLength;
+}
+
+function activityOptionProblems(options: TaskActivityOptions | undefined): string[] {
+  if (options === undefined) return [];
+  if (options === null || typeof options !== 'object') return ['activityOptions must be an object'];
+  const problems: string[] = [];
+  const { taskQueue, priorityKey, fairnessKey, fairnessWeight, retry } = options;
+  if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000)) problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
+  if (priorityKey !== undefined && !(Number.isInteger(priorityKey) && priorityKey >= 1 && priorityKey <= 5)) {
+    problems.push(`activityOptions.priorityKey must be an integer from 1 to 5 (got ${JSON.stringify(priorityKey)})`);
+  }
+  if (fairnessKey !== undefined && !(typeof fairnessKey === 'string' && utf8Length(fairnessKey) <= FAIRNESS_KEY_BYTES)) {
+    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_BYTES} bytes`);
+  }
+  if (fairnessWeight !== undefined && !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)) {
+    problems.push(`activityOptions.fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`);
+  }
+  if (retry !== undefined) {
+    problems.push(...within(retry?.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'), ...within(retry?.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'));
+    const { backoffCoefficient } = retry ?? {};
+    if (backoffCoefficient !== undefined && !(typeof backoffCoefficient === 'number' && backoffCoefficient >= 1 && backoffCoefficient <= 10)) {
+      problems.push(`activityOptions.retry.backoffCoefficient must be a number from 1 to 10 (got ${JSON.stringify(backoffCoefficient)})`);
+    }
+    const extra = Object.keys(retry ?? {}).filter((key) => !['initialIntervalMs', 'maximumIntervalMs', 'backoffCoefficient'].includes(key));
+    if (extra.length > 0) problems.push(`activityOptions.retry takes initialIntervalMs, maximumIntervalMs and backoffCoefficient only (got ${extra.join(', ')}): attempt limits are part of what the workflow guarantees`);
+  }
+  return problems;
+}
+
+/** The activities' fairness key: the caller's, else the project's first 64 bytes. */
+export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>): string {
+  const chosen = input.activityOptions?.fairnessKey;
+  if (chosen !== undefined) return chosen;
+  let key = '';
+  for (const char of input.project) {
+    if (utf8Length(key + char) > FAIRNESS_KEY_BYTES) break;
+    key += char;
+  }
+  return key;
+}
+
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (const char of text) {
+    const point = char.codePointAt(0)!;
+    bytes += point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+  }
+  return bytes;
 }
 
 export function codeProblems(code: unknown): string[] {

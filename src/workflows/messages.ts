@@ -24,6 +24,13 @@ export const submitCodeSignal = defineSignal<[CodeMessage]>('submitCode');
 /** Ends an awaitable session: once its instructions are done, one stop, then the results. */
 export const completeSignal = defineSignal<[]>('complete');
 
+/**
+ * Answers with BrowserAI's executionId as soon as the task exists, or fails `TaskNotCreated`.
+ * Sent with the start (update-with-start: `BrowserTasks.start(input, { waitForExecutionId: true })`)
+ * by callers that store the executionId.
+ */
+export const executionIdUpdate = defineUpdate<string, []>('executionId');
+
 /** Like `appendInstructions`, but the caller gets BrowserAI's answer, or a rejection once the task has ended. */
 export const addInstructionsUpdate = defineUpdate<TaskExecutionAnswer, [InstructionsMessage]>('addInstructions');
 
@@ -44,3 +51,23 @@ export interface BrowserTaskState {
 }
 
 export const stateQuery = defineQuery<BrowserTaskState>('state');
+
+/**
+ * What `browserTask` signals (`browserTaskAwaitingInputSignal`) to its parent workflow, or to the
+ * workflow named by `notifyWorkflowId`, each time its task starts to await input. Answer with
+ * `submitCodeSignal`, `appendInstructionsSignal` or `completeSignal` to workflow `workflowId`.
+ * Carries no instruction, code or log line.
+ */
+export interface AwaitingInputNotice {
+  /** The `browserTask` workflow that awaits input. */
+  workflowId: string;
+  /** BrowserAI's ID of the task. */
+  executionId: string;
+  /** BrowserAI's status (`awaiting`, or the spelling BrowserAI used). */
+  status: string;
+  /** When the wait began (ISO 8601), and when it gives up with `AwaitingInputTimeout`. */
+  since: string;
+  timesOutAt: string;
+}
+
+export const browserTaskAwaitingInputSignal = defineSignal<[AwaitingInputNotice]>('browserTaskAwaitingInput');

@@ -17,7 +17,11 @@ import {
 
 // Saved-task calls run as workflows so the BrowserAI token stays on the workers: a service
 // that manages saved tasks needs a Temporal client, never BrowserAI credentials.
-const { createSavedTask, getSavedTask, listSavedTasks } = proxyActivities<BrowserAIActivities>({
+const {
+  browserAICreateSavedTask: createSavedTask,
+  browserAIGetSavedTask: getSavedTask,
+  browserAIListSavedTasks: listSavedTasks,
+} = proxyActivities<BrowserAIActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
 });

@@ -7,6 +7,7 @@ import {
   CancelledFailure,
   allHandlersFinished,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   setHandler,
@@ -20,13 +21,15 @@ import { DEFAULTS, codeInstruction, codeProblems, instructionProblems, resolvePo
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
+  browserTaskAwaitingInputSignal,
   completeSignal,
+  executionIdUpdate,
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
   type BrowserTaskState,
 } from '../messages';
-import { createTask, appendInstructions, replaceInstructions, getResults, pollTask, stopTask } from './activities';
+import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { Outbox, type SendOutcome } from './outbox';
 import { Publisher } from './publisher';
@@ -71,6 +74,7 @@ export class TaskSession {
   readonly startedAtMs: number;
   readonly outbox: Outbox;
   readonly #publisher: Publisher;
+  readonly #activities: SessionActivities;
 
   executionId: string | null;
   createdAtMs: number | null;
@@ -101,6 +105,8 @@ export class TaskSession {
   #phaseStartedAtMs: number | null;
   /** The results the poll read when it saw the task end. */
   #resultsAtEnd: TaskResultsSummary | null = null;
+  /** Why there is no task, once the create has failed (answers the executionId update). */
+  #notCreated: ApplicationFailure | null = null;
 
   constructor(
     readonly input: BrowserTaskInput,
@@ -114,6 +120,7 @@ export class TaskSession {
     this.startedAtMs = carried?.startedAtMs ?? Date.now();
     this.outbox = new Outbox(carried?.pending);
     this.#publisher = new Publisher(input.project);
+    this.#activities = sessionActivities(input);
     this.executionId = carried?.executionId ?? null;
     this.createdAtMs = carried?.createdAtMs ?? null;
     this.status = carried?.status ?? 'starting';
@@ -186,6 +193,11 @@ export class TaskSession {
       },
     });
     setHandler(stateQuery, () => this.view());
+    setHandler(executionIdUpdate, async () => {
+      await condition(() => this.executionId !== null || this.#notCreated !== null);
+      if (this.executionId === null) throw this.#notCreated!;
+      return this.executionId;
+    });
   }
 
   #acceptSignal(signal: string, item: OutgoingInstructions): void {
@@ -225,6 +237,7 @@ export class TaskSession {
     if (this.executionId) return;
     // A cancel that arrived with the start (before the first workflow task) creates nothing.
     if (CancellationScope.current().consideredCancelled) {
+      this.#notCreated = ApplicationFailure.nonRetryable('The workflow was cancelled before its task was created.', FailureType.TaskNotCreated);
       throw new CancelledFailure('The workflow was cancelled before its task was created; nothing was sent to BrowserAI.');
     }
     const { input } = this;
@@ -233,7 +246,7 @@ export class TaskSession {
       // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
       // ID, and so can stop the task that the create may have started.
       created = await CancellationScope.nonCancellable(() =>
-        createTask.executeWithOptions({ summary: `Create ${input.type} task in project ${input.project}` }, [
+        this.#activities.createTask.executeWithOptions({ summary: `Create ${input.type} task in project ${input.project}` }, [
           {
             instructions: input.instructions as Instruction[],
             type: input.type,
@@ -249,6 +262,7 @@ export class TaskSession {
       // A malformed answer that named its task: the task exists, so the ending can stop it.
       const named = createdDespiteFailure(err);
       if (named) this.#recordCreated(named);
+      else this.#notCreated = ApplicationFailure.nonRetryable(`The BrowserAI task was not created: ${rootFailure(err).message}`, FailureType.TaskNotCreated);
       throw err;
     }
     this.#recordCreated(created.executionId);
@@ -272,8 +286,8 @@ export class TaskSession {
         const what = item.code ? 'Send one-time code' : item.kind === 'replace' ? 'Replace instructions' : 'Append instructions';
         const request = { executionId, instructions: item.instructions, awaitable: this.input.awaitable, delivery: this.delivery };
         return item.kind === 'replace'
-          ? replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
-          : appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
+          ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
+          : this.#activities.appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
       },
       (item, outcome) => this.#onSent(item, outcome),
       () => (this.ended ? this.taskEnded() : null),
@@ -320,7 +334,10 @@ export class TaskSession {
 
   /** Waits for input (a code, instructions, `complete`) while the task awaits it. */
   async waitForInput(): Promise<void> {
-    this.#awaitingSinceMs ??= Date.now();
+    if (this.#awaitingSinceMs === undefined) {
+      this.#awaitingSinceMs = Date.now();
+      await this.#notifyAwaitingInput();
+    }
     const settledBefore = this.outbox.settled;
     const completeReady = () => this.#completeRequested && this.outbox.idle;
     if (completeReady()) return this.stop('complete signal');
@@ -346,6 +363,29 @@ export class TaskSession {
     );
   }
 
+  /**
+   * Tells the parent workflow (or `notifyWorkflowId`) that the task now awaits input, once per
+   * wait, so it learns without polling. A workflow that is gone changes nothing here.
+   */
+  async #notifyAwaitingInput(): Promise<void> {
+    const { notifyWorkflowId } = this.input;
+    const target = notifyWorkflowId === false ? undefined : (notifyWorkflowId ?? workflowInfo().parent?.workflowId);
+    if (!target) return;
+    const since = this.#awaitingSinceMs!;
+    try {
+      await getExternalWorkflowHandle(target).signal(browserTaskAwaitingInputSignal, {
+        workflowId: workflowInfo().workflowId,
+        executionId: this.executionId!,
+        status: this.status,
+        since: new Date(since).toISOString(),
+        timesOutAt: new Date(Math.min(since + this.awaitingInputTimeoutMs, this.deadlineMs)).toISOString(),
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('Could not tell the waiting workflow that the task awaits input', { workflowId: target, failure: rootFailure(err).message });
+    }
+  }
+
   async #poll(lookOnce: boolean): Promise<void> {
     const executionId = this.executionId!;
     const spanMs = lookOnce ? 1 : Math.max(1, Math.min(this.polling.maxSpanMs, this.#untilDeadline()));
@@ -354,7 +394,7 @@ export class TaskSession {
     let out: PollTaskOutput;
     this.#pollScope = new CancellationScope();
     try {
-      out = await this.#pollScope.run(() => pollTask.executeWithOptions(
+      out = await this.#pollScope.run(() => this.#activities.pollTask.executeWithOptions(
         {
           summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it is no longer "${this.status}"`,
           heartbeatTimeout: this.polling.heartbeatTimeoutMs,
@@ -445,7 +485,7 @@ export class TaskSession {
     log.info('Stopping the BrowserAI task', { executionId, reason });
     try {
       const stopped = await CancellationScope.nonCancellable(() =>
-        stopTask.executeWithOptions({ summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs }, [
+        this.#activities.stopTask.executeWithOptions({ summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs }, [
           { executionId, notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS },
         ]),
       );
@@ -478,7 +518,7 @@ export class TaskSession {
     const summary =
       this.#resultsAtEnd && !this.stopSent
         ? this.#resultsAtEnd
-        : await getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes, ...this.#codesToMask }]);
+        : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes, ...this.#codesToMask }]);
     this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;

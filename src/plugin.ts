@@ -1,0 +1,59 @@
+// BrowserAIPlugin: everything a team's own worker (or client) needs to run BrowserAI tasks, in
+// one `plugins: [...]` entry. On a worker it registers the BrowserAI activities (named
+// `browserAI*`, so they cannot collide with the team's own) bound to their client, and our
+// workflows when the worker has none of its own; with a payload codec it encrypts on workers and
+// clients alike. The team's workflows file can re-export ours (`browserai-temporal/workflows`).
+import type { PayloadCodec } from '@temporalio/common';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { TaskDurations } from './activities/task-durations';
+import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
+
+export interface BrowserAIPluginOptions {
+  /**
+   * The BrowserAI client the activities call, or the options to build one (`apiToken` at least).
+   * Needed on a worker; a plugin given to a Client (for the codec) needs none.
+   */
+  browserAI?: BrowserAIClient | BrowserAIClientOptions;
+  /**
+   * Encrypts every payload (inputs, instructions, codes, results) in workflow history. Give the same
+   * codec to the workers' and the clients' plugin; see `payloadCodecFromEnv` in
+   * `browserai-temporal/codec`. Default: none. Added after any codec the worker already has.
+   */
+  payloadCodec?: PayloadCodec;
+  /**
+   * What the worker has learned of how long tasks of each kind run, which makes its polls cheap.
+   * Default: a new one per plugin, so per worker process. Share one to share the learning.
+   */
+  durations?: TaskDurations;
+}
+
+export class BrowserAIPlugin extends SimplePlugin {
+  constructor(options: BrowserAIPluginOptions = {}) {
+    const { payloadCodec } = options;
+    const durations = options.durations ?? new TaskDurations();
+    super({
+      name: 'browserai-temporal',
+      // Built when a worker is configured, so a Client's plugin needs no BrowserAI token.
+      activities: (existing) => ({ ...existing, ...createActivities(browserAIClient(options.browserAI), durations) }),
+      ...(payloadCodec ? { dataConverter: (existing) => ({ ...existing, payloadCodecs: [...(existing?.payloadCodecs ?? []), payloadCodec] }) } : {}),
+    });
+  }
+
+  /** A worker with no workflows of its own runs ours: `browserTask`, `runSavedTask` and the saved-task calls. */
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = super.configureWorker(options);
+    if (configured.workflowsPath || configured.workflowBundle) return configured;
+    return { ...configured, workflowsPath: require.resolve('./workflows') };
+  }
+}
+
+function browserAIClient(given: BrowserAIPluginOptions['browserAI']): BrowserAIClient {
+  if (given instanceof BrowserAIClient) return given;
+  if (given?.apiToken) return new BrowserAIClient(given);
+  throw new TypeError(
+    'BrowserAIPlugin on a worker needs `browserAI`: a BrowserAIClient, or options with your BrowserAI `apiToken` ' +
+      '(e.g. `new BrowserAIPlugin({ browserAI: { apiToken: process.env.BROWSERAI_API_TOKEN! } })`).',
+  );
+}
