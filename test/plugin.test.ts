@@ -1,0 +1,140 @@
+// BrowserAIPlugin in a team's own worker: its own workflows beside ours, browserTask as a child
+// that signals its parent when it awaits a code, activities called directly, and activities
+// placed on a task queue of the caller's choosing with a priority and a fairness key.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { createActivities } from '../src/activities';
+import { BrowserTasks } from '../src/client/tasks';
+import { BrowserAIPlugin } from '../src/plugin';
+import { InvalidInputError, taskInputProblems } from '../src/workflows/input';
+import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
+
+const noop = () => undefined;
+const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+describe('BrowserAIPlugin in a worker of your own', () => {
+  let stack: Stack;
+  let teamQueue: string;
+  let teamWorker: Worker;
+  let running: Promise<void>;
+
+  before(async () => {
+    stack = await startStack();
+    teamQueue = `team-${randomUUID()}`;
+    teamWorker = await Worker.create({
+      connection: stack.env.nativeConnection,
+      taskQueue: teamQueue,
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows/parent-workflows'), logger: quiet }),
+      plugins: [new BrowserAIPlugin({ browserAI: stack.browserai })],
+    });
+    running = teamWorker.run();
+  });
+  after(async () => {
+    teamWorker?.shutdown();
+    await running?.catch(noop);
+    await stack?.stop();
+  });
+
+  test('a parent is signalled when its child task awaits a code, passes the code on, and calls an activity directly', async () => {
+    const workflowId = `login-${randomUUID()}`;
+    const handle = await stack.env.client.workflow.start('loginParent', {
+      taskQueue: teamQueue,
+      workflowId,
+      args: [taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] })],
+    });
+    // The parent is told once; the test, as the user, answers only then.
+    const child = stack.env.client.workflow.getHandle(`${workflowId}-task`);
+    await eventually('the child awaits input', async () => (await child.query('state').catch(() => null) as { awaitingInput?: boolean } | null)?.awaitingInput);
+    await handle.signal('codeFromUser', '482913');
+    const result = (await handle.result()) as { notices: Array<Record<string, string>>; status: string; lookedUp: string };
+
+    assert.equal(result.notices.length, 1, 'one notice per wait');
+    const [notice] = result.notices;
+    assert.equal(notice!.workflowId, `${workflowId}-task`);
+    assert.match(notice!.executionId!, /^[0-9a-f]{24}$|^exec_/);
+    assert.ok(Date.parse(notice!.timesOutAt!) > Date.parse(notice!.since!), 'the notice says until when the task waits');
+    assert.equal(result.status, result.lookedUp, 'the direct browserAIGetTask call saw the status the child ended with');
+    assert.equal(stack.emulator.task(notice!.executionId!)?.codesReceived.filter((c) => c === '482913').length, 1, 'the code was typed once');
+
+    // Every activity ran under its prefixed name: a team's own `createTask` cannot collide.
+    const types = new Set<string>();
+    for (const id of [workflowId, `${workflowId}-task`]) {
+      const history = await stack.env.client.workflow.getHandle(id).fetchHistory();
+      for (const e of history.events ?? []) if (e.activityTaskScheduledEventAttributes) types.add(e.activityTaskScheduledEventAttributes.activityType!.name!);
+    }
+    assert.ok([...types].every((t) => t.startsWith('browserAI')), [...types].join(', '));
+  });
+
+  test('notifyWorkflowId names another workflow to signal; false signals nobody', async () => {
+    const listenerId = `listener-${randomUUID()}`;
+    const listener = await stack.env.client.workflow.start('noticeListener', { taskQueue: teamQueue, workflowId: listenerId });
+    const task = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: listenerId }));
+    const notice = (await listener.result()) as { workflowId: string; status: string };
+    assert.equal(notice.workflowId, task.workflowId);
+    assert.equal(notice.status.toLowerCase(), 'awaiting');
+    await stack.tasks.submitCode(task.workflowId, '135790');
+    await task.result();
+
+    const quietTask = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: false }));
+    await eventually('awaiting input', async () => (await stack.tasks.state(quietTask.workflowId)).awaitingInput);
+    await stack.tasks.submitCode(quietTask.workflowId, '246801');
+    await quietTask.result();
+    const history = await quietTask.fetchHistory();
+    assert.ok(!history.events?.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes), 'no signal was sent');
+  });
+
+  test('activityOptions put every activity on the chosen task queue, with the priority and the project as fairness key', async () => {
+    // A fleet of its own makes the BrowserAI requests: activities only, on a queue of its own.
+    const activityQueue = `activities-${randomUUID()}`;
+    const activityWorker = await Worker.create({
+      connection: stack.env.nativeConnection,
+      taskQueue: activityQueue,
+      identity: 'activity-fleet',
+      activities: createActivities(stack.browserai),
+    });
+    const activityRunning = activityWorker.run();
+    try {
+      const handle = await stack.tasks.start(taskInput({ project: 'billing', activityOptions: { taskQueue: activityQueue, priorityKey: 2 } }));
+      await handle.result();
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
+      const started = events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes] : []));
+      assert.ok(scheduled.length >= 2);
+      for (const s of scheduled) {
+        assert.equal(s.taskQueue?.name, activityQueue);
+        assert.equal(s.priority?.priorityKey, 2);
+        assert.equal(s.priority?.fairnessKey, 'billing');
+      }
+      assert.ok(started.every((s) => s.identity === 'activity-fleet'), 'the activity fleet ran them all');
+    } finally {
+      activityWorker.shutdown();
+      await activityRunning.catch(noop);
+    }
+  });
+});
+
+describe('activityOptions are checked before anything is sent', () => {
+  test('every out-of-bounds option is named', () => {
+    const problems = taskInputProblems(
+      taskInput({
+        activityOptions: {
+          taskQueue: '',
+          priorityKey: 9,
+          fairnessKey: 'x'.repeat(65),
+          fairnessWeight: 0,
+          retry: { initialIntervalMs: 10, maximumIntervalMs: 3_600_000, backoffCoefficient: 50, maximumAttempts: 1 } as never,
+        },
+      }),
+    );
+    for (const field of ['taskQueue', 'priorityKey', 'fairnessKey', 'fairnessWeight', 'retry.initialIntervalMs', 'retry.maximumIntervalMs', 'retry.backoffCoefficient', 'maximumAttempts']) {
+      assert.ok(problems.some((p) => p.includes(field)), `${field}: ${problems.join(' | ')}`);
+    }
+  });
+
+  test('the starter refuses them with InvalidInputError', async () => {
+    const tasks = new BrowserTasks(undefined as never, 'unused');
+    await assert.rejects(tasks.start(taskInput({ activityOptions: { priorityKey: 0 } })), InvalidInputError);
+  });
+});
