@@ -1,5 +1,5 @@
-// Pure functions for saved-task schedules: cron validation, time zone validation and the
-// deterministic schedule ID.
+// Saved-task schedules: cron validation (croner plus the limits of Temporal's cron dialect),
+// time zone validation and the deterministic schedule ID.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,13 +21,19 @@ describe('cronProblems', () => {
     '@monthly',
     '@weekly',
     '@midnight',
-    '@DAILY',
     '0 9 * * mon-fri',
     '5/10 * * * *',
     '0-30/5 0-23/2 1-31/3 1-12/6 0-7/1',
     '  0   12 * * *  ',
     '59 23 31 12 6',
     '0 0 * jan-dec sun-sat',
+    // N/S runs from N to the field's maximum, as Temporal reads it; names take steps too.
+    '0 0 * * SUN/2',
+    '0 0 * JAN/2 *',
+    '0 0 * * MON-7',
+    // Rare but real dates: Temporal and croner both require day-of-month AND day-of-week.
+    '0 0 29 2 *',
+    '0 0 13 * FRI',
   ];
   for (const expression of valid) {
     test(`accepts ${JSON.stringify(expression)}`, () => {
@@ -40,11 +46,14 @@ describe('cronProblems', () => {
     ['* * *', 'has 3 fields, but it must have exactly 5'],
     ['0 0 0 * *', 'cron field "day-of-month" has 0, but it must be 1-31'],
     ['5-1 * * * *', 'cron field "minute" has range "5-1", but a range must be ascending'],
-    ['*/0 * * * *', 'cron field "minute" has step 0 in "*/0", but a step must be a whole number of at least 1'],
+    ['*/0 * * * *', 'cron field "minute" has step 0 in "*/0", but a step must be a whole number from 1 to 60'],
+    ['*/61 * * * *', 'has step 61 in "*/61", but a step must be a whole number from 1 to 60'],
     ['0 0 * * FOO', 'cron field "day-of-week" has "FOO", but it must be 0-7 (0 and 7 are Sunday) or SUN-SAT'],
     ['@every 5m', 'uses @every, which is not supported'],
     ['0 0 0 * * * *', 'has 7 fields, but only 5 fields'],
     ['0 0 * * * *', 'has 6 fields, but only 5 fields'],
+    // Croner would read this as 09:00 daily; Temporal as midnight on the 9th. Neither is safe.
+    ['0 0 9 * * *', 'seconds and years fields are not'],
     ['', 'cron expression is empty'],
     ['   ', 'cron expression is empty'],
     [42, 'cron expression must be a string'],
@@ -52,18 +61,36 @@ describe('cronProblems', () => {
     [null, 'but it is null'],
     ['@reboot', '"@reboot" is not supported'],
     ['@fortnightly', 'is not a supported shorthand'],
+    // Temporal matches shorthands exactly and refuses "@DAILY".
+    ['@DAILY', 'cron expression "@DAILY" must be written in lower case, as "@daily"'],
     ['0 25 * * *', 'cron field "hour" has 25, but it must be 0-23'],
     ['0 0 * 13 *', 'cron field "month" has 13, but it must be 1-12 or JAN-DEC'],
     ['0 0 * * 8', 'cron field "day-of-week" has 8'],
     ['0 0 * FOO *', 'cron field "month" has "FOO", but it must be 1-12 or JAN-DEC'],
+    ['0 0 * janu *', 'cron field "month" has "janu", but each entry must be *, N, N-M'],
+    ['5-70 * * * *', 'cron field "minute" has "5-70", but its values must be 0-59'],
+    ['70/5 * * * *', 'cron field "minute" has "70/5", but its values must be 0-59'],
     ['MON * * * *', 'cron field "minute" has "MON", but it must be 0-59'],
     ['1,,2 * * * *', 'cron field "minute" has an empty entry'],
-    ['*/x * * * *', 'has step "x"'],
-    ['1/2/3 * * * *', 'at most one "/"'],
+    ['*/x * * * *', 'cron field "minute" has "*/x", but each entry must be *, N, N-M, */S, N/S or N-M/S with N and M in 0-59'],
+    ['1/2/3 * * * *', 'has "1/2/3", but each entry must be'],
+    ['/5 * * * *', 'has "/5", but each entry must be'],
+    // Croner's AND marker; Temporal would read it as plain 5.
+    ['0 0 * * +5', 'has "+5", but each entry must be'],
+    // Croner accepts these Quartz extensions; Temporal refuses them, or reads 5#3 as every Friday.
     ['0 0 L * *', '?, L, W and # are not supported'],
+    ['0 0 1W * *', '?, L, W and # are not supported'],
+    ['0 0 ? * *', '?, L, W and # are not supported'],
+    ['0 0 * * 5L', '?, L, W and # are not supported'],
     ['0 0 * * 5#3', '?, L, W and # are not supported'],
     ['0 0 * * FRI-MON', 'use a comma list for ranges that wrap around'],
+    ['0 0 * DEC-JAN *', 'cron field "month" has range "DEC-JAN", but a range must be ascending'],
+    // Croner reads a closing SUN as 7, Temporal as 0.
+    ['0 0 * * MON-SUN', 'a range cannot end on SUN, which is 0; end it on 7 instead, as in "MON-7"'],
+    ['0 0 30 2 *', 'matches no date, so the schedule would never run'],
+    ['0 0 31 2 MON', 'matches no date'],
     ['CRON_TZ=Europe/Berlin 0 9 * * *', "set the schedule's timezone instead"],
+    ['TZ=UTC @daily', "set the schedule's timezone instead"],
   ];
   for (const [expression, fragment] of invalid) {
     test(`rejects ${JSON.stringify(expression) ?? String(expression)} with "${fragment}"`, () => {
@@ -127,17 +154,16 @@ describe('scheduleIdFor', () => {
   });
 
   test('pins the hash, so IDs stay stable across releases', () => {
-    // FNV-1a 32-bit of "" is the offset basis; of "a" it is the published test vector.
-    assert.equal(scheduleIdFor(''), 'browserai-saved-811c9dc5');
-    assert.equal(scheduleIdFor('a'), 'browserai-saved-a-e40c292c');
+    // The first 8 hex digits of SHA-256 over the UTF-8 name (vectors from Python's hashlib).
+    assert.equal(scheduleIdFor(''), 'browserai-saved-e3b0c442');
+    assert.equal(scheduleIdFor('a'), 'browserai-saved-a-ca978112');
+    assert.equal(scheduleIdFor('Daily Report'), 'browserai-saved-daily-report-a64593f0');
+    assert.equal(scheduleIdFor('日本 レポート 🚀 café'), 'browserai-saved-caf-4ab822c6');
   });
 
-  test('matches a TextEncoder-based FNV-1a on non-ASCII input', () => {
-    const name = '日本 レポート 🚀 café';
-    let hash = 0x811c9dc5;
-    for (const byte of new TextEncoder().encode(name)) hash = Math.imul(hash ^ byte, 0x01000193);
-    const expected = (hash >>> 0).toString(16).padStart(8, '0');
-    assert.ok(scheduleIdFor(name).endsWith(`-${expected}`));
+  test('hashes the exact name, without Unicode normalisation', () => {
+    assert.equal(scheduleIdFor('caf\u00e9'), 'browserai-saved-caf-850f7dc4');
+    assert.equal(scheduleIdFor('cafe\u0301'), 'browserai-saved-cafe-81ef060b');
   });
 
   test('differs by case even though the slug is the same', () => {

@@ -1,54 +1,42 @@
 // Validation of saved-task schedules before they reach Temporal, and the schedule ID we
-// derive for them.
+// derive for them. Client-side only: node:crypto and croner would not load in the
+// workflow sandbox, so workflow code must not import this module.
 //
-// Temporal's own cron parser accepts more than we want to promise (seconds and years
-// fields, `@every`, `L`/`W`/`#`, `CRON_TZ=` prefixes) and reports problems late, as a gRPC
-// error from CreateSchedule with a terse message. Checking here lets us reject a bad
-// expression where the user typed it, with a message that says what to write instead,
-// and keeps the accepted language small enough to document and to test.
-//
-// This module must stay pure and import nothing: it is shared with workflow code, and the
-// Temporal workflow sandbox neither has Node built-ins nor tolerates non-determinism.
+// The Temporal server parses `spec.cronExpressions` itself, in a dialect that differs from
+// croner's, and reports problems late and tersely. We accept the subset both read the same
+// way (checked against Temporal Server 1.32 and its calendar.go), so croner can check values,
+// ranges and steps and find the next run:
+// - Exactly 5 fields. Temporal reads a 6th field as the year and 7 fields as second..year,
+//   while croner reads 6 fields as second-first: "0 0 9 * * *" would run at midnight on the
+//   9th, not at 09:00. So no seconds and no years.
+// - @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly in lower case, as
+//   Temporal matches them exactly (it refuses "@DAILY"). Not @every: Temporal makes it an
+//   interval spec with its own phase rules. Not @reboot, CRON_TZ= or TZ=: the schedule's
+//   timezone field is the one place for the zone.
+// - Entries *, N, N-M, each with an optional /S, and names JAN-DEC and SUN-SAT. Not ?, L, W
+//   or # (Temporal refuses them, or reads "5#3" as every Friday), not ranges that wrap or end
+//   on SUN (croner reads that SUN as 7, Temporal as 0).
+// - Temporal runs a day only when day-of-month and day-of-week both match, so croner is told
+//   to do the same (domAndDow), and an expression that matches no date at all is refused.
+import { createHash } from 'node:crypto';
+import { Cron } from 'croner';
 
-interface CronField {
-  readonly name: string;
-  readonly min: number;
-  readonly max: number;
-  // Index 0 is the name for `min`; names only exist for month and day-of-week.
-  readonly names?: readonly string[];
-  // Shown in messages instead of min-max when the field allows more than plain numbers.
-  readonly allowed: string;
-}
+const FIELDS = [
+  { name: 'minute', max: 59, size: 60, allowed: '0-59' },
+  { name: 'hour', max: 23, size: 24, allowed: '0-23' },
+  { name: 'day-of-month', max: 31, size: 31, allowed: '1-31' },
+  { name: 'month', max: 12, size: 12, allowed: '1-12 or JAN-DEC' },
+  { name: 'day-of-week', max: 7, size: 7, allowed: '0-7 (0 and 7 are Sunday) or SUN-SAT' },
+] as const;
+type Field = (typeof FIELDS)[number];
 
-const CRON_FIELDS: readonly CronField[] = [
-  { name: 'minute', min: 0, max: 59, allowed: '0-59' },
-  { name: 'hour', min: 0, max: 23, allowed: '0-23' },
-  { name: 'day-of-month', min: 1, max: 31, allowed: '1-31' },
-  {
-    name: 'month',
-    min: 1,
-    max: 12,
-    names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
-    allowed: '1-12 or JAN-DEC',
-  },
-  {
-    name: 'day-of-week',
-    // 7 is Sunday as well, because both conventions are common and Temporal accepts both.
-    min: 0,
-    max: 7,
-    names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'],
-    allowed: '0-7 (0 and 7 are Sunday) or SUN-SAT',
-  },
-];
-
-const FIELD_LIST = CRON_FIELDS.map((f) => f.name).join(' ');
-
-// The shorthands Temporal documents for cronExpressions, all of which mean a fixed
-// calendar time, so they behave like an equivalent 5-field expression.
-const PREDEFINED = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
-const PREDEFINED_LIST = [...PREDEFINED].join(', ');
-
+const CRONER = { mode: '5-part', domAndDow: true } as const;
+const FIELD_LIST = FIELDS.map((f) => f.name).join(' ');
+const PREDEFINED = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
+const PREDEFINED_LIST = PREDEFINED.join(', ');
 const EXAMPLE = '"0 9 * * MON-FRI"';
+// One comma-separated entry: `*` or a value or range (numbers or 3-letter names), then `/S`.
+const ENTRY = /^(?:\*|([0-9]+|[a-z]{3})(?:-([0-9]+|[a-z]{3}))?)(?:\/([0-9]+))?$/i;
 
 /**
  * Problems with a cron expression as we accept it for a Temporal Schedule's
@@ -59,119 +47,76 @@ export function cronProblems(expression: unknown): string[] {
     return [`cron expression must be a string such as ${EXAMPLE}, but it is ${describeType(expression)}`];
   }
   const trimmed = expression.trim();
+  const quoted = JSON.stringify(trimmed);
   if (trimmed === '') {
     return [`cron expression is empty; it must have 5 fields (${FIELD_LIST}) such as ${EXAMPLE}, or be one of ${PREDEFINED_LIST}`];
   }
-
-  if (trimmed.startsWith('@')) return predefinedProblems(trimmed);
-
-  // Temporal would honour these prefixes, but then the zone lives in two places and the
-  // schedule's timezone field silently loses; one place is easier to reason about.
-  if (/^(CRON_TZ|TZ)=/i.test(trimmed)) {
-    return [`cron expression ${JSON.stringify(trimmed)} starts with a time zone prefix; set the schedule's timezone instead and leave the expression with 5 fields (${FIELD_LIST})`];
+  if (trimmed.startsWith('@')) {
+    if (PREDEFINED.includes(trimmed)) return [];
+    if (PREDEFINED.includes(trimmed.toLowerCase())) {
+      return [`cron expression ${quoted} must be written in lower case, as ${JSON.stringify(trimmed.toLowerCase())}, because Temporal matches shorthands exactly`];
+    }
+    if (/^@every\b/i.test(trimmed)) {
+      return [`cron expression ${quoted} uses @every, which is not supported; write a 5-field expression such as "*/5 * * * *" or use one of ${PREDEFINED_LIST}`];
+    }
+    if (trimmed === '@reboot') {
+      return [`cron expression "@reboot" is not supported because Temporal schedules have no reboot event; use a 5-field expression or one of ${PREDEFINED_LIST}`];
+    }
+    return [`cron expression ${quoted} is not a supported shorthand; use one of ${PREDEFINED_LIST} or a 5-field expression such as ${EXAMPLE}`];
   }
-
+  if (/^(CRON_TZ|TZ)=/i.test(trimmed)) {
+    return [`cron expression ${quoted} starts with a time zone prefix; set the schedule's timezone instead and leave the expression with 5 fields (${FIELD_LIST})`];
+  }
   const parts = trimmed.split(/\s+/);
   if (parts.length === 6 || parts.length === 7) {
-    return [`cron expression ${JSON.stringify(trimmed)} has ${parts.length} fields, but only 5 fields (${FIELD_LIST}) are supported; seconds and years fields are not`];
+    return [`cron expression ${quoted} has ${parts.length} fields, but only 5 fields (${FIELD_LIST}) are supported; seconds and years fields are not`];
   }
   if (parts.length !== 5) {
-    return [`cron expression ${JSON.stringify(trimmed)} has ${parts.length} field${parts.length === 1 ? '' : 's'}, but it must have exactly 5 (${FIELD_LIST}), such as ${EXAMPLE}`];
+    return [`cron expression ${quoted} has ${parts.length} field${parts.length === 1 ? '' : 's'}, but it must have exactly 5 (${FIELD_LIST}), such as ${EXAMPLE}`];
   }
 
-  const problems: string[] = [];
-  parts.forEach((part, i) => problems.push(...fieldProblems(CRON_FIELDS[i]!, part)));
-  return problems;
+  const problems = parts.flatMap((part, i) => part.split(',').flatMap((entry) => entryProblems(i, entry)));
+  if (problems.length > 0) return problems;
+  const normalized = parts.map((part, i) => part.split(',').map((entry) => forCroner(FIELDS[i]!, entry)).join(',')).join(' ');
+  if (new Cron(normalized, CRONER).nextRun() === null) {
+    return [`cron expression ${quoted} matches no date, so the schedule would never run; check that the day-of-month exists in the month (and falls on the day-of-week, as Temporal requires both)`];
+  }
+  return [];
 }
 
-function predefinedProblems(expression: string): string[] {
-  const lower = expression.toLowerCase();
-  if (PREDEFINED.has(lower)) return [];
-  if (lower.startsWith('@every')) {
-    // Intervals are a different kind of spec in Temporal (spec.intervals), with their own
-    // phase semantics; accepting them here would hide that difference.
-    return [`cron expression ${JSON.stringify(expression)} uses @every, which is not supported; write a 5-field expression such as "*/5 * * * *" or use one of ${PREDEFINED_LIST}`];
+function entryProblems(index: number, entry: string): string[] {
+  const field = FIELDS[index]!;
+  const grammar = `each entry must be *, N, N-M, */S, N/S or N-M/S with N and M in ${field.allowed}`;
+  const has = `cron field "${field.name}" has ${show(entry)}`;
+  const shape = ENTRY.exec(entry);
+  if (shape === null) {
+    if (entry === '') return [`cron field "${field.name}" has an empty entry in a comma list, but ${grammar}`];
+    if (/[?#]|[LW]$/i.test(entry)) return [`${has}, but ?, L, W and # are not supported; ${grammar}`];
+    return [`${has}, but ${grammar}`];
   }
-  if (lower === '@reboot') {
-    // A schedule has no notion of a machine booting, so there is nothing it could mean.
-    return [`cron expression "@reboot" is not supported because Temporal schedules have no reboot event; use a 5-field expression or one of ${PREDEFINED_LIST}`];
+  const [, start, end, step] = shape;
+  const wraps = `cron field "${field.name}" has range ${show(entry)}, but a range must be ascending (N-M with N <= M); use a comma list for ranges that wrap around`;
+  if (field.name === 'day-of-week' && end?.toUpperCase() === 'SUN') {
+    return [`cron field "day-of-week" has range ${show(entry)}, but a range cannot end on SUN, which is 0; end it on 7 instead, as in "${start}-7"`];
   }
-  return [`cron expression ${JSON.stringify(expression)} is not a supported shorthand; use one of ${PREDEFINED_LIST} or a 5-field expression such as ${EXAMPLE}`];
-}
-
-function fieldProblems(field: CronField, text: string): string[] {
-  const problems: string[] = [];
-  for (const item of text.split(',')) {
-    const problem = itemProblem(field, item);
-    if (problem !== undefined) problems.push(problem);
-  }
-  return problems;
-}
-
-// One comma-separated element: `*`, `N`, `N-M`, each optionally followed by `/S`.
-function itemProblem(field: CronField, item: string): string | undefined {
-  const prefix = `cron field "${field.name}"`;
-  if (item === '') {
-    return `${prefix} has an empty entry in a comma list, but each entry must be *, N, N-M, */S, N-M/S or N/S with N and M in ${field.allowed}`;
-  }
-
-  const slashParts = item.split('/');
-  if (slashParts.length > 2) {
-    return `${prefix} has ${show(item)}, but it may contain at most one "/" (as in */S, N-M/S or N/S)`;
-  }
-  const [base, stepText] = slashParts as [string, string | undefined];
-
-  if (stepText !== undefined) {
-    // Only digits: Number() would otherwise accept "1e2", "0x10" or " 5".
-    if (!/^\d+$/.test(stepText) || Number(stepText) < 1) {
-      return `${prefix} has step ${show(stepText)} in ${show(item)}, but a step must be a whole number of at least 1`;
+  // Each entry is checked on its own, so every bad field gets a message, not just the first.
+  try {
+    new Cron(FIELDS.map((_, i) => (i === index ? forCroner(field, entry) : '*')).join(' '), CRONER);
+    return [];
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (end !== undefined && /larger than/.test(message)) return [wraps];
+    if (step !== undefined && /stepping|steps/.test(message)) {
+      return [`cron field "${field.name}" has step ${step} in ${show(entry)}, but a step must be a whole number from 1 to ${field.size}`];
     }
+    return [`${has}, but ${start !== undefined && (end !== undefined || step !== undefined) ? 'its values' : 'it'} must be ${field.allowed}`];
   }
-
-  if (base === '*') return undefined;
-  if (base === '') {
-    return `${prefix} has ${show(item)}, but a step needs a start: use */S, N/S or N-M/S`;
-  }
-
-  const dash = base.split('-');
-  if (dash.length > 2) {
-    return `${prefix} has ${show(base)}, but a range must be N-M with N and M in ${field.allowed}`;
-  }
-  if (dash.length === 2) {
-    const [startText, endText] = dash as [string, string];
-    const start = valueOf(field, startText);
-    if (typeof start === 'string') return `${prefix} has ${show(startText)} in ${show(item)}, but ${start}`;
-    const end = valueOf(field, endText);
-    if (typeof end === 'string') return `${prefix} has ${show(endText)} in ${show(item)}, but ${end}`;
-    // Wrap-around ranges such as FRI-MON are read differently by different cron
-    // dialects, so rather than guess we ask for a list.
-    if (start > end) {
-      return `${prefix} has range ${show(base)}, but a range must be ascending (N-M with N <= M); use a comma list for ranges that wrap around`;
-    }
-    return undefined;
-  }
-
-  const value = valueOf(field, base);
-  if (typeof value === 'string') return `${prefix} has ${show(base)}, but ${value}`;
-  return undefined;
 }
 
-// The numeric value of a single token, or the tail of a problem message.
-function valueOf(field: CronField, token: string): number | string {
-  if (/^\d+$/.test(token)) {
-    const n = Number(token);
-    if (n < field.min || n > field.max) return `it must be ${field.allowed}`;
-    return n;
-  }
-  if (field.names !== undefined) {
-    const index = field.names.indexOf(token.toUpperCase());
-    if (index >= 0) return field.min + index;
-  }
-  if (token === '?' || token.includes('#') || /^(\d*L|\d+W|LW)$/i.test(token)) {
-    // Quartz-style extensions that Temporal may parse but we do not document or test.
-    return `?, L, W and # are not supported; it must be ${field.allowed}`;
-  }
-  return `it must be ${field.allowed}`;
+// Temporal reads N/S as N-max/S; croner only knows that spelling with its sloppyRanges
+// option, which also takes "/S" and does not range-check N, so we spell it out.
+function forCroner(field: Field, entry: string): string {
+  return entry.replace(/^([0-9a-z]+)\/([0-9]+)$/i, `$1-${field.max}/$2`);
 }
 
 // Numbers read naturally bare (`has 25`), anything else is quoted so spaces, empty
@@ -222,12 +167,13 @@ export function timezoneProblems(tz: unknown): string[] {
 
 const SCHEDULE_ID_PREFIX = 'browserai-saved-';
 const MAX_SLUG_LENGTH = 40;
+const HASH_LENGTH = 8;
 
 /**
- * The Temporal schedule ID for a saved task. Deterministic so every process (and a
- * workflow replay) finds the same schedule for the same name without storing the ID;
- * the slug keeps it readable in the Temporal UI, and the hash of the exact name keeps
- * names that slug alike ("Daily Report", "daily-report", all-non-ASCII names) apart.
+ * The Temporal schedule ID for a saved task. Deterministic so every process finds the same
+ * schedule for the same name without storing the ID; the slug keeps it readable in the
+ * Temporal UI, and the hash of the exact name (UTF-8, not normalised) keeps names that slug
+ * alike ("Daily Report", "daily-report", all-non-ASCII names) apart.
  */
 export function scheduleIdFor(savedTaskName: string): string {
   const slug = savedTaskName
@@ -237,40 +183,6 @@ export function scheduleIdFor(savedTaskName: string): string {
     .slice(0, MAX_SLUG_LENGTH)
     // Truncation can end the slug on a separator.
     .replace(/-+$/, '');
-  const hash = fnv1a32(utf8Bytes(savedTaskName)).toString(16).padStart(8, '0');
+  const hash = createHash('sha256').update(savedTaskName, 'utf8').digest('hex').slice(0, HASH_LENGTH);
   return slug === '' ? `${SCHEDULE_ID_PREFIX}${hash}` : `${SCHEDULE_ID_PREFIX}${slug}-${hash}`;
-}
-
-// FNV-1a rather than a cryptographic hash: we only need a stable spread of short names,
-// and node:crypto is not available inside the workflow sandbox. The name is hashed as-is
-// (no Unicode normalisation), because the ID must follow the exact name the user saved.
-function fnv1a32(bytes: readonly number[]): number {
-  let hash = 0x811c9dc5;
-  for (const byte of bytes) {
-    hash ^= byte;
-    // Math.imul keeps the multiply in 32 bits; a plain * would lose low bits to floats.
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
-// Hand-rolled UTF-8 so the hash does not depend on TextEncoder being present in whatever
-// runtime bundles this module. Lone surrogates become U+FFFD, as TextEncoder does, so the
-// result matches a TextEncoder-based implementation byte for byte.
-function utf8Bytes(text: string): number[] {
-  const bytes: number[] = [];
-  for (const char of text) {
-    let cp = char.codePointAt(0)!;
-    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
-    if (cp < 0x80) {
-      bytes.push(cp);
-    } else if (cp < 0x800) {
-      bytes.push(0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      bytes.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
-    } else {
-      bytes.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
-    }
-  }
-  return bytes;
 }
