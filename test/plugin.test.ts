@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
 import { BrowserTasks } from '../src/client/tasks';
 import { BrowserAIPlugin } from '../src/plugin';
@@ -111,6 +111,54 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     } finally {
       activityWorker.shutdown();
       await activityRunning.catch(noop);
+    }
+  });
+});
+
+describe('one BrowserAI request limit for a whole fleet', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(async () => stack?.stop());
+
+  test('two activity workers on one queue with maxTaskQueueActivitiesPerSecond stay under that limit together', async () => {
+    // The server enforces the limit per task queue, whichever worker polls: every create, append,
+    // stop and results read is one activity, so the fleet's creates stay under it.
+    const limit = 2;
+    const queue = `limited-${randomUUID()}`;
+    // Two connections: one process may hold only one worker per queue and connection (two machines, in production).
+    const connections = await Promise.all([1, 2].map(() => NativeConnection.connect({ address: stack.env.address })));
+    const workers = await Promise.all(
+      ['fleet-a', 'fleet-b'].map((identity, i) =>
+        Worker.create({ connection: connections[i]!, taskQueue: queue, identity, activities: createActivities(stack.browserai), maxTaskQueueActivitiesPerSecond: limit }),
+      ),
+    );
+    const runs = workers.map((w) => w.run());
+    try {
+      const marker = randomUUID();
+      const handles = await Promise.all(
+        Array.from({ length: 16 }, () => stack.tasks.start(taskInput({ instructions: [{ action: `${marker} [duration=2s]` }], activityOptions: { taskQueue: queue } }))),
+      );
+      await Promise.all(handles.map((h) => h.result()));
+      const creates = stack.emulator.requests
+        .filter((r) => r.method === 'POST' && r.path === '/tasks' && JSON.stringify(r.body).includes(marker))
+        .map((r) => r.at)
+        .sort((a, b) => a - b);
+      assert.equal(creates.length, 16);
+      // Polls are activities on the queue too, so creates get at most `limit` per second; the
+      // server's token bucket lets one second's worth through at once.
+      const spanSeconds = (creates.at(-1)! - creates[0]!) / 1_000;
+      assert.ok(spanSeconds >= (creates.length - limit) / limit - 1, `16 creates within ${spanSeconds.toFixed(1)} s: faster than ${limit}/s`);
+      const identities = new Set<string>();
+      for (const h of handles) {
+        for (const e of (await h.fetchHistory()).events ?? []) if (e.activityTaskStartedEventAttributes) identities.add(e.activityTaskStartedEventAttributes.identity!);
+      }
+      assert.deepEqual([...identities].sort(), ['fleet-a', 'fleet-b'], 'both workers took part');
+    } finally {
+      for (const w of workers) w.shutdown();
+      await Promise.all(runs.map((r) => r.catch(noop)));
+      await Promise.all(connections.map((c) => c.close()));
     }
   });
 });
