@@ -50,6 +50,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     maxRequestsPerSecond: config.browserai.maxRequestsPerSecond,
   });
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
+  const profile = config.temporal.profile; // the temporal.toml profile in use, if any
   try {
     const worker = await createWorker({
       connection,
@@ -63,7 +64,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     });
     console.log(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
-        `(namespace "${config.temporal.namespace}"), BrowserAI at ${client.baseUrl}`,
+        `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}`,
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
     // within shutdownGraceTime, then resolves.

@@ -1,10 +1,11 @@
-// `npm start`: the whole stack on one machine with embedded defaults. Without TEMPORAL_ADDRESS
-// it starts a Temporal dev server with its UI (search attributes registered); without
-// BROWSERAI_API_TOKEN it starts the BrowserAI emulator and says so loudly; then the worker.
+// `npm start`: the whole stack on one machine with embedded defaults. Without a Temporal address
+// (TEMPORAL_ADDRESS, or the temporal.toml profile in use) it starts a Temporal dev server with its
+// UI (search attributes registered); without BROWSERAI_API_TOKEN it starts the BrowserAI emulator
+// and says so loudly; then the worker.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../browserai';
-import { loadWorkerConfig } from '../config';
+import { ConfigError, connectionOptions, describeTemporal, loadTemporalConfig, loadWorkerConfig } from '../config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
@@ -27,8 +28,14 @@ async function main(): Promise<void> {
     cleanups.push(() => new Promise((resolve) => started.server.close(() => resolve())));
   }
 
+  // The Temporal connection is checked before anything starts; without an address (neither
+  // TEMPORAL_ADDRESS nor the temporal.toml profile in use has one) a dev server is started.
+  const problems: string[] = [];
+  const temporal = loadTemporalConfig(env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
   let devServer: TestWorkflowEnvironment | undefined;
-  if (!env.TEMPORAL_ADDRESS) {
+  if (temporal.addressFrom === 'default') {
     const cli = findTemporalCli();
     console.log(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
     devServer = await TestWorkflowEnvironment.createLocal({
@@ -67,7 +74,7 @@ async function main(): Promise<void> {
   }
 
   const config = loadWorkerConfig(env);
-  const connection = await NativeConnection.connect({ address: config.temporal.address, tls: config.temporal.tls, apiKey: config.temporal.apiKey });
+  const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   cleanups.unshift(() => connection.close());
   const worker = await createWorker({
     connection,
@@ -82,7 +89,7 @@ async function main(): Promise<void> {
   console.log(
     [
       '',
-      `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${config.temporal.address}.`,
+      `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${describeTemporal(config.temporal)}.`,
       `Temporal UI:    ${ui}`,
       ...(codecUrl ? [`Payloads are encrypted; the UI decodes them through the codec server at ${codecUrl}.`] : []),
       '',
