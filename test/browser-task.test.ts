@@ -412,6 +412,26 @@ describe('browserTask', () => {
     assert.equal(stack.emulator.count('POST', /^\/tasks$/), creates);
   });
 
+  test('start with waitForExecutionId resolves with the executionId once the task exists (update-with-start)', async () => {
+    const started = await stack.tasks.start(taskInput(), { waitForExecutionId: true });
+    assert.ok(stack.emulator.task(started.executionId), 'the executionId is the one BrowserAI gave');
+    assert.equal((await started.result()).executionId, started.executionId);
+    // Same guarantee as a plain start: a second start with the ID is refused, nothing created.
+    const creates = stack.emulator.count('POST', /^\/tasks$/);
+    await assert.rejects(stack.tasks.start(taskInput(), { workflowId: started.workflowId, waitForExecutionId: true }), WorkflowExecutionAlreadyStartedError);
+    assert.equal(stack.emulator.count('POST', /^\/tasks$/), creates);
+  });
+
+  test('start with waitForExecutionId rejects TaskNotCreated when the create is refused', async () => {
+    stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, status: 400, error: 'Invalid project' });
+    const failure = await stack.tasks.start(taskInput(), { waitForExecutionId: true }).then(
+      () => assert.fail('resolved without a task'),
+      (err: unknown) => err,
+    );
+    assert.ok(failure instanceof WorkflowUpdateFailedError, String(failure));
+    assert.equal((failure.cause as ApplicationFailure).type, 'TaskNotCreated');
+  });
+
   test('a result of several megabytes is trimmed to fit history, and the full one can be fetched', async () => {
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Extract the whole catalogue [large=5MB]' }] }));
     const result = await handle.result();

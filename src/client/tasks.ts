@@ -2,7 +2,7 @@
 // while it runs, and get its result. Every input is checked here first, so bad input throws
 // InvalidInputError before anything reaches Temporal or BrowserAI.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { payloadCodecFromEnv } from '../codec/encryption-codec';
@@ -13,6 +13,7 @@ import {
   addInstructionsUpdate,
   appendInstructionsSignal,
   completeSignal,
+  executionIdUpdate,
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
@@ -26,7 +27,17 @@ export { InvalidInputError, WorkflowNotFoundError };
 export interface StartOptions {
   /** Default `browserai-<uuid>`. Starting twice with one ID is refused by Temporal, so a retried start never runs a task twice. */
   workflowId?: string;
+  /**
+   * Resolve only once BrowserAI has created the task, with its `executionId` beside the handle:
+   * one call (update-with-start), for callers that store the executionId. Costs one update (a
+   * billed action). Rejects with a `WorkflowUpdateFailedError` whose cause has type
+   * `TaskNotCreated` when the create failed; the workflow then fails with the reason.
+   */
+  waitForExecutionId?: boolean;
 }
+
+/** What `start` returns with `waitForExecutionId: true`. */
+export type StartedTask = WorkflowHandle<typeof browserTask> & { executionId: string };
 
 export interface LiveState extends BrowserTaskState {
   /** From the polling activity's last heartbeat: fresher than `state`, at no history cost. */
@@ -40,18 +51,22 @@ export class BrowserTasks {
     readonly taskQueue: string,
   ) {}
 
-  /** Connects with the same environment variables as the worker (TEMPORAL_ADDRESS, ...). */
+  /**
+   * Connects as the worker does: Temporal's standard environment configuration (TEMPORAL_ADDRESS,
+   * TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE / temporal.toml, ...) and TEMPORAL_TASK_QUEUE.
+   * Throws a ConfigError listing every problem before connecting.
+   */
   static async fromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BrowserTasks> {
-    const problems: string[] = [];
-    const config = loadTemporalConfig(env, problems);
-    if (problems.length > 0) throw new Error(problems.join('; '));
+    const config = loadTemporalConfig(env);
     const connection = await Connection.connect(connectionOptions(config));
     const codec = payloadCodecFromEnv(env);
     const client = new Client({ connection, namespace: config.namespace, dataConverter: codec ? { payloadCodecs: [codec] } : undefined });
     return new BrowserTasks(client, config.taskQueue);
   }
 
-  async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandleWithFirstExecutionRunId<typeof browserTask>> {
+  async start(input: BrowserTaskInput, options: StartOptions & { waitForExecutionId: true }): Promise<StartedTask>;
+  async start(input: BrowserTaskInput, options?: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof browserTask>>;
+  async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandle<typeof browserTask>> {
     const problems = taskInputProblems(input);
     if (problems.length > 0) throw new InvalidInputError(problems);
     const common = {
@@ -70,6 +85,18 @@ export class BrowserTasks {
         `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
       ].join('\n'),
     };
+    if (options.waitForExecutionId) {
+      return withSearchAttributeFallback(async (on) => {
+        const start = new WithStartWorkflowOperation<typeof browserTask>('browserTask', {
+          ...common,
+          typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+          // A second start with this ID fails, as a plain start does: never a second task.
+          workflowIdConflictPolicy: 'FAIL',
+        });
+        const executionId = await this.client.workflow.executeUpdateWithStart(executionIdUpdate, { startWorkflowOperation: start });
+        return Object.assign(await start.workflowHandle(), { executionId });
+      });
+    }
     return withSearchAttributeFallback((on) =>
       this.client.workflow.start('browserTask', { ...common, typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined }),
     );
@@ -116,7 +143,7 @@ export class BrowserTasks {
     const handle = this.handle(workflowId);
     const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
     const live: LiveState = { ...state, workflowStatus: description.status.name };
-    const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'pollTask');
+    const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
     const details = await this.#decode<{ polls?: number; lastSeen?: { status?: string; progress?: unknown }; nextPollAt?: string }>(
       poll?.heartbeatDetails?.payloads?.[0],
     );
