@@ -1,43 +1,35 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from './activities';
+import { BrowserAIPlugin } from './plugin';
+import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { payloadCodecFromEnv } from './codec/encryption-codec';
 import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
 
-export interface BrowserAIWorkerOptions {
-  connection: NativeConnection;
-  namespace: string;
-  taskQueue: string;
+/**
+ * Everything `Worker.create` takes (interceptors, tuner, worker deployment options, plugins, ...),
+ * plus the BrowserAI client. Options given here win over the defaults below.
+ */
+export interface BrowserAIWorkerOptions extends WorkerOptions {
+  /** The BrowserAI client the activities call. */
   client: BrowserAIClient;
-  shutdownGraceMs?: number;
-  maxConcurrentActivities?: number;
-  /** Workflows kept in memory between their activations; the others are replayed from history when they wake. */
-  maxCachedWorkflows?: number;
-  /** Set with a payload codec to encrypt history (see src/codec); starters must use the same. */
-  dataConverter?: DataConverter;
-  /** A prebuilt bundle (see `bundleWorkflowCode`) saves a few seconds per worker in tests. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
-export function createWorker(options: BrowserAIWorkerOptions): Promise<Worker> {
+/** A worker for BrowserAI tasks: the BrowserAI plugin (our workflows and activities) with the defaults a task fleet needs. */
+export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Promise<Worker> {
   return Worker.create({
-    connection: options.connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities(options.client),
-    dataConverter: options.dataConverter,
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
     // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 5_000,
-    // The SDK's default unless set: capping it at 500 cut 2,000 concurrent tasks' RSS only from
-    // 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
-    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    // A tuner replaces slot counts altogether.
+    ...(options.tuner ? {} : { maxConcurrentActivityTaskExecutions: 5_000 }),
     // On a deploy, polls in flight get this long to finish their request before they are
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
-    shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+    shutdownGraceTime: 10_000,
+    // maxCachedWorkflows stays the SDK's unless set: capping it at 500 cut 2,000 concurrent tasks'
+    // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
+    ...options,
+    plugins: [new BrowserAIPlugin({ browserAI: client }), ...(options.plugins ?? [])],
   });
 }
 
@@ -57,10 +49,12 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       client,
-      shutdownGraceMs: config.shutdownGraceMs,
-      maxConcurrentActivities: config.maxConcurrentActivities,
-      maxCachedWorkflows: config.maxCachedWorkflows,
+      shutdownGraceTime: config.shutdownGraceMs,
+      maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
+      ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
       dataConverter: dataConverterFromEnv(env),
+      // Built with the image (Dockerfile), so start-up does not bundle; unset, the worker bundles.
+      workflowBundle: workflowBundleFromEnv(env),
     });
     console.log(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +

@@ -535,7 +535,7 @@ describe('with continue-as-new suggested after 10 events', () => {
       taskQueue: faultyQueue,
       client: early.browserai,
       workflowBundle,
-      shutdownGraceMs: 1_000,
+      shutdownGraceTime: 1_000,
     });
     faultyRunning = faultyWorker.run();
   });

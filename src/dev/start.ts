@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl }),
-    shutdownGraceMs: config.shutdownGraceMs,
+    shutdownGraceTime: config.shutdownGraceMs,
     dataConverter: dataConverterFromEnv(env),
   });
 

@@ -58,7 +58,7 @@ export async function startStack(
     taskQueue,
     client: browserai,
     workflowBundle: workflowCode,
-    shutdownGraceMs: 1_000,
+    shutdownGraceTime: 1_000,
     dataConverter: options.dataConverter,
   });
   const running = worker.run();
@@ -169,7 +169,7 @@ export async function startWorkerOn(
     taskQueue,
     client: stack.browserai,
     workflowBundle: await workflowBundle(),
-    shutdownGraceMs: 1_000,
+    shutdownGraceTime: 1_000,
   });
   const running = worker.run();
   return {
