@@ -247,7 +247,7 @@ function nonEmpty(value: unknown, maxLength: number): boolean {
   return typeof value === 'string' && value.trim() !== '' && value.length <= maxLength;
 }
 
-function activityOptionProblems(options: TaskActivityOptions | undefined): string[] {
+export function activityOptionProblems(options: TaskActivityOptions | undefined): string[] {
   if (options === undefined) return [];
   if (options === null || typeof options !== 'object') return ['activityOptions must be an object'];
   const problems: string[] = [];

@@ -14,7 +14,7 @@ export interface SavedTaskDefinition {
 
 /** What a run of a saved task may change; everything else comes from the saved task. */
 export type SavedTaskOverrides = Partial<
-  Pick<BrowserTaskInput, 'geoLocation' | 'inspect' | 'awaitable' | 'polling' | 'timeoutMs' | 'awaitingInputTimeoutMs' | 'codeInstructionTemplate' | 'delivery' | 'maxResultBytes'>
+  Pick<BrowserTaskInput, 'geoLocation' | 'inspect' | 'awaitable' | 'polling' | 'timeoutMs' | 'awaitingInputTimeoutMs' | 'codeInstructionTemplate' | 'delivery' | 'maxResultBytes' | 'activityOptions' | 'notifyWorkflowId'>
 >;
 
 export interface RunSavedTaskInput {

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, se
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
 import { FailureType } from '../errors';
-import type { BrowserTaskInput, BrowserTaskResult } from './input';
+import { activityOptionProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
 import { stateQuery, type BrowserTaskState } from './messages';
 import { runBrowserTask, trusted } from './browser-task';
 import type { CarriedState } from './session/task-session';
@@ -17,14 +17,19 @@ import {
 
 // Saved-task calls run as workflows so the BrowserAI token stays on the workers: a service
 // that manages saved tasks needs a Temporal client, never BrowserAI credentials.
-const {
-  browserAICreateSavedTask: createSavedTask,
-  browserAIGetSavedTask: getSavedTask,
-  browserAIListSavedTasks: listSavedTasks,
-} = proxyActivities<BrowserAIActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
-});
+// `taskQueue` puts them on the fleet that makes the BrowserAI requests, as activityOptions does for tasks.
+function savedTaskActivities(taskQueue?: string) {
+  return proxyActivities<BrowserAIActivities>({
+    ...(taskQueue ? { taskQueue } : {}),
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+  });
+}
+
+/** Where the saved-task workflows' activities run: default the workflow's own task queue. */
+export interface SavedTaskCallOptions {
+  activityTaskQueue?: string;
+}
 
 const NOT_STARTED: BrowserTaskState = {
   executionId: null,
@@ -62,22 +67,22 @@ async function surfaced<T>(call: Promise<T>): Promise<T> {
 }
 
 /** `POST /saved_tasks`. A duplicate name fails `Conflict` with BrowserAI's message. */
-export async function savedTaskCreate(definition: SavedTaskDefinition): Promise<CreateSavedTaskResponse> {
+export async function savedTaskCreate(definition: SavedTaskDefinition, options?: SavedTaskCallOptions): Promise<CreateSavedTaskResponse> {
   const problems = savedTaskProblems(definition);
   if (problems.length > 0) invalid(problems);
   // Creating twice is refused by name (409), so retrying cannot make a duplicate.
-  return surfaced(createSavedTask.executeWithOptions({ summary: `Create saved task "${definition.name}"` }, [savedTaskRequest(definition)]));
+  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAICreateSavedTask.executeWithOptions({ summary: `Create saved task "${definition.name}"` }, [savedTaskRequest(definition)]));
 }
 
 /** `GET /saved_tasks/name/{name}`; an unknown name fails `SavedTaskNotFound`. */
-export async function savedTaskGet(name: string): Promise<SavedTask> {
+export async function savedTaskGet(name: string, options?: SavedTaskCallOptions): Promise<SavedTask> {
   const problems = savedTaskNameProblems(name);
   if (problems.length > 0) invalid(problems);
-  return surfaced(getSavedTask.executeWithOptions({ summary: `Read saved task "${name}"` }, [name]));
+  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAIGetSavedTask.executeWithOptions({ summary: `Read saved task "${name}"` }, [name]));
 }
 
-export async function savedTaskList(): Promise<SavedTask[]> {
-  return surfaced(listSavedTasks.executeWithOptions({ summary: 'List saved tasks' }, []));
+export async function savedTaskList(options?: SavedTaskCallOptions): Promise<SavedTask[]> {
+  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAIListSavedTasks.executeWithOptions({ summary: 'List saved tasks' }, []));
 }
 
 /**
@@ -86,13 +91,13 @@ export async function savedTaskList(): Promise<SavedTask[]> {
  * edit of the saved task never changes a run in progress.
  */
 export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTaskCarried): Promise<BrowserTaskResult> {
-  const problems = savedTaskNameProblems(input?.name);
+  const problems = [...savedTaskNameProblems(input?.name), ...activityOptionProblems(input?.overrides?.activityOptions)];
   if (problems.length > 0) invalid(problems);
   const resumed = trusted(carried);
   // Answer `state` while the saved task is being read; runBrowserTask then takes the query over.
   // (Signals sent meanwhile wait in Temporal's buffer until their handlers are set.)
   setHandler(stateQuery, () => ({ ...NOT_STARTED, status: 'reading saved task' }));
-  const taskInput = resumed?.resolved ?? browserTaskInputFor(await savedTaskGet(input.name), input.overrides);
+  const taskInput = resumed?.resolved ?? browserTaskInputFor(await savedTaskGet(input.name, { activityTaskQueue: input.overrides?.activityOptions?.taskQueue }), input.overrides);
   return runBrowserTask(taskInput, resumed?.session, (resolved, session) => continueAsNew<typeof runSavedTask>(input, { resolved, session }));
 }
 
