@@ -9,6 +9,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { TaskDurations } from './activities/task-durations';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
+import { encryptedFailureConverterPath } from './codec/encryption-codec';
 
 export interface BrowserAIPluginOptions {
   /**
@@ -37,7 +38,16 @@ export class BrowserAIPlugin extends SimplePlugin {
       name: 'browserai-temporal',
       // Built when a worker is configured, so a Client's plugin needs no BrowserAI token.
       activities: (existing) => ({ ...existing, ...createActivities(browserAIClient(options.browserAI), durations) }),
-      ...(payloadCodec ? { dataConverter: (existing) => ({ ...existing, payloadCodecs: [...(existing?.payloadCodecs ?? []), payloadCodec] }) } : {}),
+      // With a codec, failure messages and stack traces are encrypted too (unless the worker already chose a failure converter).
+      ...(payloadCodec
+        ? {
+            dataConverter: (existing) => ({
+              ...existing,
+              failureConverterPath: existing?.failureConverterPath ?? encryptedFailureConverterPath(),
+              payloadCodecs: [...(existing?.payloadCodecs ?? []), payloadCodec],
+            }),
+          }
+        : {}),
     });
   }
 

@@ -4,7 +4,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { BrowserAIPlugin } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
-import { payloadCodecFromEnv } from './codec/encryption-codec';
+import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
 import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
 
 /**
@@ -41,6 +41,8 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     timeoutMs: config.browserai.requestTimeoutMs,
     maxRequestsPerSecond: config.browserai.maxRequestsPerSecond,
   });
+  const dataConverter = encryptedDataConverterFromEnv(env);
+  const workflowBundle = prebuiltBundle(env, dataConverter);
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   const profile = config.temporal.profile; // the temporal.toml profile in use, if any
   try {
@@ -52,9 +54,8 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       shutdownGraceTime: config.shutdownGraceMs,
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
-      dataConverter: dataConverterFromEnv(env),
-      // Built with the image (Dockerfile), so start-up does not bundle; unset, the worker bundles.
-      workflowBundle: workflowBundleFromEnv(env),
+      dataConverter,
+      workflowBundle,
     });
     console.log(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
@@ -68,10 +69,18 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   }
 }
 
-/** Payload encryption when TEMPORAL_PAYLOAD_KEY is set; Temporal's default converter otherwise. */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
-  const codec = payloadCodecFromEnv(env);
-  return codec ? { payloadCodecs: [codec] } : undefined;
+/**
+ * The bundle built with the image (Dockerfile), so start-up does not bundle. Not with encryption:
+ * its failure converter (failure messages encrypted too) must be bundled into the workflow code,
+ * which only a bundle made at start-up from this data converter has.
+ */
+function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | undefined): WorkerOptions['workflowBundle'] {
+  const bundle = workflowBundleFromEnv(env);
+  if (bundle && dataConverter) {
+    console.log('TEMPORAL_PAYLOAD_KEY is set: bundling the workflows with the encrypting failure converter instead of loading WORKER_WORKFLOW_BUNDLE.');
+    return undefined;
+  }
+  return bundle;
 }
 
 if (require.main === module) {

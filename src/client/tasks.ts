@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
-import { payloadCodecFromEnv } from '../codec/encryption-codec';
+import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';
 import { codeProblems, instructionProblems, InvalidInputError, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../workflows/input';
@@ -59,8 +59,7 @@ export class BrowserTasks {
   static async fromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BrowserTasks> {
     const config = loadTemporalConfig(env);
     const connection = await Connection.connect(connectionOptions(config));
-    const codec = payloadCodecFromEnv(env);
-    const client = new Client({ connection, namespace: config.namespace, dataConverter: codec ? { payloadCodecs: [codec] } : undefined });
+    const client = new Client({ connection, namespace: config.namespace, dataConverter: encryptedDataConverterFromEnv(env) });
     return new BrowserTasks(client, config.taskQueue);
   }
 

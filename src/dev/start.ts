@@ -9,8 +9,8 @@ import { ConfigError, connectionOptions, describeTemporal, loadTemporalConfig, l
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
-import { payloadCodecFromEnv } from '../codec/encryption-codec';
-import { createWorker, dataConverterFromEnv } from '../worker';
+import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encryption-codec';
+import { createWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -23,7 +23,14 @@ async function main(): Promise<void> {
   const codec = payloadCodecFromEnv(env);
   let codecUrl: string | undefined;
   if (codec) {
-    const started = await startCodecServer(codec, { port: Number(env.CODEC_SERVER_PORT ?? 8234), allowOrigin: `http://localhost:${UI_PORT}` });
+    // Open (no token) on loopback only, and only for the dev UI's origins and localhost Host names:
+    // the dev UI cannot send a token. Run `npm run codec-server` with CODEC_SERVER_TOKEN for anything shared.
+    const started = await startCodecServer(codec, {
+      port: Number(env.CODEC_SERVER_PORT ?? 8234),
+      host: '127.0.0.1',
+      open: true,
+      allowedOrigins: [`http://localhost:${UI_PORT}`, `http://127.0.0.1:${UI_PORT}`],
+    });
     codecUrl = started.url;
     cleanups.push(() => new Promise((resolve) => started.server.close(() => resolve())));
   }
@@ -82,7 +89,7 @@ async function main(): Promise<void> {
     taskQueue: config.temporal.taskQueue,
     client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl }),
     shutdownGraceTime: config.shutdownGraceMs,
-    dataConverter: dataConverterFromEnv(env),
+    dataConverter: codec ? dataConverterWithEncryption(codec) : undefined,
   });
 
   const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
