@@ -18,6 +18,7 @@ import {
   type AnswerOrigin,
 } from './answers';
 import { RequestPacer } from './pacer';
+import { createTransport, proxyFailure, type ProxyRoute } from './proxy';
 import { redactSecretsDeep } from './redact';
 import type {
   CreateSavedTaskRequest,
@@ -44,6 +45,13 @@ export interface BrowserAIClientOptions {
   maxRequestsPerSecond?: number;
   /** Overrides the `user-agent` (default `browserai-temporal/<version>`). */
   userAgent?: string;
+  /**
+   * The HTTP proxy to reach BrowserAI through, `http://[user:password@]host:port`; `false` for
+   * none. Default: from the environment (`HTTPS_PROXY`, or `HTTP_PROXY` for an http base URL,
+   * and `NO_PROXY`), read when the client is created. HTTPS goes through a CONNECT tunnel, so
+   * the proxy never sees the token or the bodies. See proxy.ts.
+   */
+  proxy?: string | false;
 }
 
 export interface RequestOptions {
@@ -78,6 +86,7 @@ export class BrowserAIClient {
   readonly #http: AxiosInstance;
   readonly #pacer?: RequestPacer;
   readonly #redact: Redactor;
+  readonly #proxy?: ProxyRoute;
 
   constructor(options: BrowserAIClientOptions) {
     if (!options.apiToken || options.apiToken.trim() === '') {
@@ -87,8 +96,15 @@ export class BrowserAIClient {
     this.requestTimeoutMs = options.timeoutMs ?? 30_000;
     const token = options.apiToken;
     this.#redact = (value) => redactSecretsDeep(value, [token]);
+    const transport = createTransport(this.baseUrl, options.proxy);
+    this.#proxy = transport.proxy;
     this.#http = axios.create({
       baseURL: this.baseUrl,
+      // axios's own proxy support sends https requests to the proxy in plain HTTP, token and
+      // bodies included; the agents tunnel through it instead (proxy.ts).
+      proxy: false,
+      httpAgent: transport.httpAgent,
+      httpsAgent: transport.httpsAgent,
       timeout: this.requestTimeoutMs,
       headers: {
         'content-type': 'application/json',
@@ -218,6 +234,18 @@ export class BrowserAIClient {
     const cause = err instanceof AxiosError ? err.cause : undefined;
     const causeCode = (cause as NodeJS.ErrnoException | undefined)?.code;
     const notSent = (code !== undefined && NOT_SENT_CODES.has(code)) || (causeCode !== undefined && NOT_SENT_CODES.has(causeCode));
+    // The proxy's own failures (unreachable, tunnel refused) happen before anything is sent to
+    // BrowserAI. Their messages name the proxy's host, never the URL with its credentials.
+    const viaProxy = kind === 'NetworkError' && this.#proxy ? proxyFailure(cause ?? err, this.#proxy) : undefined;
+    if (viaProxy) {
+      return new BrowserAIError({
+        kind,
+        mayHaveReachedServer: false,
+        method,
+        path,
+        message: `BrowserAI ${method} ${path} was not sent: ${viaProxy.detail}. ${viaProxy.advice}`,
+      });
+    }
     const detail = causeCode ?? code ?? 'unknown error';
     return new BrowserAIError({
       kind,
