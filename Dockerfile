@@ -8,27 +8,45 @@
 # on PATH) is only used while building and is pruned with the other devDependencies.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# ---- build: install everything, compile TypeScript, then drop devDependencies ----
+# ---- build: install everything, compile TypeScript, bundle the workflows, then drop devDependencies ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 
-# Dependencies first, so source edits reuse this layer. Install scripts are needed: the `node`
-# devDependency fetches its binary and @swc/core (the worker's workflow bundler) checks its native
-# binding.
-# `npm install` honours the lockfile; `npm ci` (npm 11) refuses it because it cannot list
-# @swc/core's builds for other platforms (see .ci/run).
+# Dependencies first, so source edits reuse this layer: exactly the lockfile (`npm ci`; it lists
+# @swc/core's builds for every platform, see .ci/run). `--ignore-scripts` then `npm rebuild`: the
+# dependencies' install scripts run (the `node` devDependency fetches its binary, @swc/core, the
+# workflow bundler, checks its native binding) but not our own `prepare`, which builds the package
+# and needs the sources that only the next layer brings.
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
-    npm install --no-audit --no-fund
+    npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild
 
-# Only the worker/emulator sources are compiled; test/ and bench/ are not in the build context.
+# Only the worker/emulator sources and the bundle script are compiled; test/ and bench/ are not in
+# the build context.
 COPY tsconfig.json ./
 COPY src ./src
+COPY scripts/build-workflow-bundle.ts ./scripts/
+# The workflow bundle is built once here, so a worker loads it (WORKER_WORKFLOW_BUNDLE, below)
+# instead of running webpack at every start.
+# The @temporalio/* packages are peerDependencies of the package and devDependencies of this
+# repository, so `npm prune --omit=dev` would drop them: for this image only, package.json makes
+# them plain dependencies (the lockfile's exact versions, already installed) while pruning, and is
+# put back afterwards.
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
+ && node lib/scripts/build-workflow-bundle.js lib/workflow-bundle.js \
+ && cp package.json /tmp/package.json \
+ && node -e "const fs = require('fs'); const p = require('./package.json'); \
+      for (const name of Object.keys(p.peerDependencies)) { p.dependencies[name] = p.devDependencies[name]; delete p.devDependencies[name]; } \
+      fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" \
+ && npm prune --omit=dev --offline --no-audit --no-fund \
+ && cp /tmp/package.json package.json \
  && test ! -e node_modules/node \
+ && test ! -e node_modules/typescript \
+ && node -e "for (const name of Object.keys(require('./package.json').peerDependencies)) require.resolve(name + '/package.json')" \
  && test -f lib/src/worker.js \
- && test -f lib/src/emulator/main.js
+ && test -f lib/src/emulator/main.js \
+ && test -f lib/workflow-bundle.js
 
 # ---- runtime: compiled JavaScript and production dependencies only ----
 FROM ${NODE_IMAGE} AS runtime
@@ -36,10 +54,14 @@ ENV NODE_ENV=production
 WORKDIR /app
 
 # Owned by root and read-only for the runtime user: the process needs no write access here
-# (the worker bundles its workflow code in memory).
+# (the workflow bundle was built above; the worker only reads it).
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/lib ./lib
+
+# Workers load the prebuilt workflow bundle (src/workflow-bundle.ts) instead of bundling lib/src/workflows
+# at start-up. Set it empty to bundle at start-up again.
+ENV WORKER_WORKFLOW_BUNDLE=/app/lib/workflow-bundle.js
 
 # The `node` user (uid 1000) ships with the official Node images.
 USER node

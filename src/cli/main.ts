@@ -1,19 +1,45 @@
-// `npm run starter -- <command>`: the programmatic API (browser-tasks.ts) from a shell.
+#!/usr/bin/env node
+// The starter CLI: `browserai-temporal <command>` once the package is installed (its `bin`), or
+// `npm run starter -- <command>` in this repository. The programmatic API (client/tasks.ts) from a shell.
 // Exit codes: 0 done, 1 the task or workflow failed, 2 bad usage or input, 3 Temporal unreachable,
 // 4 no such workflow, 130 cancelled.
+//
+// Only node: modules are imported at the top: `--help`, `-h` and no arguments print the usage
+// without loading the Temporal SDK (about a quarter of a second); every command loads it on first use.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { BrowserAIClient, type TaskType } from '../browserai';
+import type { TaskType } from '../browserai';
 import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
-import { ScheduleNotFoundError } from '@temporalio/client';
-import { BrowserTasks, InvalidInputError, WorkflowNotFoundError, fetchFullResults } from '../client/tasks';
-import { SAVED_TASK_USAGE, savedTaskCommand } from './saved-task-commands';
 import { stopSentence } from './stop-sentence';
-import { ScheduleAfterCreateError } from '../client/saved-tasks';
 
-const USAGE = `Usage: npm run starter -- <command> [options]
+/** The modules a command needs, loaded (synchronously, as `require`) only when a command runs. */
+const load = {
+  tasks: () => require('../client/tasks') as typeof import('../client/tasks'),
+  savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
+  savedTasks: () => require('../client/saved-tasks') as typeof import('../client/saved-tasks'),
+  browserai: () => require('../browserai') as typeof import('../browserai'),
+  config: () => require('../config') as typeof import('../config'),
+  temporalClient: () => require('@temporalio/client') as typeof import('@temporalio/client'),
+  temporalCommon: () => require('@temporalio/common') as typeof import('@temporalio/common'),
+};
+
+/** How the user ran us, for the usage and the follow-up hints. */
+const CLI = process.env.npm_lifecycle_event === 'starter' ? 'npm run starter --' : 'browserai-temporal';
+
+/** The `saved-task` and `schedule` lines (here, not in saved-task-commands.ts, which loads the Temporal client: `--help` must not). */
+const SAVED_TASK_USAGE = `
+  saved-task create --name NAME --instruction TEXT [...] --project P --country CC [--city] [--zipcode]
+                    [--cron CRON [--timezone TZ] [--overlap POLICY] [--paused] [--note TEXT]]
+                                  create a saved task (with --cron, also its schedule)
+  saved-task get NAME | saved-task list
+  saved-task run NAME [--country CC] [--awaitable] [--id WORKFLOW_ID] [--wait]
+                                  run it now; the workflow takes submit-code, append, cancel...
+  schedule create NAME --cron CRON [--timezone TZ] [--overlap skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all]
+                  [--paused] [--note TEXT]       create or update (one schedule per saved task)
+  schedule list | describe NAME | pause NAME [--note] | unpause NAME | trigger NAME
+  schedule update NAME --cron CRON [--timezone TZ] | schedule delete NAME`;
+
+const USAGE = `Usage: ${CLI} <command> [options]
 
   start --instruction TEXT [--instruction TEXT ...] --project NAME --country CC
         [--city NAME] [--zipcode CODE] [--type crawler_automation|script_automation]
@@ -31,8 +57,23 @@ const USAGE = `Usage: npm run starter -- <command> [options]
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
 
-Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default),
-TEMPORAL_TASK_QUEUE (browserai), TEMPORAL_API_KEY / TEMPORAL_TLS_* for secured clusters.`;
+Environment. The Temporal connection follows Temporal's standard client configuration, as the
+Temporal CLI and SDKs read it; a variable overrides the same setting in the profile:
+  TEMPORAL_ADDRESS                  host:port of the Temporal frontend (default localhost:7233)
+  TEMPORAL_NAMESPACE                namespace (default "default")
+  TEMPORAL_API_KEY                  API key (Temporal Cloud); turns TLS on
+  TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH
+                                    mTLS client certificate and key (PEM files), both or neither
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH  CA of the server's certificate, when not a public one
+  TEMPORAL_PROFILE                  profile of temporal.toml to use (default "default"); the file is
+                                    TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml
+                                    (Linux; ~/Library/Application Support/temporalio on macOS)
+Our own:
+  TEMPORAL_TASK_QUEUE               task queue the workers poll (default browserai)
+  TEMPORAL_PAYLOAD_KEY, TEMPORAL_PAYLOAD_KEY_ID
+                                    payload encryption, the same as the workers' (default: off)
+  BROWSERAI_API_TOKEN, BROWSERAI_BASE_URL
+                                    only for result --full`;
 
 class UsageError extends Error {}
 
@@ -63,9 +104,13 @@ const OPTIONS = {
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, workflowId, extra] = positionals;
-  if (values.help || !command) {
+  if (values.help) {
     console.log(USAGE);
-    return command ? 0 : 2;
+    return 0;
+  }
+  if (!command) {
+    console.log(USAGE);
+    return 2;
   }
   const needId = () => {
     if (!workflowId) throw new UsageError(`${command} needs a WORKFLOW_ID`);
@@ -76,12 +121,12 @@ async function main(argv: string[]): Promise<number> {
     return values.instruction.map((action) => ({ action }));
   };
 
-  const tasks = await BrowserTasks.fromEnv();
+  const tasks = await load.tasks().BrowserTasks.fromEnv();
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
       throw new UsageError(message);
     };
-    return savedTaskCommand(tasks, command, workflowId, extra, values, fail, printResult);
+    return load.savedTaskCommands().savedTaskCommand(tasks, command, workflowId, extra, values, fail, printResult);
   }
   switch (command) {
     case 'start': {
@@ -89,7 +134,7 @@ async function main(argv: string[]): Promise<number> {
       const handle = await tasks.start(input, { workflowId: values.id });
       console.log(`Started workflow ${handle.workflowId}`);
       if (!values.wait) {
-        console.log(`Follow it:  npm run starter -- state ${handle.workflowId}`);
+        console.log(`Follow it:  ${CLI} state ${handle.workflowId}`);
         return 0;
       }
       watched = handle.workflowId;
@@ -134,8 +179,9 @@ async function main(argv: string[]): Promise<number> {
       watched = needId();
       const result = await tasks.result(watched);
       if (values.full) {
-        const browserai = new BrowserAIClient({ apiToken: process.env.BROWSERAI_API_TOKEN ?? '', baseUrl: process.env.BROWSERAI_BASE_URL });
-        return printResult({ ...result, results: (await fetchFullResults(browserai, result.executionId)).results, trimmed: undefined });
+        const browserai = new (load.browserai().BrowserAIClient)({ apiToken: process.env.BROWSERAI_API_TOKEN ?? '', baseUrl: process.env.BROWSERAI_BASE_URL });
+        const full = await load.tasks().fetchFullResults(browserai, result.executionId);
+        return printResult({ ...result, results: full.results, trimmed: undefined });
       }
       return printResult(result);
     }
@@ -182,53 +228,74 @@ let watched: string | undefined;
 async function taskFate(workflowId: string | undefined): Promise<string> {
   if (!workflowId) return '';
   try {
-    const { stopConfirmed, executionId } = await (await BrowserTasks.fromEnv()).state(workflowId);
+    const { stopConfirmed, executionId } = await (await load.tasks().BrowserTasks.fromEnv()).state(workflowId);
     return stopSentence(stopConfirmed, executionId);
   } catch {
-    return `Whether its BrowserAI task was stopped is unknown here: run \`npm run starter -- state ${workflowId}\` (stopConfirmed) while a worker runs.`;
+    return `Whether its BrowserAI task was stopped is unknown here: run \`${CLI} state ${workflowId}\` (stopConfirmed) while a worker runs.`;
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  async (err: unknown) => {
-    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
-      console.error(`${err.message}\n\n${USAGE}`);
-      process.exit(2);
-    }
-    if (err instanceof InvalidInputError) {
-      console.error(`${err.message}\nNothing was started or sent.`);
-      process.exit(2);
-    }
-    if (err instanceof ScheduleAfterCreateError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    if (err instanceof ScheduleNotFoundError) {
-      console.error(`${err.message}. List schedules with: npm run starter -- schedule list`);
-      process.exit(4);
-    }
-    if (err instanceof WorkflowNotFoundError) {
-      console.error(`${err.message}. Check the workflow ID (and TEMPORAL_NAMESPACE).`);
-      process.exit(4);
-    }
-    if (err instanceof WorkflowFailedError) {
-      const cause = err.cause;
-      const fate = await taskFate(watched ?? process.argv[3]);
-      if (cause instanceof CancelledFailure) {
-        console.error(`The workflow was cancelled. ${fate}`);
-        process.exit(130);
-      }
-      const type = cause instanceof ApplicationFailure ? cause.type : cause?.name;
-      console.error(`The workflow failed${type ? ` (${type})` : ''}: ${cause?.message ?? err.message}\n${fate}`);
-      process.exit(1);
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    if (/connect|UNAVAILABLE|ECONNREFUSED|transport/i.test(message)) {
-      console.error(`Cannot reach Temporal at ${process.env.TEMPORAL_ADDRESS ?? 'localhost:7233'}: ${message}\nIs \`npm start\` (or your Temporal server) running?`);
-      process.exit(3);
-    }
-    console.error(message);
-    process.exit(1);
-  },
+  async (err: unknown) => process.exit(await reportError(err)),
 );
+
+/** Prints what went wrong, and returns the exit code. Loads the Temporal SDK only for errors a command can have raised. */
+async function reportError(err: unknown): Promise<number> {
+  if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    console.error(`${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { InvalidInputError, WorkflowNotFoundError } = load.tasks();
+  const { ScheduleAfterCreateError } = load.savedTasks();
+  const { ScheduleNotFoundError, WorkflowFailedError } = load.temporalClient();
+  const { ApplicationFailure, CancelledFailure } = load.temporalCommon();
+  const { ConfigError } = load.config();
+  if (err instanceof InvalidInputError) {
+    console.error(`${err.message}\nNothing was started or sent.`);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    console.error(`${err.message}\nNothing was started or sent.`);
+    return 2;
+  }
+  if (err instanceof ScheduleAfterCreateError) {
+    console.error(err.message);
+    return 1;
+  }
+  if (err instanceof ScheduleNotFoundError) {
+    console.error(`${err.message}. List schedules with: ${CLI} schedule list`);
+    return 4;
+  }
+  if (err instanceof WorkflowNotFoundError) {
+    console.error(`${err.message}. Check the workflow ID (and TEMPORAL_NAMESPACE).`);
+    return 4;
+  }
+  if (err instanceof WorkflowFailedError) {
+    const cause = err.cause;
+    const fate = await taskFate(watched ?? process.argv[3]);
+    if (cause instanceof CancelledFailure) {
+      console.error(`The workflow was cancelled. ${fate}`);
+      return 130;
+    }
+    const type = cause instanceof ApplicationFailure ? cause.type : cause?.name;
+    console.error(`The workflow failed${type ? ` (${type})` : ''}: ${cause?.message ?? err.message}\n${fate}`);
+    return 1;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (/connect|UNAVAILABLE|ECONNREFUSED|transport/i.test(message)) {
+    console.error(`Cannot reach Temporal at ${temporalAddress()}: ${message}\nIs your Temporal server running${CLI === 'browserai-temporal' ? '' : ' (`npm start` runs one)'}?`);
+    return 3;
+  }
+  console.error(message);
+  return 1;
+}
+
+/** The address the command used: TEMPORAL_ADDRESS, the temporal.toml profile's, or the default. */
+function temporalAddress(): string {
+  try {
+    return load.config().loadTemporalConfig(process.env).address;
+  } catch {
+    return process.env.TEMPORAL_ADDRESS || 'localhost:7233';
+  }
+}

@@ -4,18 +4,6 @@ import type { BrowserTaskResult } from '../workflows/input';
 import type { BrowserTasks } from '../client/tasks';
 import { SavedTasks, type OverlapPolicy, type ScheduleSpecInput } from '../client/saved-tasks';
 
-export const SAVED_TASK_USAGE = `
-  saved-task create --name NAME --instruction TEXT [...] --project P --country CC [--city] [--zipcode]
-                    [--cron CRON [--timezone TZ] [--overlap POLICY] [--paused] [--note TEXT]]
-                                  create a saved task (with --cron, also its schedule)
-  saved-task get NAME | saved-task list
-  saved-task run NAME [--country CC] [--awaitable] [--id WORKFLOW_ID] [--wait]
-                                  run it now; the workflow takes submit-code, append, cancel...
-  schedule create NAME --cron CRON [--timezone TZ] [--overlap skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all]
-                  [--paused] [--note TEXT]       create or update (one schedule per saved task)
-  schedule list | describe NAME | pause NAME [--note] | unpause NAME | trigger NAME
-  schedule update NAME --cron CRON [--timezone TZ] | schedule delete NAME`;
-
 export interface SavedTaskCliValues {
   name?: string;
   instruction?: string[];

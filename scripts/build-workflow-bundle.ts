@@ -1,0 +1,32 @@
+// `node lib/scripts/build-workflow-bundle.js [OUT]` after the build: bundles the compiled workflows
+// (lib/src/workflows) once, as `Worker.create` would at every start, and writes the code to OUT
+// (default lib/workflow-bundle.js). A worker started with WORKER_WORKFLOW_BUNDLE=OUT loads it
+// instead of bundling (src/workflow-bundle.ts). The Dockerfile runs this at image build time.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.length > 1 || argv[0]?.startsWith('-')) {
+    console.error('Usage: node lib/scripts/build-workflow-bundle.js [OUT]   (default lib/workflow-bundle.js)');
+    process.exit(2);
+  }
+  const out = resolve(argv[0] ?? resolve(__dirname, '..', 'workflow-bundle.js'));
+  // The same module the worker bundles when it has no prebuilt bundle (src/worker.ts, src/plugin.ts).
+  const workflowsPath = require.resolve('../src/workflows');
+  const started = Date.now();
+  // Options as Worker.create's own bundling (the worker adds no interceptor modules and no
+  // payload converter path); the source map stays inline in the code, as there.
+  const { code } = await bundleWorkflowCode({ workflowsPath });
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, code);
+  console.log(
+    `Workflow bundle: ${out} (${(Buffer.byteLength(code) / 1024 / 1024).toFixed(1)} MiB, ${Date.now() - started} ms) ` +
+      `from ${workflowsPath}. Start workers with WORKER_WORKFLOW_BUNDLE=${out}`,
+  );
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
