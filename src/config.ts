@@ -44,6 +44,8 @@ export interface WorkerConfig {
   shutdownGraceMs: number;
   maxConcurrentActivities: number;
   maxCachedWorkflows: number | undefined;
+  /** WORKER_METRICS_ADDRESS: where the Prometheus endpoint listens (`host:port`); undefined: no endpoint. */
+  metricsAddress?: string;
 }
 
 export class ConfigError extends Error {
@@ -275,6 +277,22 @@ function numberFrom(env: Env, name: string, fallback: number, problems: string[]
   return value;
 }
 
+/**
+ * WORKER_METRICS_ADDRESS, the `host:port` the worker serves Prometheus metrics on (`/metrics`):
+ * the address; `null` when it says `off`; undefined when unset (each entry point has its default).
+ */
+export function metricsAddressFrom(env: Env, problems: string[]): string | null | undefined {
+  const raw = env.WORKER_METRICS_ADDRESS?.trim();
+  if (!raw) return undefined;
+  if (raw.toLowerCase() === 'off') return null;
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+    problems.push(`WORKER_METRICS_ADDRESS must be host:port, e.g. 127.0.0.1:9464 or 0.0.0.0:9464, or off (got "${raw}")`);
+    return undefined;
+  }
+  return raw;
+}
+
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
@@ -297,6 +315,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
     maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems) : undefined,
   };
+  const metricsAddress = metricsAddressFrom(env, problems);
+  if (metricsAddress) config.metricsAddress = metricsAddress;
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

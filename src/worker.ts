@@ -6,6 +6,8 @@ import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
 import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
+import { installPrometheusRuntime } from './telemetry/prometheus';
+import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 
 /**
  * Everything `Worker.create` takes (interceptors, tuner, worker deployment options, plugins, ...),
@@ -35,11 +37,14 @@ export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Pr
 
 export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadWorkerConfig(env);
+  // Before anything creates a connection (which would create the Runtime without the endpoint).
+  const metricsUrl = config.metricsAddress ? installPrometheusRuntime(config.metricsAddress) : undefined;
   const client = new BrowserAIClient({
     apiToken: config.browserai.apiToken,
     baseUrl: config.browserai.baseUrl,
     timeoutMs: config.browserai.requestTimeoutMs,
     maxRequestsPerSecond: config.browserai.maxRequestsPerSecond,
+    onRequest: recordBrowserAIRequest,
   });
   const dataConverter = encryptedDataConverterFromEnv(env);
   const workflowBundle = prebuiltBundle(env, dataConverter);
@@ -59,7 +64,8 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     });
     console.log(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
-        `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}`,
+        `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
+        (metricsUrl ? `, metrics at ${metricsUrl}` : ''),
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
     // within shutdownGraceTime, then resolves.

@@ -1,4 +1,6 @@
-import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { FailureType } from '../errors';
+import { recordAmbiguousRequest } from '../telemetry/activity-metrics';
 import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type TaskExecution, type InstructionsAnswer } from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
@@ -42,7 +44,7 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
   /** Append (POST) or replace (PUT) instructions, at most once unless the caller chose otherwise. */
   const sendInstructions = async (kind: 'append' | 'replace', input: SendInstructionsInput): Promise<TaskExecutionAnswer> => {
     const { executionId, instructions, awaitable, delivery } = input;
-    const answer = await deliverOnce({
+    const answer = await countingAmbiguous(deliverOnce({
       what: kind === 'append' ? `Appending instructions to ${executionId}` : `Replacing the instructions of ${executionId}`,
       delivery,
       requestTimeoutMs: client.requestTimeoutMs,
@@ -52,14 +54,14 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
           : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
       // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
       onLateAnswer: async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId }),
-    });
+    }));
     return executionAnswer(answer);
   };
 
   return {
     async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
-      const answer = await deliverOnce({
+      const answer = await countingAmbiguous(deliverOnce({
         what: 'Creating the BrowserAI task',
         delivery,
         requestTimeoutMs: client.requestTimeoutMs,
@@ -69,7 +71,7 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
           log.warn('A create answered after its attempt gave up; stopping the task it started', { executionId: late.executionId });
           await client.stopTask(late.executionId);
         },
-      });
+      }));
       return { ...executionAnswer(answer), kind: taskKind(body) };
     },
 
@@ -130,6 +132,16 @@ function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boo
     existing.geoLocation?.country?.toUpperCase() === wanted.geoLocation.country.toUpperCase() &&
     actions(existing.instructions) === actions(wanted.instructions)
   );
+}
+
+/** Counts the sends that end AmbiguousRequest (browserai_ambiguous_requests_total). */
+async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
+  try {
+    return await delivery;
+  } catch (err) {
+    if (err instanceof ApplicationFailure && err.type === FailureType.AmbiguousRequest) recordAmbiguousRequest();
+    throw err;
+  }
 }
 
 /** The client has already checked the answer: a usable executionId, and a status that is non-empty or null. */

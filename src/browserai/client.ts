@@ -52,6 +52,26 @@ export interface BrowserAIClientOptions {
    * the proxy never sees the token or the bodies. See proxy.ts.
    */
   proxy?: string | false;
+  /**
+   * Called after every request that was sent, answered or not (e.g. to record metrics:
+   * `recordBrowserAIRequest` in telemetry/activity-metrics.ts). Gets the route template, never the
+   * path with its IDs. Must not throw; if it does, the request is unaffected.
+   */
+  onRequest?: (event: BrowserAIRequestEvent) => void;
+}
+
+/** One request sent to BrowserAI, as `onRequest` sees it. */
+export interface BrowserAIRequestEvent {
+  method: string;
+  /** The route template, e.g. `/tasks/{id}`: no execution ID, no saved task name. */
+  route: string;
+  /** The HTTP status; undefined when no answer came. */
+  status?: number;
+  /** Why no answer came. */
+  failure?: 'network' | 'timeout' | 'aborted';
+  durationMs: number;
+  /** The Retry-After of a 429, when it had one. */
+  retryAfterMs?: number;
 }
 
 export interface RequestOptions {
@@ -87,6 +107,7 @@ export class BrowserAIClient {
   readonly #pacer?: RequestPacer;
   readonly #redact: Redactor;
   readonly #proxy?: ProxyRoute;
+  readonly #onRequest?: (event: BrowserAIRequestEvent) => void;
 
   constructor(options: BrowserAIClientOptions) {
     if (!options.apiToken || options.apiToken.trim() === '') {
@@ -98,6 +119,7 @@ export class BrowserAIClient {
     this.#redact = (value) => redactSecretsDeep(value, [token]);
     const transport = createTransport(this.baseUrl, options.proxy);
     this.#proxy = transport.proxy;
+    this.#onRequest = options.onRequest;
     this.#http = axios.create({
       baseURL: this.baseUrl,
       // axios's own proxy support sends https requests to the proxy in plain HTTP, token and
@@ -201,18 +223,30 @@ export class BrowserAIClient {
       throw new BrowserAIError({ kind: 'Aborted', mayHaveReachedServer: false, method, path, message: `BrowserAI ${method} ${path} was cancelled before it was sent.` });
     }
     let response;
+    const sentAt = performance.now();
+    const report = (event: Pick<BrowserAIRequestEvent, 'status' | 'failure' | 'retryAfterMs'>) => {
+      try {
+        this.#onRequest?.({ method, route: routeTemplate(path), durationMs: performance.now() - sentAt, ...event });
+      } catch {
+        // a hook never changes what the request does
+      }
+    };
     try {
       response = await this.#http.request(config);
     } catch (err) {
-      throw this.#transportError(err, method, path);
+      const error = this.#transportError(err, method, path);
+      report({ failure: error.kind === 'Timeout' ? 'timeout' : error.kind === 'Aborted' ? 'aborted' : 'network' });
+      throw error;
     }
     if (response.status >= 200 && response.status < 300) {
+      report({ status: response.status });
       const origin: AnswerOrigin = { method, path, status: response.status, contentType: response.headers['content-type'] };
       return { body: jsonBody(response.data, origin), origin };
     }
     const apiMessage = this.#redact(extractApiMessage(lenientBody(response.data)));
     const kind = kindForStatus(response.status, apiMessage, path);
     const retryAfterMs = kind === 'RateLimited' ? parseRetryAfter(response.headers['retry-after']) : undefined;
+    report({ status: response.status, retryAfterMs });
     throw new BrowserAIError({
       kind,
       status: response.status,
@@ -255,6 +289,13 @@ export class BrowserAIClient {
       message: `BrowserAI ${method} ${path} got no answer (${detail}). ${adviceFor(kind)}`,
     });
   }
+}
+
+/** A request path with its IDs and names replaced: `/tasks/{id}/command`, `/saved_tasks/name/{name}`. */
+const ROUTE_SEGMENTS = new Set(['tasks', 'results', 'saved_tasks', 'name', 'instructions', 'command']);
+function routeTemplate(path: string): string {
+  const segments = path.split('?')[0].split('/');
+  return segments.map((s, i) => (s === '' || ROUTE_SEGMENTS.has(s) ? s : segments[i - 1] === 'name' ? '{name}' : '{id}')).join('/');
 }
 
 /** The encoded path segment of an execution ID; throws InvalidInput, before anything is sent, for one that is not usable. */

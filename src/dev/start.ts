@@ -5,13 +5,15 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../browserai';
-import { ConfigError, connectionOptions, describeTemporal, loadTemporalConfig, loadWorkerConfig } from '../config';
+import { ConfigError, connectionOptions, describeTemporal, loadTemporalConfig, loadWorkerConfig, metricsAddressFrom } from '../config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encryption-codec';
 import { createWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
+import { installPrometheusRuntime } from '../telemetry/prometheus';
+import { recordBrowserAIRequest } from '../telemetry/activity-metrics';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 
@@ -39,7 +41,11 @@ async function main(): Promise<void> {
   // TEMPORAL_ADDRESS nor the temporal.toml profile in use has one) a dev server is started.
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
+  // Worker metrics on by default here (WORKER_METRICS_ADDRESS=off turns them off).
+  const metricsAddress = metricsAddressFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
+  // Before the dev server and the connection: they would create the Runtime without the endpoint.
+  const metricsUrl = metricsAddress === null ? undefined : installPrometheusRuntime(metricsAddress ?? '127.0.0.1:9464');
 
   let devServer: TestWorkflowEnvironment | undefined;
   if (temporal.addressFrom === 'default') {
@@ -87,7 +93,7 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl }),
+    client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl, onRequest: recordBrowserAIRequest }),
     shutdownGraceTime: config.shutdownGraceMs,
     dataConverter: codec ? dataConverterWithEncryption(codec) : undefined,
   });
@@ -98,6 +104,7 @@ async function main(): Promise<void> {
       '',
       `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${describeTemporal(config.temporal)}.`,
       `Temporal UI:    ${ui}`,
+      ...(metricsUrl ? [`Metrics:        ${metricsUrl} (Prometheus; WORKER_METRICS_ADDRESS=host:port or off)`] : []),
       ...(codecUrl ? [`Payloads are encrypted; the UI decodes them through the codec server at ${codecUrl}.`] : []),
       '',
       'Start a task from another terminal:',

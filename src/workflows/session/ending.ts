@@ -17,6 +17,7 @@ import { FailureType } from '../../errors';
 import type { BrowserTaskResult } from '../input';
 import { failureType, rootFailure } from './failures';
 import type { TaskSession } from './task-session';
+import { outcomeOfFailure, outcomeOfStatus, recordTaskEnded } from './metrics';
 
 /**
  * Runs the session's story and ends it. The result is the task's outcome; every failure carries
@@ -31,6 +32,7 @@ export async function endSession(session: TaskSession, story: () => Promise<Brow
     throw await endEarly(session, err);
   }
   await settleHandlers(session);
+  recordTaskEnded(outcomeOfStatus(outcome.status), session.polls);
   if (isFailedStatus(outcome.status)) {
     throw ApplicationFailure.create({
       type: FailureType.BrowserAITaskFailed,
@@ -46,6 +48,11 @@ export async function endSession(session: TaskSession, story: () => Promise<Brow
 async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   const cancelled = isCancellation(err);
   const reason = cancelled ? 'workflow cancelled' : describe(err);
+  // Counted now, in the workflow task that learned of the ending (it schedules the stop), not in
+  // the one that closes the workflow: a closing workflow task that the server refuses because an
+  // event arrived meanwhile (a cancelled poll reporting back) runs again, live, and would count twice.
+  const type = cancelled ? undefined : endingType(err);
+  recordTaskEnded(outcomeOfFailure(cancelled, type), session.polls, type);
   const soFar = await CancellationScope.nonCancellable(async () => {
     await session.stop(reason);
     return session.executionId ? session.resultsSoFar() : null;
@@ -94,6 +101,14 @@ function asFailure(err: unknown): ApplicationFailure {
     nonRetryable: true,
     message: `browserTask hit an unexpected error (${root.name}: ${root.message}). The BrowserAI task was stopped. Please report this with the workflow's history.`,
   });
+}
+
+/** The type asFailure gives the failure, without its side effects (a log line). */
+function endingType(err: unknown): string | undefined {
+  if (err instanceof ApplicationFailure) return err.type ?? undefined;
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
+  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) return FailureType.Timeout;
+  return FailureType.UnexpectedError;
 }
 
 function describe(err: unknown): string {

@@ -33,6 +33,7 @@ import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { Outbox, type SendOutcome } from './outbox';
 import { Publisher } from './publisher';
+import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
 
 /** What continue-as-new hands to the next run. Never part of the public input: the workflow trusts only itself. */
 export interface CarriedState {
@@ -50,6 +51,8 @@ export interface CarriedState {
   unconfirmedInput: UnconfirmedInput | null;
   kind?: string | null;
   phaseStartedAtMs?: number;
+  /** Polls of the task so far (for the polls-per-task metric). */
+  polls?: number;
 }
 
 /** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
@@ -89,6 +92,8 @@ export class TaskSession {
   readonly #codesTyped: string[];
   stopSent = false;
   stopConfirmed: boolean | null = null;
+  /** `GET /tasks/{id}` polls of the task, over all runs. */
+  polls = 0;
   outcome: BrowserTaskResult | null = null;
   #latestResults: TaskResultsSummary | null = null;
   readonly #unknownStatusesLogged = new Set<string>();
@@ -132,6 +137,7 @@ export class TaskSession {
     this.#codesTyped = [...(carried?.codesTyped ?? [])];
     this.#kind = carried?.kind ?? null;
     this.#phaseStartedAtMs = carried?.phaseStartedAtMs ?? this.createdAtMs;
+    this.polls = carried?.polls ?? 0;
   }
 
   get category(): StatusCategory {
@@ -299,7 +305,10 @@ export class TaskSession {
     const type = 'error' in outcome ? failureType(outcome.error) : undefined;
     const ambiguous = type === FailureType.AmbiguousRequest;
     const reached = 'answer' in outcome || ambiguous;
-    if (item.code && reached) this.#codesTyped.push(item.code);
+    if (item.code && reached) {
+      this.#codesTyped.push(item.code);
+      recordCodeTyped();
+    }
     if (ambiguous) {
       // Repeating it could type a code twice; going on would wait for input BrowserAI may never
       // get. End now (the ending stops the task): the failure says what to check.
@@ -334,6 +343,15 @@ export class TaskSession {
 
   /** Waits for input (a code, instructions, `complete`) while the task awaits it. */
   async waitForInput(): Promise<void> {
+    recordAwaitingInput('entered');
+    try {
+      await this.#waitForInput();
+    } finally {
+      recordAwaitingInput('left');
+    }
+  }
+
+  async #waitForInput(): Promise<void> {
     if (this.#awaitingSinceMs === undefined) {
       this.#awaitingSinceMs = Date.now();
       await this.#notifyAwaitingInput();
@@ -432,6 +450,7 @@ export class TaskSession {
       this.#unknownStatusesLogged.add(status);
       log.warn('BrowserAI reported an unknown status; treating it as running', { executionId, status });
     }
+    this.polls += out.polls;
     this.#applySnapshot(out.snapshot);
     if (out.results) this.#resultsAtEnd = out.results;
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
@@ -481,6 +500,7 @@ export class TaskSession {
     if (!this.mayStillRun) return;
     const executionId = this.executionId!;
     this.stopSent = true;
+    recordStopSent();
     this.publish();
     log.info('Stopping the BrowserAI task', { executionId, reason });
     try {
@@ -490,9 +510,11 @@ export class TaskSession {
         ]),
       );
       this.stopConfirmed = true;
+      recordStopEnded(true);
       if (stopped.status) this.status = stopped.status;
     } catch (err) {
       this.stopConfirmed = false;
+      recordStopEnded(false);
       log.error(
         `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${this.stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
           `It may still be running and costing money: stop it from the BrowserAI dashboard (project ${this.input.project}), ` +
@@ -573,6 +595,7 @@ export class TaskSession {
       unconfirmedInput: this.#unconfirmedInput,
       kind: this.#kind,
       phaseStartedAtMs: this.#phaseStartedAtMs ?? undefined,
+      polls: this.polls,
     });
   }
 }
