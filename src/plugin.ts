@@ -10,6 +10,7 @@ import { createActivities } from './activities';
 import { TaskDurations } from './activities/task-durations';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
+import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 
 export interface BrowserAIPluginOptions {
   /**
@@ -61,7 +62,8 @@ export class BrowserAIPlugin extends SimplePlugin {
 
 function browserAIClient(given: BrowserAIPluginOptions['browserAI']): BrowserAIClient {
   if (given instanceof BrowserAIClient) return given;
-  if (given?.apiToken) return new BrowserAIClient(given);
+  // Request metrics (browserai_requests_total, ...) unless the caller chose their own hook.
+  if (given?.apiToken) return new BrowserAIClient({ onRequest: recordBrowserAIRequest, ...given });
   throw new TypeError(
     'BrowserAIPlugin on a worker needs `browserAI`: a BrowserAIClient, or options with your BrowserAI `apiToken` ' +
       '(e.g. `new BrowserAIPlugin({ browserAI: { apiToken: process.env.BROWSERAI_API_TOKEN! } })`).',

@@ -158,3 +158,5 @@ function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecut
 // `browserai-temporal/activities` also gives what the activities are built from.
 export { TaskDurations } from './task-durations';
 export { BrowserAIClient, BrowserAIError, type BrowserAIClientOptions } from '../browserai';
+/** Give it to a BrowserAIClient of your own as `onRequest` for the request metrics (the plugin does, for clients it builds). */
+export { recordBrowserAIRequest } from '../telemetry/activity-metrics';
