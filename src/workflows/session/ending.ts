@@ -51,7 +51,8 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   // Counted now, in the workflow task that learned of the ending (it schedules the stop), not in
   // the one that closes the workflow: a closing workflow task that the server refuses because an
   // event arrived meanwhile (a cancelled poll reporting back) runs again, live, and would count twice.
-  const type = cancelled ? undefined : endingType(err);
+  const failure = cancelled ? undefined : asFailure(err);
+  const type = failure?.type ?? undefined;
   recordTaskEnded(outcomeOfFailure(cancelled, type), session.polls, type);
   const soFar = await CancellationScope.nonCancellable(async () => {
     await session.stop(reason);
@@ -59,8 +60,7 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   });
   await settleHandlers(session);
   // A cancelled workflow ends cancelled; its outcome so far is in the `state` query.
-  if (cancelled) return err;
-  const failure = asFailure(err);
+  if (!failure) return err;
   return ApplicationFailure.create({
     type: failure.type ?? undefined,
     message: failure.message,
@@ -101,14 +101,6 @@ function asFailure(err: unknown): ApplicationFailure {
     nonRetryable: true,
     message: `browserTask hit an unexpected error (${root.name}: ${root.message}). The BrowserAI task was stopped. Please report this with the workflow's history.`,
   });
-}
-
-/** The type asFailure gives the failure, without its side effects (a log line). */
-function endingType(err: unknown): string | undefined {
-  if (err instanceof ApplicationFailure) return err.type ?? undefined;
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) return FailureType.Timeout;
-  return FailureType.UnexpectedError;
 }
 
 function describe(err: unknown): string {
