@@ -279,8 +279,10 @@ export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activit
   const chosen = input.activityOptions?.fairnessKey;
   if (chosen !== undefined) return chosen;
   let key = '';
+  let bytes = 0;
   for (const char of input.project) {
-    if (utf8Length(key + char) > FAIRNESS_KEY_BYTES) break;
+    bytes += utf8Length(char);
+    if (bytes > FAIRNESS_KEY_BYTES) break;
     key += char;
   }
   return key;

@@ -8,10 +8,11 @@ import { fairnessKeyOf, type BrowserTaskInput } from '../input';
 
 export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>) {
   const { taskQueue, priorityKey, fairnessWeight, retry: pacing } = input.activityOptions ?? {};
+  const priority = { fairnessKey: fairnessKeyOf(input), ...(priorityKey ? { priorityKey } : {}), ...(fairnessWeight ? { fairnessWeight } : {}) };
   const placed = (options: ActivityOptions): ActivityOptions => ({
     ...options,
     ...(taskQueue ? { taskQueue } : {}),
-    priority: { fairnessKey: fairnessKeyOf(input), ...(priorityKey ? { priorityKey } : {}), ...(fairnessWeight ? { fairnessWeight } : {}) },
+    priority,
     retry: paced(options.retry!),
   });
   const paced = (retry: RetryPolicy): RetryPolicy => ({
