@@ -20,6 +20,7 @@ import {
 import { RequestPacer } from './pacer';
 import { createTransport, proxyFailure, type ProxyRoute } from './proxy';
 import { redactSecretsDeep } from './redact';
+import { startRequestSpan } from '../telemetry/request-span';
 import type {
   CreateSavedTaskRequest,
   CreateSavedTaskResponse,
@@ -101,6 +102,8 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
  */
 export class BrowserAIClient {
   readonly baseUrl: string;
+  /** `baseUrl` parsed once, for the request spans' server address and port. */
+  readonly #baseUrl: URL;
   /** How long a request waits for its answer (axios timeout), unless the call passes its own. */
   readonly requestTimeoutMs: number;
   readonly #http: AxiosInstance;
@@ -118,6 +121,7 @@ export class BrowserAIClient {
     const token = options.apiToken;
     this.#redact = (value) => redactSecretsDeep(value, [token]);
     const transport = createTransport(this.baseUrl, options.proxy);
+    this.#baseUrl = new URL(this.baseUrl);
     this.#proxy = transport.proxy;
     this.#onRequest = options.onRequest;
     this.#http = axios.create({
@@ -223,10 +227,13 @@ export class BrowserAIClient {
       throw new BrowserAIError({ kind: 'Aborted', mayHaveReachedServer: false, method, path, message: `BrowserAI ${method} ${path} was cancelled before it was sent.` });
     }
     let response;
+    const route = routeTemplate(path);
+    const span = startRequestSpan(method, route, this.#baseUrl);
     const sentAt = performance.now();
     const report = (event: Pick<BrowserAIRequestEvent, 'status' | 'failure' | 'retryAfterMs'>) => {
+      span.end(event);
       try {
-        this.#onRequest?.({ method, route: routeTemplate(path), durationMs: performance.now() - sentAt, ...event });
+        this.#onRequest?.({ method, route, durationMs: performance.now() - sentAt, ...event });
       } catch {
         // a hook never changes what the request does
       }

@@ -21,7 +21,17 @@ const load = {
   config: () => require('../config') as typeof import('../config'),
   temporalClient: () => require('@temporalio/client') as typeof import('@temporalio/client'),
   temporalCommon: () => require('@temporalio/common') as typeof import('@temporalio/common'),
+  tracing: () => require('../telemetry/tracing') as typeof import('../telemetry/tracing'),
 };
+
+/** Tracing, when OTEL_* turns it on: installed by the first connection, flushed before the process exits. */
+let tracing: import('../telemetry/tracing').Tracing | undefined;
+
+/** The task client, connected as the worker is (client/tasks.ts), traced when OTEL_* says so: the start call opens the task's trace. */
+function connect() {
+  tracing ??= load.tracing().tracingFromEnv(process.env, 'browserai-temporal-cli');
+  return load.tasks().BrowserTasks.fromEnv(process.env, { plugins: tracing ? [tracing.plugin] : [] });
+}
 
 /** How the user ran us, for the usage and the follow-up hints. */
 const CLI = process.env.npm_lifecycle_event === 'starter' ? 'npm run starter --' : 'browserai-temporal';
@@ -121,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
     return values.instruction.map((action) => ({ action }));
   };
 
-  const tasks = await load.tasks().BrowserTasks.fromEnv();
+  const tasks = await connect();
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
       throw new UsageError(message);
@@ -228,7 +238,7 @@ let watched: string | undefined;
 async function taskFate(workflowId: string | undefined): Promise<string> {
   if (!workflowId) return '';
   try {
-    const { stopConfirmed, executionId } = await (await load.tasks().BrowserTasks.fromEnv()).state(workflowId);
+    const { stopConfirmed, executionId } = await (await connect()).state(workflowId);
     return stopSentence(stopConfirmed, executionId);
   } catch {
     return `Whether its BrowserAI task was stopped is unknown here: run \`${CLI} state ${workflowId}\` (stopConfirmed) while a worker runs.`;
@@ -236,9 +246,15 @@ async function taskFate(workflowId: string | undefined): Promise<string> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  async (err: unknown) => process.exit(await reportError(err)),
+  async (code) => process.exit(await afterFlush(code)),
+  async (err: unknown) => process.exit(await afterFlush(await reportError(err))),
 );
+
+/** Exports the spans still buffered (tracing on) before the process exits; an exporter that fails costs a line, not the exit code. */
+async function afterFlush(code: number): Promise<number> {
+  await tracing?.shutdown().catch((err: unknown) => console.error(`Traces not exported: ${err instanceof Error ? err.message : err}`));
+  return code;
+}
 
 /** Prints what went wrong, and returns the exit code. Loads the Temporal SDK only for errors a command can have raised. */
 async function reportError(err: unknown): Promise<number> {

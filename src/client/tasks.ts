@@ -2,7 +2,7 @@
 // while it runs, and get its result. Every input is checked here first, so bad input throws
 // InvalidInputError before anything reaches Temporal or BrowserAI.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, Connection, type ClientPlugin, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
@@ -45,6 +45,14 @@ export interface LiveState extends BrowserTaskState {
   workflowStatus: string;
 }
 
+export interface FromEnvOptions {
+  /**
+   * Client plugins, e.g. Temporal's OpenTelemetryPlugin, so a start call opens the trace the
+   * workflow, its activities and its BrowserAI requests join. Default: none.
+   */
+  plugins?: ClientPlugin[];
+}
+
 export class BrowserTasks {
   constructor(
     readonly client: Client,
@@ -56,10 +64,10 @@ export class BrowserTasks {
    * TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE / temporal.toml, ...) and TEMPORAL_TASK_QUEUE.
    * Throws a ConfigError listing every problem before connecting.
    */
-  static async fromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BrowserTasks> {
+  static async fromEnv(env: NodeJS.ProcessEnv = process.env, options: FromEnvOptions = {}): Promise<BrowserTasks> {
     const config = loadTemporalConfig(env);
     const connection = await Connection.connect(connectionOptions(config));
-    const client = new Client({ connection, namespace: config.namespace, dataConverter: encryptedDataConverterFromEnv(env) });
+    const client = new Client({ connection, namespace: config.namespace, dataConverter: encryptedDataConverterFromEnv(env), plugins: options.plugins });
     return new BrowserTasks(client, config.taskQueue);
   }
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import type { SimplePlugin } from '@temporalio/plugin';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
@@ -41,7 +42,14 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { emulator?: EmulatorOptions; temporalArgs?: string[]; dataConverter?: DataConverter; searchAttributes?: boolean } = {},
+  options: {
+    emulator?: EmulatorOptions;
+    temporalArgs?: string[];
+    dataConverter?: DataConverter;
+    searchAttributes?: boolean;
+    /** Given to the worker and the client (e.g. Temporal's OpenTelemetryPlugin); the workflows are then bundled with their interceptors. */
+    plugins?: SimplePlugin[];
+  } = {},
 ): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
     startTemporal(options.temporalArgs, options.searchAttributes ?? true),
@@ -57,7 +65,8 @@ export async function startStack(
     namespace: env.namespace ?? 'default',
     taskQueue,
     client: browserai,
-    workflowBundle: workflowCode,
+    // A plugin's workflow interceptors must be in the bundle: the worker bundles with them itself.
+    ...(options.plugins ? { workflowsPath: require.resolve('../../src/workflows'), plugins: options.plugins } : { workflowBundle: workflowCode }),
     shutdownGraceTime: 1_000,
     dataConverter: options.dataConverter,
   });
@@ -69,7 +78,9 @@ export async function startStack(
     taskQueue,
     worker,
     tasks: new BrowserTasks(
-      options.dataConverter ? new Client({ connection: env.connection, namespace: env.namespace, dataConverter: options.dataConverter }) : env.client,
+      options.dataConverter || options.plugins
+        ? new Client({ connection: env.connection, namespace: env.namespace, dataConverter: options.dataConverter, plugins: options.plugins })
+        : env.client,
       taskQueue,
     ),
     async stop() {
