@@ -21,6 +21,7 @@ import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
 import { installPrometheusRuntime } from '../src/telemetry/prometheus';
 import { createWorker } from '../src/worker';
 import { BrowserAIAwaitingInput, BrowserAIExecutionId } from '../src/workflows/search-attributes';
+import { groupingLabels, metricNames, panelQueries, readDashboard } from './helpers/dashboard';
 import type { BrowserTaskInput } from '../src/workflows/input';
 
 const PROJECT = 'metrics-secret-project';
@@ -142,6 +143,34 @@ test('the Prometheus endpoint shows requests, outcomes, codes, stops and waits, 
   }
   const text = await (await fetch(metricsUrl)).text();
   for (const secret of secrets) assert.ok(!text.includes(secret), `the endpoint shows ${secret}`);
+});
+
+test('every metric and grouping label the Grafana dashboard queries is one the worker serves', async () => {
+  // A 429 and a lost answer, so that the metrics only those create are served too.
+  emulator.inject({ method: 'POST', path: /^\/tasks$/, dropAfterHandling: true });
+  const ambiguous = await tasks.start(taskInput({}));
+  assert.equal(((await failureOf(ambiguous.result())) as ApplicationFailure).type, 'AmbiguousRequest');
+  emulator.inject({ method: 'GET', path: /^\/tasks\/[^/]+$/, status: 429, retryAfterSeconds: 1 });
+  assert.equal((await (await tasks.start(taskInput({}))).result()).status, 'finalized');
+  const metrics = await eventually('the 429 and the ambiguous request', async () => {
+    const m = await scrape();
+    return value(m, 'browserai_rate_limited_total') >= 1 && value(m, 'browserai_ambiguous_requests_total') >= 1 ? m : undefined;
+  });
+
+  // Histograms are served as their _bucket, _sum and _count series, the names PromQL uses.
+  const served = new Set(metrics.map((s) => s.name));
+  const queries = panelQueries(readDashboard());
+  assert.ok(queries.length >= 15, `${queries.length} queries`);
+  const missing: string[] = [];
+  for (const { panel, expr } of queries) {
+    const names = metricNames(expr);
+    for (const name of names) if (!served.has(name)) missing.push(`${panel}: ${name}`);
+    // The labels it groups by are on the metrics it reads.
+    for (const label of groupingLabels(expr)) {
+      if (!metrics.some((s) => names.has(s.name) && label in s.labels)) missing.push(`${panel}: label ${label} of ${[...names].join(', ')}`);
+    }
+  }
+  assert.deepEqual(missing, [], 'the dashboard queries metrics or labels the worker does not serve');
 });
 
 test('onRequest sees route templates (no IDs), status classes, 429 Retry-After and requests that got no answer', async () => {
