@@ -3,11 +3,19 @@
 // runs from the start call through the workflow and its activities to each BrowserAI request, and
 // no span carries the code, the token or an instruction.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { installTracing, tracingSettingsFrom, type Tracing } from '../src/telemetry/tracing';
 import { stateQuery } from '../src/workflows/messages';
-import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
+import { startWorkerProcess, type WorkerProcess } from './helpers/secrets';
+import { eventually, startStack, startTemporal, taskInput, type Stack } from './helpers/stack';
 
 describe('traces', () => {
   const exporter = new InMemorySpanExporter();
@@ -121,5 +129,59 @@ describe('traces', () => {
     assert.match(zipkin.problems[0]!, /use otlp/);
     const grpc = settings({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
     assert.match(grpc.problems[0]!, /http\/protobuf/);
+  });
+});
+
+describe('traces from OTEL_* in the worker and the CLI', () => {
+  /** A stand-in OTLP/HTTP collector on loopback: keeps each export's protobuf body. */
+  const exports: Buffer[] = [];
+  let collector: Server;
+  let env: TestWorkflowEnvironment;
+  let emulator: BrowserAIEmulator;
+  let worker: WorkerProcess | undefined;
+  before(async () => {
+    collector = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.method === 'POST' && req.url === '/v1/traces') exports.push(Buffer.concat(chunks));
+        // An empty ExportTraceServiceResponse: everything accepted.
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    }).listen(0, '127.0.0.1');
+    await once(collector, 'listening');
+    [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: 100, defaultDurationMs: 800, ...emulatorOptionsFromEnv(process.env) })]);
+  });
+  after(async () => {
+    worker?.kill();
+    collector?.close();
+    await emulator?.close();
+    await env?.teardown();
+  });
+
+  test('OTEL_EXPORTER_OTLP_ENDPOINT alone turns tracing on: the CLI exports its start span, the worker the workflow, activity and request spans', async () => {
+    const otel = {
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: `traced-${Date.now()}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    };
+    worker = await startWorkerProcess({ ...otel, BROWSERAI_BASE_URL: emulator.baseUrl, BROWSERAI_API_TOKEN: emulator.apiToken, WORKER_SHUTDOWN_GRACE_MS: '1000' });
+    assert.match(worker.stdout, new RegExp(`traces: otlp http/protobuf to ${otel.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`));
+
+    const cli = require.resolve('../src/cli/main');
+    const args = ['start', '--instruction', 'Read the traced title', '--project', 'demo', '--country', 'US', '--wait'];
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, ...otel } });
+    assert.match(stdout, /finalized/);
+    await worker.stop(); // exports what its batch processor still holds
+
+    // Spans are protobuf-encoded; their names and the resources' service names are plain UTF-8 in it.
+    const sent = (service: string) => exports.filter((body) => body.includes(service)).map((body) => body.toString('latin1')).join('');
+    const fromCli = sent('browserai-temporal-cli');
+    const fromWorker = sent('browserai-temporal-worker');
+    assert.ok(fromCli.includes('StartWorkflow:browserTask'), 'the CLI exported its start span before exiting');
+    for (const name of ['RunWorkflow:browserTask', 'RunActivity:browserAICreateTask', 'POST /tasks', 'RunActivity:browserAIPollTask', 'GET /tasks/{id}']) {
+      assert.ok(fromWorker.includes(name), `the worker exported ${name}`);
+    }
   });
 });
