@@ -1,5 +1,5 @@
 // Worker-side metrics: recorded through the activity context's metric meter, so they carry the
-// SDK's tags (namespace, task_queue, activity_type) and go wherever the Runtime exports metrics.
+// SDK's tags (namespace, taskQueue, activityType) and go wherever the Runtime exports metrics.
 import { Context } from '@temporalio/activity';
 import type { MetricMeter } from '@temporalio/common';
 import type { BrowserAIRequestEvent } from '../browserai/client';

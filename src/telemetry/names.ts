@@ -18,7 +18,7 @@ export const REQUEST_DURATION = 'browserai_request_duration_seconds';
 export const RATE_LIMITED = 'browserai_rate_limited_total';
 /** The Retry-After of 429 answers that had one, in seconds, by `endpoint`. */
 export const RETRY_AFTER = 'browserai_rate_limit_retry_after_seconds';
-/** Sends that failed with AmbiguousRequest (the answer was lost after the request may have arrived), by `activity_type`. */
+/** Sends that failed with AmbiguousRequest (the answer was lost after the request may have arrived), by `activityType` (the SDK's tag). */
 export const AMBIGUOUS_REQUESTS = 'browserai_ambiguous_requests_total';
 /** `GET /tasks/{id}` polls a task needed in one workflow run, recorded when the task ends. */
 export const TASK_POLLS = 'browserai_task_polls';
