@@ -13,6 +13,7 @@ import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConfig, loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_BASE_URL } from './browserai/client';
+import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 
 /**
  * What both `Connection.connect` (@temporalio/client, the starters) and `NativeConnection.connect`
@@ -46,6 +47,15 @@ export interface WorkerConfig {
   maxCachedWorkflows: number | undefined;
   /** WORKER_METRICS_ADDRESS: where the Prometheus endpoint listens (`host:port`); undefined: no endpoint. */
   metricsAddress?: string;
+  /** WORKER_LOG_FORMAT and WORKER_LOG_LEVEL. */
+  log: WorkerLogConfig;
+}
+
+export interface WorkerLogConfig {
+  /** `text`: the SDK's DefaultLogger lines on stderr; `json`: one JSON object per line on stdout. */
+  format: LogFormat;
+  /** The least severe level written; the core's (Rust) logs are forwarded at it too. */
+  level: LogLevel;
 }
 
 export class ConfigError extends Error {
@@ -293,6 +303,22 @@ export function metricsAddressFrom(env: Env, problems: string[]): string | null 
   return raw;
 }
 
+/**
+ * WORKER_LOG_FORMAT (`text`, the default: the SDK's DefaultLogger lines on stderr; `json`: one
+ * JSON object per line on stdout, for log shippers) and WORKER_LOG_LEVEL (TRACE, DEBUG, INFO,
+ * the default, WARN or ERROR), either in any case. An unusable value is a problem, and the
+ * default is returned in its place.
+ */
+export function logConfigFrom(env: Env, problems: string[]): WorkerLogConfig {
+  const rawFormat = env.WORKER_LOG_FORMAT?.trim();
+  const rawLevel = env.WORKER_LOG_LEVEL?.trim();
+  const format = rawFormat ? parseLogFormat(rawFormat) : 'text';
+  const level = rawLevel ? parseLogLevel(rawLevel) : 'INFO';
+  if (!format) problems.push(`WORKER_LOG_FORMAT must be text (the default) or json (got "${rawFormat}")`);
+  if (!level) problems.push(`WORKER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (INFO is the default; got "${rawLevel}")`);
+  return { format: format ?? 'text', level: level ?? 'INFO' };
+}
+
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
@@ -314,6 +340,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     shutdownGraceMs: numberFrom(env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000, problems),
     maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
     maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems) : undefined,
+    log: logConfigFrom(env, problems),
   };
   const metricsAddress = metricsAddressFrom(env, problems);
   if (metricsAddress) config.metricsAddress = metricsAddress;

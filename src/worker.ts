@@ -5,8 +5,9 @@ import { BrowserAIPlugin } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
-import { ConfigError, connectionOptions, loadWorkerConfig } from './config';
-import { installPrometheusRuntime } from './telemetry/prometheus';
+import { connectionOptions, loadWorkerConfig } from './config';
+import { announce, installWorkerRuntime } from './telemetry/runtime';
+import { logFatal } from './telemetry/logging';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 
 /**
@@ -37,8 +38,8 @@ export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Pr
 
 export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadWorkerConfig(env);
-  // Before anything creates a connection (which would create the Runtime without the endpoint).
-  const metricsUrl = config.metricsAddress ? installPrometheusRuntime(config.metricsAddress) : undefined;
+  // Before anything creates a connection (which would create a default Runtime: default logger, no endpoint).
+  const { metricsUrl } = installWorkerRuntime({ metricsAddress: config.metricsAddress, log: { ...config.log, secrets: [config.browserai.apiToken] } });
   const client = new BrowserAIClient({
     apiToken: config.browserai.apiToken,
     baseUrl: config.browserai.baseUrl,
@@ -62,10 +63,12 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       dataConverter,
       workflowBundle,
     });
-    console.log(
+    // The line scripts wait for: on stdout in text, an INFO line in JSON.
+    announce(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
         (metricsUrl ? `, metrics at ${metricsUrl}` : ''),
+      { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, temporalAddress: config.temporal.address, browserAIBaseUrl: client.baseUrl, metricsUrl },
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
     // within shutdownGraceTime, then resolves.
@@ -83,7 +86,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
 function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | undefined): WorkerOptions['workflowBundle'] {
   const bundle = workflowBundleFromEnv(env);
   if (bundle && dataConverter) {
-    console.log('TEMPORAL_PAYLOAD_KEY is set: bundling the workflows with the encrypting failure converter instead of loading WORKER_WORKFLOW_BUNDLE.');
+    announce('TEMPORAL_PAYLOAD_KEY is set: bundling the workflows with the encrypting failure converter instead of loading WORKER_WORKFLOW_BUNDLE.');
     return undefined;
   }
   return bundle;
@@ -91,7 +94,8 @@ function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | u
 
 if (require.main === module) {
   runWorkerFromEnv().catch((err) => {
-    console.error(err instanceof ConfigError ? err.message : err);
+    // In the format the worker logs in (a configuration error as its list of problems), token masked.
+    logFatal(err);
     process.exit(1);
   });
 }

@@ -14,9 +14,7 @@
 // password, the search is shown to find it there (also inside base64), and the masked lines
 // (`wss://•••@…`) are shown to have reached Temporal.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -25,6 +23,7 @@ import { MASK } from '../src/browserai';
 import { BrowserTasks } from '../src/client/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
 import { stateQuery } from '../src/workflows/messages';
+import { leaks, startWorkerProcess, type Seen, type WorkerProcess } from './helpers/secrets';
 import { startTemporal, storedRuns, taskInput } from './helpers/stack';
 
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
@@ -35,83 +34,33 @@ const MASKED_URL = `wss://${MASK}@brd.superproxy.io:9222`;
 
 let env: TestWorkflowEnvironment;
 let emulator: BrowserAIEmulator;
-let worker: ChildProcess | undefined;
-let workerOutput = '';
+let worker: WorkerProcess | undefined;
 
 before(async () => {
   [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ apiToken: TOKEN, queueMs: 100 })]);
 });
 after(async () => {
-  worker?.kill('SIGKILL');
+  worker?.kill();
   await emulator?.close();
   await env?.teardown();
 });
 
 /**
  * The real worker entry point in a child process, every log it has turned on: the SDK's logger
- * at TRACE, and the native core's logs forwarded to it at DEBUG.
+ * at TRACE, with the native core's logs forwarded to it (WORKER_LOG_LEVEL).
  */
-async function startVerboseWorker(taskQueue: string): Promise<ChildProcess> {
-  const script = [
-    `const { DefaultLogger, Runtime } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});`,
-    "Runtime.install({ logger: new DefaultLogger('TRACE'), telemetryOptions: { logging: { filter: { core: 'DEBUG', other: 'DEBUG' }, forward: {} } } });",
-    `require(${JSON.stringify(require.resolve('../src/worker'))}).runWorkerFromEnv().catch((err) => { console.error(err); process.exit(1); });`,
-  ].join('\n');
-  const child = spawn(process.execPath, ['-e', script], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      BROWSERAI_BASE_URL: emulator.baseUrl,
-      BROWSERAI_API_TOKEN: TOKEN,
-      WORKER_SHUTDOWN_GRACE_MS: '1000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startVerboseWorker(taskQueue: string): Promise<WorkerProcess> {
+  return startWorkerProcess({
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    BROWSERAI_BASE_URL: emulator.baseUrl,
+    BROWSERAI_API_TOKEN: TOKEN,
+    WORKER_SHUTDOWN_GRACE_MS: '1000',
+    WORKER_LOG_LEVEL: 'TRACE',
   });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      workerOutput += chunk;
-      if (workerOutput.includes('browserai-temporal worker: task queue')) resolve();
-    });
-    child.stderr!.on('data', (chunk) => (workerOutput += chunk));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${workerOutput.slice(-2_000)}`)));
-  });
-  return child;
 }
 
-// ---- What is searched, and how -------------------------------------------------------------
-
-interface Seen {
-  where: string;
-  text: string;
-}
-
-/**
- * Every spelling of a secret the search looks for. Base64 cannot be searched for as one string:
- * the secret may start at any byte of a 3-byte group of the encoded whole. So for each of the
- * three alignments, the part of the encoding that only the secret's bytes determine.
- */
-function spellings(secret: string): string[] {
-  const once = encodeURIComponent(secret);
-  const forms = [secret, once, encodeURIComponent(once), once.toLowerCase(), JSON.stringify(secret).slice(1, -1)];
-  for (let offset = 0; offset < 3; offset++) {
-    const bytes = Buffer.concat([Buffer.alloc(offset), Buffer.from(secret)]);
-    const stable = Buffer.from(bytes).toString('base64').slice(offset === 0 ? 0 : 4, 4 * Math.floor(bytes.length / 3));
-    if (stable.length >= 8) forms.push(stable, stable.replaceAll('+', '-').replaceAll('/', '_'));
-  }
-  return [...new Set(forms)];
-}
-
-/** `where: spelling` for each secret found. */
-function leaks(seen: readonly Seen[], secrets: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const secret of secrets) {
-    for (const form of spellings(secret)) {
-      for (const { where, text } of seen) if (text.includes(form)) found.push(`${where}: ${JSON.stringify(form)}`);
-    }
-  }
-  return found;
-}
+// ---- What is searched, and how (spellings and the search: helpers/secrets.ts) ---------------
 
 /**
  * A protobuf message as every reader may see it: its binary encoding (as bytes and as base64),
@@ -243,9 +192,8 @@ test('no proxy password and no API token from BrowserAI output in history, heart
   const results = await Promise.all(handles.map((handle) => handle.result()));
   for (const result of results) assert.equal(result.status, 'finalized');
   for (const handle of handles) seen.push(...(await liveViews(tasks, handle, 'after the end')), ...(await historyViews(handle.workflowId)));
-  const exited = once(worker, 'exit');
-  worker.kill('SIGTERM');
-  await exited;
+  await worker.stop();
+  const workerOutput = worker.output;
   worker = undefined;
   seen.push({ where: 'worker stdout and stderr', text: workerOutput });
 

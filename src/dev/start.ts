@@ -5,14 +5,15 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../browserai';
-import { ConfigError, connectionOptions, describeTemporal, loadTemporalConfig, loadWorkerConfig, metricsAddressFrom } from '../config';
+import { ConfigError, connectionOptions, describeTemporal, logConfigFrom, loadTemporalConfig, loadWorkerConfig, metricsAddressFrom } from '../config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encryption-codec';
 import { createWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
-import { installPrometheusRuntime } from '../telemetry/prometheus';
+import { installWorkerRuntime } from '../telemetry/runtime';
+import { logFatal } from '../telemetry/logging';
 import { recordBrowserAIRequest } from '../telemetry/activity-metrics';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -43,14 +44,19 @@ async function main(): Promise<void> {
   const temporal = loadTemporalConfig(env, problems);
   // Worker metrics on by default here (WORKER_METRICS_ADDRESS=off turns them off).
   const metricsAddress = metricsAddressFrom(env, problems);
+  const log = logConfigFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  // Before the dev server and the connection: they would create the Runtime without the endpoint.
-  const metricsUrl = metricsAddress === null ? undefined : installPrometheusRuntime(metricsAddress ?? '127.0.0.1:9464');
+  // Before the dev server and the connection: they would create a default Runtime (default logger, no endpoint).
+  const runtime = installWorkerRuntime({
+    metricsAddress: metricsAddress === null ? undefined : (metricsAddress ?? '127.0.0.1:9464'),
+    log: { ...log, secrets: [env.BROWSERAI_API_TOKEN?.trim() ?? ''] },
+  });
+  const { metricsUrl } = runtime;
 
   let devServer: TestWorkflowEnvironment | undefined;
   if (temporal.addressFrom === 'default') {
     const cli = findTemporalCli();
-    console.log(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
+    runtime.announce(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
     devServer = await TestWorkflowEnvironment.createLocal({
       server: {
         ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
@@ -72,8 +78,9 @@ async function main(): Promise<void> {
     const emulator = await BrowserAIEmulator.start({ port: Number(env.EMULATOR_PORT ?? 8787), ...emulatorOptionsFromEnv(env) });
     cleanups.push(() => emulator.close());
     env.BROWSERAI_API_TOKEN = emulator.apiToken;
+    runtime.logger.addSecrets(emulator.apiToken);
     env.BROWSERAI_BASE_URL = emulator.baseUrl;
-    console.log(
+    runtime.announce(
       [
         '',
         '*****************************************************************************',
@@ -99,7 +106,7 @@ async function main(): Promise<void> {
   });
 
   const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
-  console.log(
+  runtime.announce(
     [
       '',
       `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${describeTemporal(config.temporal)}.`,
@@ -124,6 +131,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
+  logFatal(err, process.env, { messageOnly: true });
   process.exit(1);
 });
