@@ -9,6 +9,7 @@ import { connectionOptions, loadWorkerConfig } from './config';
 import { announce, installWorkerRuntime } from './telemetry/runtime';
 import { logFatal } from './telemetry/logging';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
+import { tracingFromEnv, type Tracing } from './telemetry/tracing';
 
 /**
  * Everything `Worker.create` takes (interceptors, tuner, worker deployment options, plugins, ...),
@@ -48,7 +49,9 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     onRequest: recordBrowserAIRequest,
   });
   const dataConverter = encryptedDataConverterFromEnv(env);
-  const workflowBundle = prebuiltBundle(env, dataConverter);
+  // Opt-in by OTEL_*: Temporal's OpenTelemetryPlugin, with the BrowserAI request spans under its activity spans.
+  const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
+  const workflowBundle = prebuiltBundle(env, dataConverter, tracing);
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   const profile = config.temporal.profile; // the temporal.toml profile in use, if any
   try {
@@ -62,12 +65,14 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
       dataConverter,
       workflowBundle,
+      plugins: tracing ? [tracing.plugin] : [],
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
     announce(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
-        (metricsUrl ? `, metrics at ${metricsUrl}` : ''),
+        (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
+        (tracing ? `, traces: ${tracing.destination}` : ''),
       { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, temporalAddress: config.temporal.address, browserAIBaseUrl: client.baseUrl, metricsUrl },
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
@@ -75,18 +80,20 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     await worker.run();
   } finally {
     await connection.close();
+    await tracing?.shutdown(); // exports the spans still buffered
   }
 }
 
 /**
- * The bundle built with the image (Dockerfile), so start-up does not bundle. Not with encryption:
- * its failure converter (failure messages encrypted too) must be bundled into the workflow code,
- * which only a bundle made at start-up from this data converter has.
+ * The bundle built with the image (Dockerfile), so start-up does not bundle. Not with encryption
+ * or tracing: the encrypting failure converter and the tracing workflow interceptors must be
+ * bundled into the workflow code, which only a bundle made at start-up with them has.
  */
-function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | undefined): WorkerOptions['workflowBundle'] {
+function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | undefined, tracing: Tracing | undefined): WorkerOptions['workflowBundle'] {
   const bundle = workflowBundleFromEnv(env);
-  if (bundle && dataConverter) {
-    announce('TEMPORAL_PAYLOAD_KEY is set: bundling the workflows with the encrypting failure converter instead of loading WORKER_WORKFLOW_BUNDLE.');
+  const needs = [dataConverter && 'the encrypting failure converter (TEMPORAL_PAYLOAD_KEY)', tracing && 'the tracing interceptors (OTEL_*)'].filter(Boolean);
+  if (bundle && needs.length > 0) {
+    announce(`Bundling the workflows with ${needs.join(' and ')} instead of loading WORKER_WORKFLOW_BUNDLE.`);
     return undefined;
   }
   return bundle;
