@@ -13,6 +13,7 @@ import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encry
 import { createWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
 import { installWorkerRuntime } from '../telemetry/runtime';
+import { tracingFromEnv } from '../telemetry/tracing';
 import { logFatal } from '../telemetry/logging';
 import { recordBrowserAIRequest } from '../telemetry/activity-metrics';
 
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   if (temporal.addressFrom === 'default') {
     const cli = findTemporalCli();
     runtime.announce(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
-    devServer = await TestWorkflowEnvironment.createLocal({
+    devServer = await withoutOtelEnv(() => TestWorkflowEnvironment.createLocal({
       server: {
         ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
         ip: '127.0.0.1',
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
         searchAttributes: ALL_SEARCH_ATTRIBUTES,
         extraArgs: codecUrl ? ['--ui-codec-endpoint', codecUrl] : [],
       },
-    });
+    }));
     cleanups.push(() => devServer!.teardown());
     env.TEMPORAL_ADDRESS = devServer.address;
   }
@@ -94,6 +95,9 @@ async function main(): Promise<void> {
   }
 
   const config = loadWorkerConfig(env);
+  // Traces when OTEL_* asks (README, Traces), exported at the end, after the worker stopped.
+  const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
+  if (tracing) cleanups.push(() => tracing.shutdown());
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   cleanups.unshift(() => connection.close());
   const worker = await createWorker({
@@ -103,6 +107,7 @@ async function main(): Promise<void> {
     client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl, onRequest: recordBrowserAIRequest }),
     shutdownGraceTime: config.shutdownGraceMs,
     dataConverter: codec ? dataConverterWithEncryption(codec) : undefined,
+    plugins: tracing ? [tracing.plugin] : [],
   });
 
   const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
       `Worker running: task queue "${config.temporal.taskQueue}", Temporal at ${describeTemporal(config.temporal)}.`,
       `Temporal UI:    ${ui}`,
       ...(metricsUrl ? [`Metrics:        ${metricsUrl} (Prometheus; WORKER_METRICS_ADDRESS=host:port or off)`] : []),
+      ...(tracing ? [`Traces:         ${tracing.destination}`] : []),
       ...(codecUrl ? [`Payloads are encrypted; the UI decodes them through the codec server at ${codecUrl}.`] : []),
       '',
       'Start a task from another terminal:',
@@ -127,6 +133,21 @@ async function main(): Promise<void> {
     await worker.run(); // returns after SIGINT/SIGTERM, once in-flight work is handed back
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}
+
+/**
+ * Runs `start` with no OTEL_* variable in this process's environment, which a child process
+ * inherits: Temporal's server reads them too, and refuses to start on a value it does not support
+ * (`OTEL_TRACES_EXPORTER=console`). Our traces are the worker's, not the dev server's.
+ */
+async function withoutOtelEnv<T>(start: () => Promise<T>): Promise<T> {
+  const saved = Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_'));
+  for (const [name] of saved) delete process.env[name];
+  try {
+    return await start();
+  } finally {
+    Object.assign(process.env, Object.fromEntries(saved));
   }
 }
 
