@@ -174,6 +174,31 @@ describe('browserTask', () => {
     assert.deepEqual(leaks, [], `the code is in history events ${leaks.join(', ')} beyond the signal and the append`);
   });
 
+  test('a send refused with an error that quotes the code: the code is masked in the failure, history, the state and the details', async () => {
+    const code = '620418';
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }));
+    const { executionId } = await eventually('awaiting input', async () => {
+      const s = await handle.query(stateQuery);
+      return s.awaitingInput ? s : undefined;
+    });
+    // BrowserAI's validation error may quote what it was sent (nothing documents that it does not).
+    stack.emulator.inject({ method: 'POST', path: new RegExp(`^/tasks/${executionId}/instructions$`), status: 400, error: `Invalid input: cannot type "${code}" here` });
+    await stack.tasks.submitCode(handle.workflowId, code);
+    const state = await eventually('the refusal seen', async () => {
+      const s = await handle.query(stateQuery);
+      return s.error?.includes('Invalid input') ? s : undefined;
+    });
+    assert.ok(!state.error!.includes(code) && state.error!.includes('•••'), `masked in the state: ${state.error}`);
+    for (const [place, text] of Object.entries(await placesWithoutCodes(handle))) {
+      assert.ok(!text.includes(code), `the code shows in ${place}: ${text}`);
+    }
+    const { HistoryEvent } = temporal.api.history.v1;
+    const failures = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskFailedEventAttributes).map((e) => Buffer.from(HistoryEvent.encode(e).finish()).toString('latin1'));
+    assert.ok(failures.some((f) => f.includes('Invalid input')), 'the send failed in history');
+    assert.ok(!failures.some((f) => f.includes(code)), 'the failure in history quotes the code');
+    await handle.cancel();
+  });
+
   test('inspectable in the Temporal UI: static summary, current details, activity summaries, and no code or instruction in them', async () => {
     const instruction = 'Log in as ops@example.com [needs-code]';
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: instruction }] }));

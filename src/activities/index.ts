@@ -4,6 +4,7 @@ import { recordAmbiguousRequest } from '../telemetry/activity-metrics';
 import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type TaskExecution, type InstructionsAnswer } from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
+import { maskCodesInFailure } from './mask-codes';
 import { pollUntilStatusChanges } from './poll-task';
 import { stopTask } from './stop-task';
 import { snapshotOf } from './snapshot';
@@ -43,15 +44,18 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
 
   /** Append (POST) or replace (PUT) instructions, at most once unless the caller chose otherwise. */
   const sendInstructions = async (kind: 'append' | 'replace', input: SendInstructionsInput): Promise<TaskExecutionAnswer> => {
-    const { executionId, instructions, awaitable, delivery } = input;
+    const { executionId, instructions, awaitable, delivery, codes } = input;
     const answer = await countingAmbiguous(deliverOnce({
       what: kind === 'append' ? `Appending instructions to ${executionId}` : `Replacing the instructions of ${executionId}`,
       delivery,
       requestTimeoutMs: client.requestTimeoutMs,
       send: (timeoutMs) =>
-        kind === 'append'
+        (kind === 'append'
           ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
-          : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs }),
+          : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs })
+        ).catch((err: unknown) => {
+          throw maskCodesInFailure(err, codes);
+        }),
       // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
       onLateAnswer: async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId }),
     }));

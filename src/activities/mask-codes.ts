@@ -1,4 +1,4 @@
-import { redactSecretsDeep } from '../browserai';
+import { BrowserAIError, isBrowserAIError, redactSecrets, redactSecretsDeep } from '../browserai';
 
 /**
  * An answer with the task's one-time codes masked (a log line may echo a typed code), before
@@ -7,4 +7,17 @@ import { redactSecretsDeep } from '../browserai';
  */
 export function maskCodes<T>(answer: T, codes: readonly string[] | undefined): T {
   return codes && codes.length > 0 ? redactSecretsDeep(answer, codes) : answer;
+}
+
+/**
+ * A send's failure with the task's codes masked: BrowserAI's error text (a 400 "Invalid input: ...")
+ * may quote the instructions it was sent, and the failure goes to history, the logs and the UI.
+ */
+export function maskCodesInFailure(err: unknown, codes: readonly string[] | undefined): unknown {
+  if (!codes || codes.length === 0 || !isBrowserAIError(err)) return err;
+  return new BrowserAIError({
+    ...err,
+    message: redactSecrets(err.message, codes),
+    apiMessage: err.apiMessage === undefined ? undefined : redactSecrets(err.apiMessage, codes),
+  });
 }

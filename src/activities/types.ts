@@ -23,6 +23,8 @@ export interface SendInstructionsInput {
   instructions: Instruction[];
   awaitable?: boolean;
   delivery: Delivery;
+  /** The task's one-time codes, masked out of a failure's text (BrowserAI may quote what it was sent). */
+  codes?: string[];
 }
 
 /** What the workflow keeps of a task: small, no instruction texts. */

@@ -290,7 +290,7 @@ export class TaskSession {
     const sender = this.outbox.sendForever(
       (item) => {
         const what = item.code ? 'Send one-time code' : item.kind === 'replace' ? 'Replace instructions' : 'Append instructions';
-        const request = { executionId, instructions: item.instructions, awaitable: this.input.awaitable, delivery: this.delivery };
+        const request = { executionId, instructions: item.instructions, awaitable: this.input.awaitable, delivery: this.delivery, ...this.#codesToMask };
         return item.kind === 'replace'
           ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
           : this.#activities.appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
