@@ -196,6 +196,15 @@ describe('browserTask', () => {
     const failures = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskFailedEventAttributes).map((e) => Buffer.from(HistoryEvent.encode(e).finish()).toString('latin1'));
     assert.ok(failures.some((f) => f.includes('Invalid input')), 'the send failed in history');
     assert.ok(!failures.some((f) => f.includes(code)), 'the failure in history quotes the code');
+
+    // A poll's failure quoting it (a 5xx retried: its text lives in the pending activity's last failure).
+    stack.emulator.inject({ method: 'GET', path: new RegExp(`^/tasks/${executionId}$`), status: 500, error: `Engine log: typed "${code}"`, times: 3 });
+    const lastFailure = await eventually('the poll failure seen', async () => {
+      const pending = (await handle.describe()).raw.pendingActivities ?? [];
+      const failure = pending.map((a) => a.lastFailure?.message ?? '').find((m) => m.includes('Engine log'));
+      return failure;
+    });
+    assert.ok(!lastFailure.includes(code) && lastFailure.includes('•••'), `masked in the poll's failure: ${lastFailure}`);
     await handle.cancel();
   });
 

@@ -2,7 +2,7 @@ import { Context, log } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../browserai/status';
 import { toActivityFailure } from './failures';
-import { maskCodes } from './mask-codes';
+import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
 import { readResults } from './results';
 import { snapshotOf } from './snapshot';
@@ -86,7 +86,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
       snapshot = snapshotOf(maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes));
     } catch (err) {
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
-      if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(err);
+      if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(maskCodesInFailure(err, input.codes));
       await sleep(input.initialIntervalMs);
       continue;
     }

@@ -1,5 +1,5 @@
 import type { BrowserAIClient } from '../browserai';
-import { maskCodes } from './mask-codes';
+import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { fitResults } from './trim';
 import type { TaskResultsSummary } from './types';
 
@@ -14,7 +14,12 @@ export async function readResults(
   signal?: AbortSignal,
 ): Promise<TaskResultsSummary> {
   const { executionId } = task;
-  const answer = maskCodes(await client.getResults(executionId, { signal }), task.codes);
+  const answer = maskCodes(
+    await client.getResults(executionId, { signal }).catch((err: unknown) => {
+      throw maskCodesInFailure(err, task.codes);
+    }),
+    task.codes,
+  );
   const { results, trimmed } = fitResults(answer.results, maxBytes);
   return {
     executionId: answer.executionId ?? executionId,
