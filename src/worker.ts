@@ -6,8 +6,7 @@ import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
 import { connectionOptions, loadWorkerConfig } from './config';
-import { announce, installWorkerRuntime } from './telemetry/runtime';
-import { logFatal } from './telemetry/logging';
+import { announce, installWorkerRuntime, logFatalAfterFlush } from './telemetry/runtime';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 import { tracingFromEnv, type Tracing } from './telemetry/tracing';
 
@@ -79,8 +78,11 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     // within shutdownGraceTime, then resolves.
     await worker.run();
   } finally {
-    await connection.close();
-    await tracing?.shutdown(); // exports the spans still buffered
+    try {
+      await connection.close();
+    } finally {
+      await tracing?.shutdown(); // exports the spans still buffered
+    }
   }
 }
 
@@ -102,7 +104,7 @@ function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | u
 if (require.main === module) {
   runWorkerFromEnv().catch((err) => {
     // In the format the worker logs in (a configuration error as its list of problems), token masked.
-    logFatal(err);
+    logFatalAfterFlush(err);
     process.exit(1);
   });
 }

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
-import { installTracing, tracingSettingsFrom, type Tracing } from '../src/telemetry/tracing';
+import { TRACING_PACKAGES, installTracing, tracingSettingsFrom, type Tracing } from '../src/telemetry/tracing';
 import { stateQuery } from '../src/workflows/messages';
 import { startWorkerProcess, type WorkerProcess } from './helpers/secrets';
 import { eventually, startStack, startTemporal, taskInput, type Stack } from './helpers/stack';
@@ -128,7 +128,23 @@ describe('traces', () => {
     assert.equal(zipkin.settings, undefined);
     assert.match(zipkin.problems[0]!, /use otlp/);
     const grpc = settings({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
-    assert.match(grpc.problems[0]!, /http\/protobuf/);
+    assert.match(grpc.problems[0]!, /^OTEL_EXPORTER_OTLP_PROTOCOL="grpc".*http\/protobuf/);
+    const tracesGrpc = settings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' });
+    assert.match(tracesGrpc.problems[0]!, /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc"/, 'names the variable that set it');
+  });
+
+  test('the install command a missing package error gives matches the optional peers of package.json', () => {
+    const { peerDependencies, peerDependenciesMeta } = require('../../package.json') as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    const optional = Object.keys(peerDependenciesMeta).filter((name) => peerDependenciesMeta[name]!.optional);
+    // `@scope/name@range`: the name ends at the second `@`.
+    const parsed = TRACING_PACKAGES.map((spec) => ({ name: spec.slice(0, spec.indexOf('@', 1)), range: spec.slice(spec.indexOf('@', 1) + 1) }));
+    assert.deepEqual(parsed.map((p) => p.name).sort(), optional.sort());
+    for (const { name, range } of parsed) {
+      if (!range.startsWith('<')) assert.equal(range, peerDependencies[name], `${name}'s range`);
+    }
   });
 });
 

@@ -12,9 +12,8 @@ import { startCodecServer } from '../codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encryption-codec';
 import { createWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
-import { installWorkerRuntime } from '../telemetry/runtime';
+import { installWorkerRuntime, logFatalAfterFlush } from '../telemetry/runtime';
 import { tracingFromEnv } from '../telemetry/tracing';
-import { logFatal } from '../telemetry/logging';
 import { recordBrowserAIRequest } from '../telemetry/activity-metrics';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -47,6 +46,10 @@ async function main(): Promise<void> {
   const metricsAddress = metricsAddressFrom(env, problems);
   const log = logConfigFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
+  // Traces when OTEL_* asks (README, Traces), exported at the end, after the worker stopped. Here,
+  // before anything starts, so settings it refuses stop nothing half-started.
+  const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
+  if (tracing) cleanups.push(() => tracing.shutdown());
   // Before the dev server and the connection: they would create a default Runtime (default logger, no endpoint).
   const runtime = installWorkerRuntime({
     metricsAddress: metricsAddress === null ? undefined : (metricsAddress ?? '127.0.0.1:9464'),
@@ -95,9 +98,6 @@ async function main(): Promise<void> {
   }
 
   const config = loadWorkerConfig(env);
-  // Traces when OTEL_* asks (README, Traces), exported at the end, after the worker stopped.
-  const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
-  if (tracing) cleanups.push(() => tracing.shutdown());
   const connection = await NativeConnection.connect(connectionOptions(config.temporal));
   cleanups.unshift(() => connection.close());
   const worker = await createWorker({
@@ -152,6 +152,6 @@ async function withoutOtelEnv<T>(start: () => Promise<T>): Promise<T> {
 }
 
 main().catch((err) => {
-  logFatal(err, process.env, { messageOnly: true });
+  logFatalAfterFlush(err, process.env, { messageOnly: true });
   process.exit(1);
 });

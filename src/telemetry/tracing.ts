@@ -53,10 +53,11 @@ export function tracingSettingsFrom(env: Env, problems: string[]): TracingSettin
     return undefined;
   }
   if (exporter === 'otlp') {
-    const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim().toLowerCase();
+    const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+    const protocol = (env[variable]?.trim() || 'http/protobuf').toLowerCase();
     if (protocol !== 'http/protobuf') {
       problems.push(
-        `OTEL_EXPORTER_OTLP_PROTOCOL="${protocol}" is not supported: traces are exported over http/protobuf (the OTLP default; a ` +
+        `${variable}="${protocol}" is not supported: traces are exported over http/protobuf (the OTLP default; a ` +
           "collector's port 4318, e.g. OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318). Unset it or set http/protobuf.",
       );
       return undefined;
@@ -82,8 +83,10 @@ export function tracingFromEnv(env: Env, defaultServiceName: string): Tracing | 
     return installTracing({ spanProcessor: new sdk.SimpleSpanProcessor(new sdk.ConsoleSpanExporter()), serviceName: defaultServiceName, destination: 'console' });
   }
   const { OTLPTraceExporter } = optionalPeer<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');
-  const exporter = new OTLPTraceExporter();
+  // The URL from `env` (the spec's rule: /v1/traces is added to the general endpoint only), so the
+  // banner and the exporter agree even when `env` is not the process environment.
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  const exporter = new OTLPTraceExporter({ url });
   return installTracing({ spanProcessor: new sdk.BatchSpanProcessor(exporter), serviceName: defaultServiceName, destination: `otlp http/protobuf to ${url}` });
 }
 
@@ -123,8 +126,11 @@ function tracingResource(serviceName: string): Resource {
     .merge(envDetectorSync.detect());
 }
 
-/** The packages tracing needs; optional peers, so a package user who does not trace installs none of them. */
-const TRACING_PACKAGES = [
+/**
+ * The packages tracing needs, as the error asks for them; optional peers, so a package user who does
+ * not trace installs none of them. Kept in step with package.json's peerDependencies by test/tracing.test.ts.
+ */
+export const TRACING_PACKAGES = [
   '@temporalio/interceptors-opentelemetry@<your @temporalio/worker version>',
   '@opentelemetry/sdk-trace-node@^1.30.1',
   '@opentelemetry/resources@^1.30.1',
