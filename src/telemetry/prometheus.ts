@@ -33,7 +33,8 @@ export function installPrometheusRuntime(bindAddress: string, options: RuntimeOp
     throw new Error(
       `Cannot serve worker metrics at ${bindAddress}: the Temporal Runtime of this process already exists (${err.message}). ` +
         'Install it before any connection or worker is created, once: if your application installs it, add ' +
-        '`telemetryOptions: { metrics: prometheusMetricsOptions(address) }` to its Runtime.install and leave WORKER_METRICS_ADDRESS unset.',
+        '`telemetryOptions: { metrics: prometheusMetricsOptions(address) }` to its Runtime.install and run BrowserAIPlugin ' +
+        '(browserai-temporal/plugin) on a Worker of your own instead of runWorkerFromEnv.',
     );
   }
   return metricsUrl(bindAddress);

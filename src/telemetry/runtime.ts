@@ -4,7 +4,7 @@
 // Prometheus endpoint when an address is given.
 import { IllegalStateError, type LogMetadata } from '@temporalio/common';
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
-import { createWorkerLogger, type LogLevel, type WorkerLogger, type WorkerLogOptions } from './logging';
+import { createWorkerLogger, logFatal, type LogLevel, type WorkerLogger, type WorkerLogOptions } from './logging';
 import { installPrometheusRuntime } from './prometheus';
 
 export interface WorkerRuntimeOptions {
@@ -60,7 +60,7 @@ export function installWorkerRuntime({ metricsAddress, log = {} }: WorkerRuntime
       throw new Error(
         `Cannot install the worker's logger: the Temporal Runtime of this process already exists (${err.message}). ` +
           'Install it before any connection or worker is created, once: call runWorkerFromEnv (or installWorkerRuntime) first, ' +
-          'or, if your application installs the Runtime itself, build the worker with createWorker instead.',
+          'or, if your application installs the Runtime itself, add BrowserAIPlugin (browserai-temporal/plugin) to a Worker of your own instead.',
       );
     }
   }
@@ -87,6 +87,22 @@ let installed: WorkerRuntime | undefined;
 export function announce(message: string, attributes?: LogMetadata): void {
   if (installed) installed.announce(message, attributes);
   else console.log(message);
+}
+
+/**
+ * A fatal error's last words, after the lines the Runtime still holds (with the core's logs
+ * forwarded it buffers them briefly, to write them in time order): nothing logged before the
+ * failure is lost to the `process.exit` that follows, nor written after it.
+ */
+export function logFatalAfterFlush(...args: Parameters<typeof logFatal>): void {
+  if (installed) {
+    try {
+      Runtime.instance().flushLogs();
+    } catch {
+      // the last words matter more than the lines before them
+    }
+  }
+  logFatal(...args);
 }
 
 /** Node's own warnings (deprecations, experimental features) as log lines rather than raw text on stderr. */
