@@ -20,7 +20,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserTasks } from '../src/client/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
 import { stateQuery } from '../src/workflows/messages';
-import { leaks, startWorkerProcess, type WorkerProcess } from './helpers/secrets';
+import { leaks, rawTaskAnswer, startWorkerProcess, type WorkerProcess } from './helpers/secrets';
 import { eventually, startTemporal, taskInput } from './helpers/stack';
 
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
@@ -40,12 +40,6 @@ after(async () => {
   await emulator?.close();
   await env?.teardown();
 });
-
-/** `GET /tasks/{id}` as BrowserAI answers it, straight from the emulator (no client, no redaction). */
-async function rawTaskAnswer(executionId: string): Promise<string> {
-  const response = await fetch(`${emulator.baseUrl}/tasks/${executionId}`, { headers: { authorization: `apikey ${TOKEN}` } });
-  return response.text();
-}
 
 interface Line {
   time: string;
@@ -82,7 +76,7 @@ test('WORKER_LOG_FORMAT=json: every line is JSON, and none holds the token, a co
       const { executionId } = await handle.query(stateQuery);
       const secrets = executionId && emulator.taskSecrets(executionId);
       if (!secrets) return undefined;
-      const answer = await rawTaskAnswer(executionId);
+      const answer = await rawTaskAnswer(emulator, executionId);
       if (!answer.includes(secrets.connectionUrl)) return undefined;
       rawAnswers.set(executionId, answer);
       return executionId;

@@ -23,7 +23,7 @@ import { MASK } from '../src/browserai';
 import { BrowserTasks } from '../src/client/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
 import { stateQuery } from '../src/workflows/messages';
-import { leaks, startWorkerProcess, type Seen, type WorkerProcess } from './helpers/secrets';
+import { leaks, rawTaskAnswer, startWorkerProcess, type Seen, type WorkerProcess } from './helpers/secrets';
 import { startTemporal, storedRuns, taskInput } from './helpers/stack';
 
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
@@ -124,12 +124,6 @@ async function liveViews(tasks: BrowserTasks, handle: WorkflowHandle, when: stri
   ];
 }
 
-/** `GET /tasks/{id}` as BrowserAI answers it, straight from the emulator (no client, no redaction). */
-async function rawTaskAnswer(executionId: string): Promise<string> {
-  const response = await fetch(`${emulator.baseUrl}/tasks/${executionId}`, { headers: { authorization: `apikey ${TOKEN}` } });
-  return response.text();
-}
-
 // ---- The run ----------------------------------------------------------------------------
 
 test('no proxy password and no API token from BrowserAI output in history, heartbeats, details, queries or worker logs', { timeout: 240_000 }, async (t) => {
@@ -169,7 +163,7 @@ test('no proxy password and no API token from BrowserAI output in history, heart
       const secrets = executionId ? emulator.taskSecrets(executionId) : undefined;
       if (!executionId || !secrets) continue;
       if (!rawAnswers.has(executionId)) {
-        const raw = await rawTaskAnswer(executionId);
+        const raw = await rawTaskAnswer(emulator, executionId);
         if (raw.includes(secrets.connectionUrl)) rawAnswers.set(executionId, raw);
       }
       if (handle === otp && state.awaitingInput && !codeSent) {

@@ -69,6 +69,12 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<Worker
   };
 }
 
+/** `GET /tasks/{id}` as BrowserAI answers it, straight from the emulator (no client, no redaction): what the secrets were in. */
+export async function rawTaskAnswer(emulator: { baseUrl: string; apiToken: string }, executionId: string): Promise<string> {
+  const response = await fetch(`${emulator.baseUrl}/tasks/${executionId}`, { headers: { authorization: `apikey ${emulator.apiToken}` } });
+  return response.text();
+}
+
 // ---- What is searched, and how -------------------------------------------------------------
 
 export interface Seen {
