@@ -11,14 +11,14 @@ import { after, before, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, bundleWorkflowCode, type Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import { BrowserAIClient, type BrowserAIRequestEvent } from '../src/browserai';
 import { loadWorkerConfig, metricsAddressFrom } from '../src/config';
 import { BrowserTasks } from '../src/client/tasks';
 import { startTemporal } from '../src/dev/dev-server';
 import { BrowserAIEmulator } from '../src/emulator';
 import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
-import { installPrometheusRuntime } from '../src/telemetry/prometheus';
+import { installWorkerRuntime } from '../src/telemetry/runtime';
 import { createWorker } from '../src/worker';
 import { BrowserAIAwaitingInput, BrowserAIExecutionId } from '../src/workflows/search-attributes';
 import { groupingLabels, metricNames, panelQueries, readDashboard } from './helpers/dashboard';
@@ -35,7 +35,7 @@ let running: Promise<void>;
 let tasks: BrowserTasks;
 
 before(async () => {
-  metricsUrl = installPrometheusRuntime(`127.0.0.1:${await freePort()}`, { logger: new DefaultLogger('ERROR') });
+  metricsUrl = installWorkerRuntime({ metricsAddress: `127.0.0.1:${await freePort()}`, log: { level: 'ERROR' } }).metricsUrl!;
   const workflowCode = bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: quietLogger() });
   [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100 })]);
   const taskQueue = `metrics-${randomUUID()}`;
@@ -227,7 +227,7 @@ test('WORKER_METRICS_ADDRESS: host:port, off, or a problem that says what to set
 });
 
 test('a second install says what to do instead of the SDK\'s bare IllegalStateError', () => {
-  assert.throws(() => installPrometheusRuntime('127.0.0.1:1'), /already exists.*prometheusMetricsOptions/s);
+  assert.throws(() => installWorkerRuntime({ metricsAddress: '127.0.0.1:1' }), /already exists.*prometheusMetricsOptions/s);
 });
 
 /** Fast polling, so the test finishes in seconds. */

@@ -5,7 +5,7 @@
 import { IllegalStateError, type LogMetadata } from '@temporalio/common';
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import { createWorkerLogger, logFatal, type LogLevel, type WorkerLogger, type WorkerLogOptions } from './logging';
-import { installPrometheusRuntime } from './prometheus';
+import { metricsUrl as metricsUrlOf, prometheusMetricsOptions } from './prometheus';
 
 export interface WorkerRuntimeOptions {
   /** `host:port` for the Prometheus endpoint (`/metrics`); none when unset. */
@@ -49,21 +49,24 @@ export function loggingRuntimeOptions(logger: WorkerLogger): RuntimeOptions {
 export function installWorkerRuntime({ metricsAddress, log = {} }: WorkerRuntimeOptions = {}): WorkerRuntime {
   const logger = createWorkerLogger(log);
   const options = loggingRuntimeOptions(logger);
-  let metricsUrl: string | undefined;
-  if (metricsAddress) {
-    metricsUrl = installPrometheusRuntime(metricsAddress, options);
-  } else {
-    try {
-      Runtime.install(options);
-    } catch (err) {
-      if (!(err instanceof IllegalStateError)) throw err;
-      throw new Error(
-        `Cannot install the worker's logger: the Temporal Runtime of this process already exists (${err.message}). ` +
-          'Install it before any connection or worker is created, once: call runWorkerFromEnv (or installWorkerRuntime) first, ' +
-          'or, if your application installs the Runtime itself, add BrowserAIPlugin (browserai-temporal/plugin) to a Worker of your own instead.',
-      );
+  if (metricsAddress) options.telemetryOptions = { ...options.telemetryOptions, metrics: prometheusMetricsOptions(metricsAddress) };
+  try {
+    Runtime.install(options);
+  } catch (err) {
+    if (!(err instanceof IllegalStateError)) {
+      // e.g. "Failed to start prometheus metrics exporter: Address already in use (os error 98)"
+      if (metricsAddress) throw new Error(`Cannot serve worker metrics at ${metricsAddress}: ${(err as Error).message}. Set WORKER_METRICS_ADDRESS to a free host:port, or to off.`);
+      throw err;
     }
+    throw new Error(
+      `Cannot install the worker's Runtime (its logger${metricsAddress ? ` and metrics at ${metricsAddress}` : ''}): the Temporal Runtime of this ` +
+        `process already exists (${err.message}). Install it before any connection or worker is created, once: call runWorkerFromEnv ` +
+        '(or installWorkerRuntime) first. If your application installs the Runtime itself, run BrowserAIPlugin (browserai-temporal/plugin) ' +
+        'on a Worker of your own instead of runWorkerFromEnv, and add `telemetryOptions: { metrics: prometheusMetricsOptions(address) }` ' +
+        'to its Runtime.install for the metrics.',
+    );
   }
+  const metricsUrl = metricsAddress ? metricsUrlOf(metricsAddress) : undefined;
   if (logger.format === 'json') routeProcessWarnings(logger);
   // The Runtime's logger: with the core's logs forwarded, a buffer that writes lines in time order.
   const runtimeLogger = Runtime.instance().logger;
