@@ -192,12 +192,7 @@ const RESERVED = new Set(['time', 'level', 'message']);
 export function jsonLogLine(time: Date, level: LogLevel, message: string, attributes: Record<string, unknown>, secrets: readonly string[] = []): string {
   const record: Record<string, unknown> = { time: time.toISOString(), level, message };
   const safe = toLoggable(attributes) as Record<string, unknown>;
-  for (const key of Object.keys(safe)) {
-    if (safe[key] === undefined) continue;
-    const name = RESERVED.has(key) ? `attributes.${key}` : key;
-    if (name === '__proto__') Object.defineProperty(record, name, { value: safe[key], enumerable: true, writable: true, configurable: true });
-    else record[name] = safe[key];
-  }
+  for (const key of Object.keys(safe)) setField(record, RESERVED.has(key) ? `attributes.${key}` : key, safe[key]);
   return `${JSON.stringify(redactSecretsDeep(record, secrets))}\n`;
 }
 
