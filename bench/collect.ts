@@ -52,7 +52,12 @@ export function requestsByExecution(requests: RecordedRequest[]): Map<string, Re
 }
 
 /** Fills `record.facts` for every started workflow. */
-export async function collectFacts(client: Client, records: TaskRecord[], emulator: BrowserAIEmulator, requests: RecordedRequest[]): Promise<void> {
+export async function collectFacts(
+  client: Client,
+  records: TaskRecord[],
+  emulator: BrowserAIEmulator,
+  requests: RecordedRequest[],
+): Promise<void> {
   const byExecution = requestsByExecution(requests);
   await mapLimit(
     records.filter((r) => r.firstRunId),
@@ -77,7 +82,8 @@ export async function collectFacts(client: Client, records: TaskRecord[], emulat
       facts.codesReceived = task?.codesReceived;
       facts.endedAt = emulatorEndTime(emulator, executionId);
       const createdAt = task ? Date.parse(task.createdAt) : NaN;
-      if (facts.endedAt !== undefined && facts.endedAt > createdAt) facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
+      if (facts.endedAt !== undefined && facts.endedAt > createdAt)
+        facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
     },
   );
 }
@@ -91,7 +97,9 @@ async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFa
   if (facts.status === 'COMPLETED') {
     facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
   } else if (facts.status !== 'RUNNING') {
-    await handle.result().catch((err: unknown) => void (facts.failure = String((err as { cause?: unknown }).cause ?? err)));
+    await handle
+      .result()
+      .catch((err: unknown) => void (facts.failure = String((err as { cause?: unknown }).cause ?? err)));
   }
 }
 
@@ -102,7 +110,10 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
   let runId: string | undefined = firstRunId;
   while (runId && facts.runs < 50) {
     facts.runs++;
-    const history: temporal.api.history.v1.IHistory | undefined = await within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
+    const history: temporal.api.history.v1.IHistory | undefined = await within(
+      CALL_TIMEOUT_MS,
+      client.workflow.getHandle(workflowId, runId).fetchHistory(),
+    );
     if (!history) throw new Error('fetchHistory timed out');
     runId = undefined;
     for (const event of history.events ?? []) {
@@ -114,8 +125,16 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
       if (scheduled?.activityType?.name === 'browserAIPollTask') facts.pollActivities++;
       if (scheduled?.activityType?.name === 'browserAIAppendInstructions') facts.appendScheduledAt ??= at;
-      if (activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) === 'browserAIAppendInstructions') facts.appendStartedAt ??= at;
-      if (activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'browserAIPollTask') facts.lastPollCompletedAt = at;
+      if (
+        activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) ===
+        'browserAIAppendInstructions'
+      )
+        facts.appendStartedAt ??= at;
+      if (
+        activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) ===
+        'browserAIPollTask'
+      )
+        facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
       runId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? runId;
     }

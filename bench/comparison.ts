@@ -39,8 +39,16 @@ export function compare(ours: TaskRecord[], mcp: McpRecord[]): Comparison {
     requestRatio: perTaskOurs !== undefined && perTaskMcp ? perTaskOurs / perTaskMcp : undefined,
     oursRequestsPerTask: stats(done.map((r) => r.facts!.requests)),
     mcpRequestsPerTask: stats(mcpDone.map((r) => r.requests)),
-    endToClosed: between(done, (r) => r.facts!.endedAt, (r) => r.facts!.closeTime),
-    endToMcpSeen: between(mcpDone, (r) => r.endedAt, (r) => r.endSeenAt),
+    endToClosed: between(
+      done,
+      (r) => r.facts!.endedAt,
+      (r) => r.facts!.closeTime,
+    ),
+    endToMcpSeen: between(
+      mcpDone,
+      (r) => r.endedAt,
+      (r) => r.endSeenAt,
+    ),
     mcpStaleAwaitingReturns: mcp.filter((r) => r.returnedOnStaleAwaiting).length,
   };
 }

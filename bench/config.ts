@@ -157,7 +157,9 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     scenarios: scenarioList(get('scenarios')),
     quick,
     seed: integer('seed', get('seed'), 0),
-    output: resolve(get('output') || (quick ? resolve(tmpdir(), 'BENCHMARKS.quick.md') : resolve(repoRoot, 'BENCHMARKS.md'))),
+    output: resolve(
+      get('output') || (quick ? resolve(tmpdir(), 'BENCHMARKS.quick.md') : resolve(repoRoot, 'BENCHMARKS.md')),
+    ),
     rawJson: get('raw-json') ? resolve(get('raw-json')) : undefined,
     realistic: {
       tasks: integer('realistic-tasks', get('realistic-tasks'), 1),
@@ -194,26 +196,36 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       emulatorMode: emulatorMode(get('scale-emulator-mode')),
     },
   };
-  if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks) throw new Error('--scale-burst-codes plus --scale-late-codes must not exceed --scale-tasks');
-  if (config.actions.longDurationMs <= config.actions.shortDurationMs) throw new Error('--actions-long-duration must be longer than --actions-short-duration (the slope is measured between them)');
+  if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks)
+    throw new Error('--scale-burst-codes plus --scale-late-codes must not exceed --scale-tasks');
+  if (config.actions.longDurationMs <= config.actions.shortDurationMs)
+    throw new Error(
+      '--actions-long-duration must be longer than --actions-short-duration (the slope is measured between them)',
+    );
   return config;
 }
 
 function scenarioList(raw: string): ScenarioName[] {
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0) throw new Error(`--scenarios must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
+  if (names.length === 0 || unknown.length > 0)
+    throw new Error(`--scenarios must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
   return [...new Set(names)] as ScenarioName[];
 }
 
 function emulatorMode(raw: string): 'documented' | 'observed' {
-  if (raw !== 'documented' && raw !== 'observed') throw new Error(`--scale-emulator-mode must be documented or observed (got "${raw}")`);
+  if (raw !== 'documented' && raw !== 'observed')
+    throw new Error(`--scale-emulator-mode must be documented or observed (got "${raw}")`);
   return raw;
 }
 
 function durationRange(flag: string, raw: string): [number, number] {
   const [a, b] = raw.split('-').map((part) => duration(flag, part));
-  if (a === undefined || b === undefined || a > b) throw new Error(`--${flag} must be "A-B" with A <= B, e.g. 30s-100s (got "${raw}")`);
+  if (a === undefined || b === undefined || a > b)
+    throw new Error(`--${flag} must be "A-B" with A <= B, e.g. 30s-100s (got "${raw}")`);
   return [a, b];
 }
 

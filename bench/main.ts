@@ -25,7 +25,12 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
 };
 
 async function bench(config: BenchConfig): Promise<number> {
-  const env: RunEnvironment = { command: commandLine(), code: codeVersion(), temporal: temporalVersion(), startedAt: Date.now() };
+  const env: RunEnvironment = {
+    command: commandLine(),
+    code: codeVersion(),
+    temporal: temporalVersion(),
+    startedAt: Date.now(),
+  };
   const raw: Record<string, unknown> = {};
   let missed = 0;
   let failed = 0;
@@ -38,7 +43,9 @@ async function bench(config: BenchConfig): Promise<number> {
       console.log(`\n${report.markdown}\n`);
       const misses = report.rows.filter((row) => row.met === false);
       missed += misses.length;
-      log(`${name}: ${Math.round((Date.now() - startedAt) / 1000)} s; ${misses.length ? `MISSED ${misses.map((r) => r.measure).join('; ')}` : 'no target missed'}; written to ${config.output}`);
+      log(
+        `${name}: ${Math.round((Date.now() - startedAt) / 1000)} s; ${misses.length ? `MISSED ${misses.map((r) => r.measure).join('; ')}` : 'no target missed'}; written to ${config.output}`,
+      );
       raw[name] = report.raw;
     } catch (err) {
       failed++;

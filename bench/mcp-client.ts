@@ -42,7 +42,12 @@ export interface McpRecord {
 }
 
 /** Runs every MCP task to its end (or `stopAt`), each in its own loop as separate MCP calls would. */
-export async function runMcpTasks(tasks: McpTask[], emulator: BrowserAIEmulator, firstStartAt: number, stopAt: number): Promise<McpRecord[]> {
+export async function runMcpTasks(
+  tasks: McpTask[],
+  emulator: BrowserAIEmulator,
+  firstStartAt: number,
+  stopAt: number,
+): Promise<McpRecord[]> {
   const api = new ApiCaller(emulator.baseUrl, emulator.apiToken);
   const records = tasks.map((task): McpRecord => ({ task, requests: 0, polls: 0 }));
   await Promise.all(
@@ -63,7 +68,12 @@ async function runOne(record: McpRecord, api: ApiCaller, stopAt: number): Promis
   const { input } = record.task;
   record.requests++;
   record.createdAt = Date.now();
-  const created = await api.call('POST', '/tasks', { instructions: input.instructions, type: input.type, project: input.project, geoLocation: input.geoLocation });
+  const created = await api.call('POST', '/tasks', {
+    instructions: input.instructions,
+    type: input.type,
+    project: input.project,
+    geoLocation: input.geoLocation,
+  });
   record.executionId = String(created.executionId);
   let status = await pollUntilStop(record, api, stopAt);
   if (status === 'awaiting' && record.task.code) {
@@ -107,7 +117,11 @@ class ApiCaller {
   async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
     const response = await fetch(`${this.baseUrl}${path}`, {
       method,
-      headers: { authorization: `apikey ${this.token}`, 'content-type': 'application/json', 'user-agent': 'browserai-mcp-twin/bench' },
+      headers: {
+        authorization: `apikey ${this.token}`,
+        'content-type': 'application/json',
+        'user-agent': 'browserai-mcp-twin/bench',
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();

@@ -74,7 +74,10 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
       await listClosed(target, closed);
     }
     const started = records.filter((r) => r.firstRunId);
-    const done = outcome.allStartedAt !== undefined && started.every((r) => closed.has(r.plan.workflowId)) && codesInFlight.size === 0;
+    const done =
+      outcome.allStartedAt !== undefined &&
+      started.every((r) => closed.has(r.plan.workflowId)) &&
+      codesInFlight.size === 0;
     if (now - lastProgress >= PROGRESS_MS || done) {
       lastProgress = now;
       log(progressLine(options.label, records, closed, target));
@@ -88,11 +91,19 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
   return outcome;
 }
 
-async function startAll(records: TaskRecord[], target: RunTarget, options: RunOptions, outcome: RunOutcome): Promise<void> {
+async function startAll(
+  records: TaskRecord[],
+  target: RunTarget,
+  options: RunOptions,
+  outcome: RunOutcome,
+): Promise<void> {
   const startOne = async (record: TaskRecord) => {
     record.startCalledAt = Date.now();
     try {
-      const handle = await within(START_TIMEOUT_MS, target.tasks.start(record.plan.input, { workflowId: record.plan.workflowId }));
+      const handle = await within(
+        START_TIMEOUT_MS,
+        target.tasks.start(record.plan.input, { workflowId: record.plan.workflowId }),
+      );
       if (!handle) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
       record.firstRunId = handle.firstExecutionRunId;
     } catch (err) {
@@ -114,17 +125,29 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
     );
   }
   const failed = records.filter((r) => r.startError);
-  log(`${options.label}: started ${records.length - failed.length} workflows` + (failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : ''));
+  log(
+    `${options.label}: started ${records.length - failed.length} workflows` +
+      (failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : ''),
+  );
 }
 
 /** Codes whose moment has come and whose task shows the code form at the emulator. */
-function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>): void {
+function submitDueCodes(
+  records: TaskRecord[],
+  target: RunTarget,
+  outcome: RunOutcome,
+  inFlight: Set<Promise<void>>,
+): void {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
   const awaitingTags = new Set<string>();
   for (const task of target.emulator.runningTasks()) {
     if (task.project !== target.project || task.status !== 'awaiting') continue;
-    for (const tag of task.instructions.map((i) => i.action).join(' ').match(TAG) ?? []) awaitingTags.add(tag);
+    for (const tag of task.instructions
+      .map((i) => i.action)
+      .join(' ')
+      .match(TAG) ?? [])
+      awaitingTags.add(tag);
   }
   const now = Date.now();
   for (const record of waiting) {

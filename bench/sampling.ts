@@ -44,7 +44,8 @@ export class ProcessSampler {
       const hwm = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
       const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
       if (hwm) this.hwmKb = Math.max(this.hwmKb ?? 0, Number(hwm[1]));
-      if (rss) this.samples.push({ at: Date.now(), rssKb: Number(rss[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) });
+      if (rss)
+        this.samples.push({ at: Date.now(), rssKb: Number(rss[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) });
     } catch {
       this.pid = undefined; // the process is gone
     }

@@ -37,11 +37,19 @@ export interface BenchStack {
 
 export async function startStack(options: StackOptions): Promise<BenchStack> {
   const metricsPort = await freePort();
-  const extraArgs = ['--metrics-port', String(metricsPort), ...(options.namespaces ?? []).flatMap((ns) => ['--namespace', ns])];
+  const extraArgs = [
+    '--metrics-port',
+    String(metricsPort),
+    ...(options.namespaces ?? []).flatMap((ns) => ['--namespace', ns]),
+  ];
   const durations = new DurationBook();
   const [temporal, emulator] = await Promise.all([
     startTemporal(extraArgs),
-    BrowserAIEmulator.start({ queueMs: options.queueMs, durationFor: durations.durationFor, ...(options.emulatorMode ? { mode: options.emulatorMode } : {}) }),
+    BrowserAIEmulator.start({
+      queueMs: options.queueMs,
+      durationFor: durations.durationFor,
+      ...(options.emulatorMode ? { mode: options.emulatorMode } : {}),
+    }),
   ]);
   const machine = new MachineSampler().start();
   const server = new ProcessSampler(findChild(process.pid, 'temporal')).start();
@@ -73,7 +81,10 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
         machine.stop();
         server.stop();
         await emulator.close().catch(() => undefined);
-        await within(30_000, temporal.teardown().catch(() => undefined));
+        await within(
+          30_000,
+          temporal.teardown().catch(() => undefined),
+        );
       })();
       return stopping;
     },
@@ -94,7 +105,9 @@ function freePort(): Promise<number> {
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
+      );
     });
   });
 }

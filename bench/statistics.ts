@@ -25,7 +25,11 @@ export function stats(values: Array<number | undefined>): Stats | undefined {
 }
 
 /** Stats of `to(x) - from(x)` over the items where both moments are known. */
-export function between<T>(items: T[], from: (item: T) => number | undefined, to: (item: T) => number | undefined): Stats | undefined {
+export function between<T>(
+  items: T[],
+  from: (item: T) => number | undefined,
+  to: (item: T) => number | undefined,
+): Stats | undefined {
   return stats(
     items.map((item) => {
       const a = from(item);

@@ -71,4 +71,5 @@ export interface HistoryFacts {
   lastPollCompletedAt?: number;
 }
 
-export const completedOk = (record: TaskRecord): boolean => record.facts?.status === 'COMPLETED' && record.facts.result?.status === 'finalized';
+export const completedOk = (record: TaskRecord): boolean =>
+  record.facts?.status === 'COMPLETED' && record.facts.result?.status === 'finalized';

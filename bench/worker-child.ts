@@ -36,7 +36,9 @@ export interface WorkerTarget {
  * (no TEMPORAL_*, BROWSERAI_* or WORKER_* is inherited: a stray payload key or token must not leak in).
  */
 export function workerEnvironment(target: WorkerTarget): NodeJS.ProcessEnv {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(TEMPORAL|BROWSERAI|WORKER)_/.test(name)));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(TEMPORAL|BROWSERAI|WORKER)_/.test(name)),
+  );
   return {
     ...inherited,
     TEMPORAL_ADDRESS: target.temporalAddress,
@@ -105,7 +107,10 @@ export class WorkerChild {
   async signal(signal: 'SIGKILL' | 'SIGTERM', ms: number): Promise<'exited' | 'killed after timeout'> {
     this.exitExpected = true;
     if (!this.hasExited) this.child.kill(signal);
-    const timedOut = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), ms).unref())]);
+    const timedOut = await Promise.race([
+      this.exited.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), ms).unref()),
+    ]);
     if (!timedOut) return 'exited';
     this.child.kill('SIGKILL');
     await this.exited;

@@ -25,7 +25,9 @@ export class WorkerProcess {
     const worker = new WorkerProcess(target);
     if (!(await worker.process.ready)) {
       worker.kill();
-      throw new Error(`the worker ${worker.process.hasExited ? 'exited' : 'was not ready in time'}:\n${worker.process.outputTail.join('\n')}`);
+      throw new Error(
+        `the worker ${worker.process.hasExited ? 'exited' : 'was not ready in time'}:\n${worker.process.outputTail.join('\n')}`,
+      );
     }
     return worker;
   }

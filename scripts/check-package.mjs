@@ -20,7 +20,11 @@ const problems = [];
 
 function run(command, args, { capture = false } = {}) {
   console.log(`\n$ ${[command.startsWith(root) ? command.slice(root.length + 1) : command, ...args].join(' ')}`);
-  const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'], encoding: 'utf8' });
+  const result = spawnSync(command, args, {
+    cwd: root,
+    stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'],
+    encoding: 'utf8',
+  });
   if (result.error) throw result.error;
   return result;
 }
@@ -36,28 +40,44 @@ try {
   const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')));
   const tarball = join(out, packed.filename);
   const files = new Set(packed.files.map((f) => f.path));
-  console.log(`${packed.filename}: ${packed.entryCount} files, ${(packed.size / 1024).toFixed(0)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(0)} KiB unpacked`);
+  console.log(
+    `${packed.filename}: ${packed.entryCount} files, ${(packed.size / 1024).toFixed(0)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(0)} KiB unpacked`,
+  );
 
   // What users need is there...
-  const targets = new Set(['package.json', 'README.md', 'LICENSE', pkg.main, pkg.types, ...Object.values(pkg.bin ?? {})]);
-  for (const entry of Object.values(pkg.exports)) for (const target of typeof entry === 'string' ? [entry] : Object.values(entry)) targets.add(target);
+  const targets = new Set([
+    'package.json',
+    'README.md',
+    'LICENSE',
+    pkg.main,
+    pkg.types,
+    ...Object.values(pkg.bin ?? {}),
+  ]);
+  for (const entry of Object.values(pkg.exports))
+    for (const target of typeof entry === 'string' ? [entry] : Object.values(entry)) targets.add(target);
   for (const paths of Object.values(pkg.typesVersions?.['*'] ?? {})) for (const target of paths) targets.add(target);
   for (const target of targets) {
     const path = target.replace(/^\.\//, '');
     if (!files.has(path)) problems.push(`${path} is not in the package`);
-    else if (path.endsWith('.js') && !files.has(path.replace(/\.js$/, '.d.ts')) && !Object.values(pkg.bin ?? {}).includes(target)) {
+    else if (
+      path.endsWith('.js') &&
+      !files.has(path.replace(/\.js$/, '.d.ts')) &&
+      !Object.values(pkg.bin ?? {}).includes(target)
+    ) {
       problems.push(`${path} has no .d.ts beside it`);
     }
   }
   // ...and nothing else.
-  const unwanted = /^(lib\/(test|bench|scripts)\/|lib\/src\/dev\/|src\/dev\/|test\/|bench\/|scripts\/|deploy\/|docs\/|\.ci\/)|\.tsbuildinfo$|^(Dockerfile|docker-compose\.yml|tsconfig[^/]*\.json|package-lock\.json)$/;
+  const unwanted =
+    /^(lib\/(test|bench|scripts)\/|lib\/src\/dev\/|src\/dev\/|test\/|bench\/|scripts\/|deploy\/|docs\/|\.ci\/)|\.tsbuildinfo$|^(Dockerfile|docker-compose\.yml|tsconfig[^/]*\.json|package-lock\.json)$/;
   for (const path of files) if (unwanted.test(path)) problems.push(`${path} should not be in the package`);
 
   // The bin runs as a command only with a shebang (npm makes it executable on install).
   for (const target of Object.values(pkg.bin ?? {})) {
     // The packed file is the one `prepare` just built.
     const text = readFileSync(join(root, target), 'utf8');
-    if (!text.startsWith('#!/usr/bin/env node\n')) problems.push(`${target} (bin) does not start with #!/usr/bin/env node`);
+    if (!text.startsWith('#!/usr/bin/env node\n'))
+      problems.push(`${target} (bin) does not start with #!/usr/bin/env node`);
   }
 
   if (run(bin('publint'), ['run', '--strict', tarball]).status !== 0) problems.push('publint failed');
@@ -71,4 +91,3 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log('\ncheck-package: the package is fine (contents, bin, publint, attw).');
-

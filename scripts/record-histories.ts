@@ -23,7 +23,9 @@ async function main() {
     await plain.result();
     await save('plain', plain.workflowId);
 
-    const otp = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }] }), { workflowId: 'replay-otp' });
+    const otp = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }] }), {
+      workflowId: 'replay-otp',
+    });
     await eventually('awaiting', async () => (await otp.query(stateQuery)).awaitingInput);
     await stack.tasks.submitCode(otp.workflowId, '123456');
     await otp.result();
@@ -37,17 +39,24 @@ async function main() {
     await session.result();
     await save('session-update-complete', session.workflowId);
 
-    const cancelled = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=30s]' }] }), { workflowId: 'replay-cancel' });
+    const cancelled = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=30s]' }] }), {
+      workflowId: 'replay-cancel',
+    });
     await eventually('created', async () => (await cancelled.query(stateQuery)).executionId);
     await cancelled.cancel();
     await cancelled.result().catch(() => undefined);
     await save('cancelled', cancelled.workflowId);
 
-    const failed = await stack.tasks.start(taskInput({ instructions: [{ action: 'Fail [fail]' }] }), { workflowId: 'replay-failed' });
+    const failed = await stack.tasks.start(taskInput({ instructions: [{ action: 'Fail [fail]' }] }), {
+      workflowId: 'replay-failed',
+    });
     await failed.result().catch(() => undefined);
     await save('failed', failed.workflowId);
 
-    const timedOut = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl [duration=30s]' }], timeoutMs: 2_000 }), { workflowId: 'replay-timeout' });
+    const timedOut = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Crawl [duration=30s]' }], timeoutMs: 2_000 }),
+      { workflowId: 'replay-timeout' },
+    );
     await timedOut.result().catch(() => undefined);
     await save('timeout', timedOut.workflowId);
   } finally {

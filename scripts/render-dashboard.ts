@@ -13,16 +13,30 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-interface Target { refId: string; expr: string; legendFormat?: string }
+interface Target {
+  refId: string;
+  expr: string;
+  legendFormat?: string;
+}
 interface Panel {
   type: string;
   title: string;
   gridPos: { x: number; y: number; w: number; h: number };
   targets: Target[];
-  fieldConfig: { defaults: { unit?: string; decimals?: number; max?: number; thresholds?: { steps: Array<{ color: string; value: number | null }> } } };
+  fieldConfig: {
+    defaults: {
+      unit?: string;
+      decimals?: number;
+      max?: number;
+      thresholds?: { steps: Array<{ color: string; value: number | null }> };
+    };
+  };
   options?: { legend?: { calcs?: string[] }; graphMode?: string };
 }
-interface Series { name: string; points: Array<[number, number]> }
+interface Series {
+  name: string;
+  points: Array<[number, number]>;
+}
 
 const { values: args } = parseArgs({
   options: {
@@ -37,8 +51,30 @@ const { values: args } = parseArgs({
   },
 });
 
-const COLORS = ['#73BF69', '#F2CC0C', '#8AB8FF', '#FF780A', '#F2495C', '#5794F2', '#B877D9', '#FADE2A', '#37872D', '#C4162A', '#1F60C4', '#8F3BB8', '#FF9830', '#96D98D', '#FFB357', '#CA95E5'];
-const GRAFANA_COLORS: Record<string, string> = { green: '#73BF69', orange: '#FF9830', red: '#F2495C', yellow: '#FADE2A' };
+const COLORS = [
+  '#73BF69',
+  '#F2CC0C',
+  '#8AB8FF',
+  '#FF780A',
+  '#F2495C',
+  '#5794F2',
+  '#B877D9',
+  '#FADE2A',
+  '#37872D',
+  '#C4162A',
+  '#1F60C4',
+  '#8F3BB8',
+  '#FF9830',
+  '#96D98D',
+  '#FFB357',
+  '#CA95E5',
+];
+const GRAFANA_COLORS: Record<string, string> = {
+  green: '#73BF69',
+  orange: '#FF9830',
+  red: '#F2495C',
+  yellow: '#FADE2A',
+};
 
 async function main(): Promise<void> {
   const dashboard = JSON.parse(readFileSync(args.dashboard!, 'utf8')) as { title: string; panels: Panel[] };
@@ -48,7 +84,13 @@ async function main(): Promise<void> {
   const scrape = Number(args['scrape-interval']);
   const step = Math.max(scrape, Math.ceil(range / 240));
   // Grafana's $__rate_interval: at least four scrapes, and at least one step plus a scrape.
-  const vars: Record<string, string> = { __rate_interval: `${Math.max(step + scrape, 4 * scrape)}s`, __range: `${range}s`, __interval: `${step}s`, job: '.*', instance: '.*' };
+  const vars: Record<string, string> = {
+    __rate_interval: `${Math.max(step + scrape, 4 * scrape)}s`,
+    __range: `${range}s`,
+    __interval: `${step}s`,
+    job: '.*',
+    instance: '.*',
+  };
   const width = Number(args.width);
   const height = Number(args.height);
   const header = 44;
@@ -61,11 +103,19 @@ async function main(): Promise<void> {
     const series: Series[] = [];
     for (const target of panel.targets) {
       const expr = target.expr.replace(/\$(\w+)/g, (whole, name: string) => vars[name] ?? whole);
-      series.push(...(await queryRange(expr, start, end, step)).map((s) => ({ name: legend(target.legendFormat, s.metric), points: s.points })));
+      series.push(
+        ...(await queryRange(expr, start, end, step)).map((s) => ({
+          name: legend(target.legendFormat, s.metric),
+          points: s.points,
+        })),
+      );
     }
     const { x, y, w, h } = panel.gridPos;
     const box = { left: 8 + x * col, top: header + y * row, width: w * col - 8, height: h * row - 8 };
-    const body = panel.type === 'stat' ? stat(panel, series, box.width, box.height - 28) : timeseries(panel, series, start, end, box.width, box.height - 28);
+    const body =
+      panel.type === 'stat'
+        ? stat(panel, series, box.width, box.height - 28)
+        : timeseries(panel, series, start, end, box.width, box.height - 28);
     boxes.push(
       `<div class="panel" style="left:${box.left}px;top:${box.top}px;width:${box.width}px;height:${box.height}px">` +
         `<div class="title">${esc(panel.title)}</div>${body}</div>`,
@@ -90,18 +140,34 @@ svg text{fill:#8e8e8e;font-size:10px}
 ${boxes.join('\n')}
 </body></html>\n`,
   );
-  console.log(`Wrote ${args.out} (${dashboard.panels.length} panels, ${when}, step ${step}s, rate interval ${vars.__rate_interval})`);
+  console.log(
+    `Wrote ${args.out} (${dashboard.panels.length} panels, ${when}, step ${step}s, rate interval ${vars.__rate_interval})`,
+  );
 }
 
-async function queryRange(expr: string, start: number, end: number, step: number): Promise<Array<{ metric: Record<string, string>; points: Array<[number, number]> }>> {
+async function queryRange(
+  expr: string,
+  start: number,
+  end: number,
+  step: number,
+): Promise<Array<{ metric: Record<string, string>; points: Array<[number, number]> }>> {
   const url = `${args.prometheus}/api/v1/query_range?${new URLSearchParams({ query: expr, start: `${start}`, end: `${end}`, step: `${step}` })}`;
-  const body = (await (await fetch(url)).json()) as { status: string; error?: string; data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
+  const body = (await (await fetch(url)).json()) as {
+    status: string;
+    error?: string;
+    data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> };
+  };
   if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
-  return body.data.result.map((r) => ({ metric: r.metric, points: r.values.map(([t, v]) => [t, Number(v)] as [number, number]).filter(([, v]) => Number.isFinite(v)) }));
+  return body.data.result.map((r) => ({
+    metric: r.metric,
+    points: r.values.map(([t, v]) => [t, Number(v)] as [number, number]).filter(([, v]) => Number.isFinite(v)),
+  }));
 }
 
 function legend(format: string | undefined, metric: Record<string, string>): string {
-  return format ? format.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, label: string) => metric[label] ?? '') : JSON.stringify(metric);
+  return format
+    ? format.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, label: string) => metric[label] ?? '')
+    : JSON.stringify(metric);
 }
 
 function timeseries(panel: Panel, series: Series[], start: number, end: number, width: number, height: number): string {
@@ -114,7 +180,8 @@ function timeseries(panel: Panel, series: Series[], start: number, end: number, 
   const left = 62;
   const plotWidth = width - left - 10;
   const plotHeight = chartHeight - 20;
-  const max = panel.fieldConfig.defaults.max ?? niceMax(Math.max(0, ...series.flatMap((s) => s.points.map(([, v]) => v))));
+  const max =
+    panel.fieldConfig.defaults.max ?? niceMax(Math.max(0, ...series.flatMap((s) => s.points.map(([, v]) => v))));
   const sx = (t: number) => left + ((t - start) / (end - start)) * plotWidth;
   const sy = (v: number) => 4 + plotHeight - (v / max) * plotHeight;
   const unit = panel.fieldConfig.defaults.unit;
@@ -138,7 +205,8 @@ function timeseries(panel: Panel, series: Series[], start: number, end: number, 
     const shown = calcs.map((c) => `${calcName(c)} ${format(calc(c, values), unit, 2)}`).join('  ');
     return `<div><i style="background:${COLORS[i % COLORS.length]}"></i>${esc(s.name)} <em>${esc(shown)}</em></div>`;
   });
-  if (series.length > shownSeries) items[items.length - 1] = `<div><em>+ ${series.length - shownSeries + 1} more</em></div>`;
+  if (series.length > shownSeries)
+    items[items.length - 1] = `<div><em>+ ${series.length - shownSeries + 1} more</em></div>`;
   if (series.length === 0) svg = `<div style="padding:40px;text-align:center;color:#8e8e8e">No data</div>`;
   return svg + `<div class="legend" style="column-count:${columns}">${items.join('')}</div>`;
 }
@@ -148,9 +216,14 @@ function stat(panel: Panel, series: Series[], width: number, height: number): st
   if (series.length === 0) return '<div class="stats"><div class="stat"><div class="v">No data</div></div></div>';
   const cells = series.map((s) => {
     const last = s.points.at(-1)?.[1] ?? NaN;
-    const step = (thresholds?.steps ?? [{ color: 'green', value: null }]).filter((t) => t.value === null || last >= t.value).at(-1)!;
+    const step = (thresholds?.steps ?? [{ color: 'green', value: null }])
+      .filter((t) => t.value === null || last >= t.value)
+      .at(-1)!;
     const color = GRAFANA_COLORS[step.color] ?? step.color;
-    const spark = panel.options?.graphMode === 'area' ? sparkline(s.points, Math.min(width - 16, 220), Math.max(20, height - 80), color) : '';
+    const spark =
+      panel.options?.graphMode === 'area'
+        ? sparkline(s.points, Math.min(width - 16, 220), Math.max(20, height - 80), color)
+        : '';
     return `<div class="stat"><div class="v" style="color:${color}">${esc(format(last, unit, decimals ?? 1))}</div>${series.length > 1 ? `<div class="n">${esc(s.name)}</div>` : ''}${spark}</div>`;
   });
   return `<div class="stats" style="height:${height}px">${cells.join('')}</div>`;
@@ -160,7 +233,9 @@ function sparkline(points: Array<[number, number]>, width: number, height: numbe
   if (points.length < 2) return '';
   const [t0, t1] = [points[0][0], points.at(-1)![0]];
   const max = Math.max(1, ...points.map(([, v]) => v));
-  const xy = points.map(([t, v]) => `${(((t - t0) / (t1 - t0 || 1)) * width).toFixed(1)},${(height - (v / max) * (height - 2)).toFixed(1)}`);
+  const xy = points.map(
+    ([t, v]) => `${(((t - t0) / (t1 - t0 || 1)) * width).toFixed(1)},${(height - (v / max) * (height - 2)).toFixed(1)}`,
+  );
   return `<svg width="${width}" height="${height}"><polygon points="0,${height} ${xy.join(' ')} ${width},${height}" fill="${color}" fill-opacity="0.2"/><polyline points="${xy.join(' ')}" fill="none" stroke="${color}" stroke-width="1.5"/></svg>`;
 }
 
@@ -179,7 +254,8 @@ function calcName(name: string): string {
 /** The few units this dashboard uses: s, reqps, percent, short, and Grafana's custom `suffix:<text>`. */
 function format(value: number, unit: string | undefined, decimals: number): string {
   if (!Number.isFinite(value)) return '–';
-  if (unit === 's') return value === 0 ? '0 s' : value < 1 ? `${+(value * 1000).toFixed(1)} ms` : `${+value.toFixed(2)} s`;
+  if (unit === 's')
+    return value === 0 ? '0 s' : value < 1 ? `${+(value * 1000).toFixed(1)} ms` : `${+value.toFixed(2)} s`;
   const number = Math.abs(value) >= 1000 ? `${+(value / 1000).toFixed(1)}K` : `${+value.toFixed(decimals)}`;
   if (unit === 'reqps') return `${number} req/s`;
   if (unit === 'percent') return `${number}%`;

@@ -10,7 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { platform } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
-import { loadClientConfig, loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
+import {
+  loadClientConfig,
+  loadClientConfigProfile,
+  toClientOptions,
+  type ClientConfigProfile,
+  type ConfigDataSource,
+} from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_BASE_URL } from './browserai/client';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
@@ -108,7 +114,11 @@ export function loadTemporalConfig(env: Env = process.env, problems?: string[]):
   const vars = envconfigVars(env, problems);
   const explicitFile = vars.TEMPORAL_CONFIG_FILE;
   const file = explicitFile ?? defaultConfigFilePath(vars);
-  const fileLabel = file ? (explicitFile ? `TEMPORAL_CONFIG_FILE=${file}` : `the Temporal config file ${file}`) : 'the Temporal config file';
+  const fileLabel = file
+    ? explicitFile
+      ? `TEMPORAL_CONFIG_FILE=${file}`
+      : `the Temporal config file ${file}`
+    : 'the Temporal config file';
   const profileName = vars.TEMPORAL_PROFILE ?? 'default';
   let disableFile = false;
   if (explicitFile && !existsSync(explicitFile)) {
@@ -154,7 +164,9 @@ export function loadTemporalConfig(env: Env = process.env, problems?: string[]):
     } catch (err) {
       tlsReadable = false;
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
-      problems.push(`${origin(`${f.env}_PATH`, `${f.toml}_path`, source.path)} cannot be read (${code}): point it at the ${f.what}'s PEM file`);
+      problems.push(
+        `${origin(`${f.env}_PATH`, `${f.toml}_path`, source.path)} cannot be read (${code}): point it at the ${f.what}'s PEM file`,
+      );
     }
   }
   if (tls && Boolean(tls.clientCert) !== Boolean(tls.clientKey)) {
@@ -185,14 +197,16 @@ export function loadTemporalConfig(env: Env = process.env, problems?: string[]):
   const metadata = connect.metadata && Object.entries(connect.metadata);
   // envconfig turns only the first `_` of a header name into `-` (x_my_header -> x-my_header); the
   // Temporal CLI and the other SDKs turn them all.
-  if (metadata && metadata.length > 0) connectionOptions.metadata = Object.fromEntries(metadata.map(([k, v]) => [k.replaceAll('_', '-'), v]));
+  if (metadata && metadata.length > 0)
+    connectionOptions.metadata = Object.fromEntries(metadata.map(([k, v]) => [k.replaceAll('_', '-'), v]));
 
   return {
     address,
     namespace: namespace || DEFAULT_TEMPORAL_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
     connectionOptions,
-    addressFrom: vars.TEMPORAL_ADDRESS !== undefined ? 'env' : profileUsed && fileProfile.address ? 'profile' : 'default',
+    addressFrom:
+      vars.TEMPORAL_ADDRESS !== undefined ? 'env' : profileUsed && fileProfile.address ? 'profile' : 'default',
     profile: profileUsed ? { name: profileName, file: file! } : undefined,
   };
 }
@@ -231,14 +245,18 @@ function envconfigVars(env: Env, problems: string[]): Record<string, string> {
 function defaultConfigFilePath(vars: Record<string, string>): string | undefined {
   const os = platform();
   if (os === 'win32') return vars.APPDATA ? join(vars.APPDATA, 'temporalio', 'temporal.toml') : undefined;
-  if (os === 'darwin') return vars.HOME ? join(vars.HOME, 'Library', 'Application Support', 'temporalio', 'temporal.toml') : undefined;
+  if (os === 'darwin')
+    return vars.HOME ? join(vars.HOME, 'Library', 'Application Support', 'temporalio', 'temporal.toml') : undefined;
   const xdg = vars.XDG_CONFIG_HOME;
   if (xdg) return isAbsolute(xdg) ? join(xdg, 'temporalio', 'temporal.toml') : undefined;
   return vars.HOME ? join(vars.HOME, '.config', 'temporalio', 'temporal.toml') : undefined;
 }
 
 /** An error from envconfig as a problem that says what to fix. */
-function envconfigProblem(err: unknown, context: { file?: string; fileLabel: string; profileName: string; vars: Record<string, string> }): string {
+function envconfigProblem(
+  err: unknown,
+  context: { file?: string; fileLabel: string; profileName: string; vars: Record<string, string> },
+): string {
   const { file, fileLabel, profileName, vars } = context;
   const e = err as Partial<NodeJS.ErrnoException> & { codeblock?: unknown; line?: unknown; column?: unknown };
   const message = e?.message ?? String(err);
@@ -270,7 +288,9 @@ function envconfigProblem(err: unknown, context: { file?: string; fileLabel: str
   const both = /Cannot specify both (\w+)_path and \1_data/.exec(message);
   if (both) {
     const f = TLS_FILES.find((t) => t.toml === both[1]);
-    const names = f ? `${f.env}_PATH or ${f.toml}_path, and ${f.env}_DATA or ${f.toml}_data` : `${both[1]}_path and ${both[1]}_data`;
+    const names = f
+      ? `${f.env}_PATH or ${f.toml}_path, and ${f.env}_DATA or ${f.toml}_data`
+      : `${both[1]}_path and ${both[1]}_data`;
     return `the TLS ${f?.what ?? both[1]} is given both as a file and as data (${names}; the variables add to the profile, they do not replace it): keep one`;
   }
   return `Temporal connection settings (${fileLabel}, profile "${profileName}", TEMPORAL_* variables): ${message}`;
@@ -297,7 +317,9 @@ export function metricsAddressFrom(env: Env, problems: string[]): string | null 
   if (raw.toLowerCase() === 'off') return null;
   const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
   if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
-    problems.push(`WORKER_METRICS_ADDRESS must be host:port, e.g. 127.0.0.1:9464 or 0.0.0.0:9464, or off (got "${raw}")`);
+    problems.push(
+      `WORKER_METRICS_ADDRESS must be host:port, e.g. 127.0.0.1:9464 or 0.0.0.0:9464, or off (got "${raw}")`,
+    );
     return undefined;
   }
   return raw;
@@ -315,7 +337,8 @@ export function logConfigFrom(env: Env, problems: string[]): WorkerLogConfig {
   const format = rawFormat ? parseLogFormat(rawFormat) : 'text';
   const level = rawLevel ? parseLogLevel(rawLevel) : 'INFO';
   if (!format) problems.push(`WORKER_LOG_FORMAT must be text (the default) or json (got "${rawFormat}")`);
-  if (!level) problems.push(`WORKER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (INFO is the default; got "${rawLevel}")`);
+  if (!level)
+    problems.push(`WORKER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (INFO is the default; got "${rawLevel}")`);
   return { format: format ?? 'text', level: level ?? 'INFO' };
 }
 
@@ -324,11 +347,15 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const temporal = loadTemporalConfig(env, problems);
   const apiToken = env.BROWSERAI_API_TOKEN?.trim() ?? '';
   if (!apiToken) {
-    problems.push('BROWSERAI_API_TOKEN is not set: export your BrowserAI API token, or run `npm start` to use the local emulator');
+    problems.push(
+      'BROWSERAI_API_TOKEN is not set: export your BrowserAI API token, or run `npm start` to use the local emulator',
+    );
   }
   const baseUrl = env.BROWSERAI_BASE_URL || DEFAULT_BASE_URL;
   if (!/^https?:\/\/[^/]+/.test(baseUrl)) problems.push(`BROWSERAI_BASE_URL must be an http(s) URL (got "${baseUrl}")`);
-  const maxRps = env.BROWSERAI_MAX_REQUESTS_PER_SECOND ? numberFrom(env, 'BROWSERAI_MAX_REQUESTS_PER_SECOND', 0, problems) : undefined;
+  const maxRps = env.BROWSERAI_MAX_REQUESTS_PER_SECOND
+    ? numberFrom(env, 'BROWSERAI_MAX_REQUESTS_PER_SECOND', 0, problems)
+    : undefined;
   const config: WorkerConfig = {
     temporal,
     browserai: {
@@ -339,7 +366,9 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     shutdownGraceMs: numberFrom(env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000, problems),
     maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
-    maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems) : undefined,
+    maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS
+      ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems)
+      : undefined,
     log: logConfigFrom(env, problems),
   };
   const metricsAddress = metricsAddressFrom(env, problems);

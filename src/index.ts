@@ -1,13 +1,33 @@
 // `browserai-temporal`: the client API, for services that start and steer BrowserAI tasks. It
 // needs a Temporal client only, never a BrowserAI token (the workers hold that). Workers import
 // `browserai-temporal/plugin`; workflow code imports `browserai-temporal/workflows`.
-export { BrowserTasks, InvalidInputError, fetchFullResults, type FromEnvOptions, type LiveState, type StartOptions } from './client/tasks';
-export { SavedTasks, ScheduleAfterCreateError, CATCHUP_WINDOW, type ScheduleSpecInput, type ScheduleSummary, type OverlapPolicy } from './client/saved-tasks';
+export {
+  BrowserTasks,
+  InvalidInputError,
+  fetchFullResults,
+  type FromEnvOptions,
+  type LiveState,
+  type StartOptions,
+} from './client/tasks';
+export {
+  SavedTasks,
+  ScheduleAfterCreateError,
+  CATCHUP_WINDOW,
+  type ScheduleSpecInput,
+  type ScheduleSummary,
+  type OverlapPolicy,
+} from './client/saved-tasks';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './workflows/saved-task-input';
 export { cronProblems, timezoneProblems, scheduleIdFor } from './schedules/cron';
 export * from './workflows/messages';
 export * from './workflows/search-attributes';
-export { DEFAULTS, type BrowserTaskInput, type BrowserTaskResult, type PollingOptions, type TaskActivityOptions } from './workflows/input';
+export {
+  DEFAULTS,
+  type BrowserTaskInput,
+  type BrowserTaskResult,
+  type PollingOptions,
+  type TaskActivityOptions,
+} from './workflows/input';
 export { FailureType, type FailureTypeName } from './errors';
 export { BrowserAIError } from './browserai/errors';
 export type * from './browserai/types';

@@ -39,7 +39,10 @@ export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Pr
 export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadWorkerConfig(env);
   // Before anything creates a connection (which would create a default Runtime: default logger, no endpoint).
-  const { metricsUrl } = installWorkerRuntime({ metricsAddress: config.metricsAddress, log: { ...config.log, secrets: [config.browserai.apiToken] } });
+  const { metricsUrl } = installWorkerRuntime({
+    metricsAddress: config.metricsAddress,
+    log: { ...config.log, secrets: [config.browserai.apiToken] },
+  });
   const client = new BrowserAIClient({
     apiToken: config.browserai.apiToken,
     baseUrl: config.browserai.baseUrl,
@@ -72,7 +75,13 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
         (tracing ? `, traces: ${tracing.destination}` : ''),
-      { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, temporalAddress: config.temporal.address, browserAIBaseUrl: client.baseUrl, metricsUrl },
+      {
+        taskQueue: config.temporal.taskQueue,
+        namespace: config.temporal.namespace,
+        temporalAddress: config.temporal.address,
+        browserAIBaseUrl: client.baseUrl,
+        metricsUrl,
+      },
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
     // within shutdownGraceTime, then resolves.
@@ -91,9 +100,16 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
  * or tracing: the encrypting failure converter and the tracing workflow interceptors must be
  * bundled into the workflow code, which only a bundle made at start-up with them has.
  */
-function prebuiltBundle(env: NodeJS.ProcessEnv, dataConverter: DataConverter | undefined, tracing: Tracing | undefined): WorkerOptions['workflowBundle'] {
+function prebuiltBundle(
+  env: NodeJS.ProcessEnv,
+  dataConverter: DataConverter | undefined,
+  tracing: Tracing | undefined,
+): WorkerOptions['workflowBundle'] {
   const bundle = workflowBundleFromEnv(env);
-  const needs = [dataConverter && 'the encrypting failure converter (TEMPORAL_PAYLOAD_KEY)', tracing && 'the tracing interceptors (OTEL_*)'].filter(Boolean);
+  const needs = [
+    dataConverter && 'the encrypting failure converter (TEMPORAL_PAYLOAD_KEY)',
+    tracing && 'the tracing interceptors (OTEL_*)',
+  ].filter(Boolean);
   if (bundle && needs.length > 0) {
     announce(`Bundling the workflows with ${needs.join(' and ')} instead of loading WORKER_WORKFLOW_BUNDLE.`);
     return undefined;

@@ -9,7 +9,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserAIClient } from '../src/browserai';
-import { createActivities, type BrowserAIActivities, type CreateTaskInput, type PollTaskInput } from '../src/activities';
+import {
+  createActivities,
+  type BrowserAIActivities,
+  type CreateTaskInput,
+  type PollTaskInput,
+} from '../src/activities';
 import { TaskDurations } from '../src/activities/task-durations';
 import { FailureType } from '../src/errors';
 
@@ -28,7 +33,11 @@ after(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `env.run` with the activity's own return type (MockActivityEnvironment's generic cannot infer it). */
-function run<A extends unknown[], R>(env: MockActivityEnvironment, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
+function run<A extends unknown[], R>(
+  env: MockActivityEnvironment,
+  fn: (...args: A) => Promise<R>,
+  ...args: A
+): Promise<R> {
   return env.run(fn, ...args) as Promise<R>;
 }
 
@@ -54,7 +63,11 @@ function createInput(action = 'Open example.com', extra: Partial<CreateTaskInput
 
 const CREATE = /^\/tasks$/;
 
-async function expectFailure(promise: Promise<unknown>, type: string, nonRetryable: boolean): Promise<ApplicationFailure> {
+async function expectFailure(
+  promise: Promise<unknown>,
+  type: string,
+  nonRetryable: boolean,
+): Promise<ApplicationFailure> {
   let caught: unknown;
   try {
     await promise;
@@ -87,7 +100,11 @@ describe('createTask delivers at most once', () => {
     const answer = await run(env, acts.browserAICreateTask, createInput());
     assert.match(answer.executionId, /^[0-9a-f]{24}$/);
     assert.equal(answer.status, 'queued');
-    assert.equal(answer.estimatedCompletion === null, emu.mode === 'observed', 'an estimate only where the emulator gives one');
+    assert.equal(
+      answer.estimatedCompletion === null,
+      emu.mode === 'observed',
+      'an estimate only where the emulator gives one',
+    );
     assert.ok(emu.task(answer.executionId));
     assert.equal(emu.count('POST', CREATE), creates + 1);
     assert.equal(heartbeats.length, 1);
@@ -95,12 +112,21 @@ describe('createTask delivers at most once', () => {
     assert.equal(heartbeats[0].answer.executionId, answer.executionId);
     assert.equal(heartbeats[0].answer.status, answer.status);
     // `delivery` is ours, not BrowserAI's: it is not sent.
-    const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path)).at(-1)!.body as Record<string, unknown>;
+    const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path)).at(-1)!.body as Record<
+      string,
+      unknown
+    >;
     assert.ok(!('delivery' in sent));
   });
 
   test('attempt 2 with a delivered answer in its heartbeat returns it without any request', async () => {
-    const delivered = { executionId: 'exec_from_heartbeat', status: 'running', started: '2025-01-01T00:00:00.000Z', estimatedCompletion: null, scriptType: 'crawler_automation' };
+    const delivered = {
+      executionId: 'exec_from_heartbeat',
+      status: 'running',
+      started: '2025-01-01T00:00:00.000Z',
+      estimatedCompletion: null,
+      scriptType: 'crawler_automation',
+    };
     const { env } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'delivered', answer: delivered } });
     const before = emu.requests.length;
     const answer = await run(env, acts.browserAICreateTask, createInput());
@@ -112,7 +138,11 @@ describe('createTask delivers at most once', () => {
   test('attempt 2 without heartbeat details fails AmbiguousRequest (non-retryable) and sends nothing', async () => {
     const { env } = mockEnv({ attempt: 2 });
     const creates = emu.count('POST', CREATE);
-    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.AmbiguousRequest, true);
+    const failure = await expectFailure(
+      run(env, acts.browserAICreateTask, createInput()),
+      FailureType.AmbiguousRequest,
+      true,
+    );
     assert.match(failure.message, /at-least-once/);
     assert.equal(emu.count('POST', CREATE), creates);
   });
@@ -129,7 +159,11 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, dropAfterHandling: true });
     const { env, heartbeats } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.browserAICreateTask, createInput('lost answer')), FailureType.AmbiguousRequest, true);
+    await expectFailure(
+      run(env, acts.browserAICreateTask, createInput('lost answer')),
+      FailureType.AmbiguousRequest,
+      true,
+    );
     const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path));
     assert.equal(sent.length, creates + 1, 'exactly one create request');
     assert.equal(sent.at(-1)!.fault, 'drop');
@@ -148,13 +182,21 @@ describe('createTask delivers at most once', () => {
   test("a 500 on create with 'at-least-once' is a retryable ServerError", async () => {
     emu.inject({ method: 'POST', path: CREATE, status: 500 });
     const { env } = mockEnv();
-    await expectFailure(run(env, acts.browserAICreateTask, createInput('x', { delivery: 'at-least-once' })), FailureType.ServerError, false);
+    await expectFailure(
+      run(env, acts.browserAICreateTask, createInput('x', { delivery: 'at-least-once' })),
+      FailureType.ServerError,
+      false,
+    );
   });
 
   test('a 429 on create is a retryable RateLimited with nextRetryDelay = Retry-After, and heartbeats not-sent', async () => {
     emu.inject({ method: 'POST', path: CREATE, status: 429, retryAfterSeconds: 3 });
     const { env, heartbeats } = mockEnv();
-    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.RateLimited, false);
+    const failure = await expectFailure(
+      run(env, acts.browserAICreateTask, createInput()),
+      FailureType.RateLimited,
+      false,
+    );
     assert.equal(failure.nextRetryDelay, 3000);
     assert.deepEqual(heartbeats, [{ phase: 'not-sent', attempt: 1 }]);
   });
@@ -173,7 +215,11 @@ describe('createTask delivers at most once', () => {
   test('a not-sent record from an earlier attempt than the last one is ambiguous, not permission', async () => {
     const { env } = mockEnv({ attempt: 3, heartbeatDetails: { phase: 'not-sent', attempt: 1 } });
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.browserAICreateTask, createInput('attempt 2 died mid-request')), FailureType.AmbiguousRequest, true);
+    await expectFailure(
+      run(env, acts.browserAICreateTask, createInput('attempt 2 died mid-request')),
+      FailureType.AmbiguousRequest,
+      true,
+    );
     assert.equal(emu.count('POST', CREATE), creates, 'no second create');
   });
 });
@@ -185,7 +231,11 @@ describe('other non-idempotent calls', () => {
     const { env } = mockEnv({ attempt: 2 });
     const before = puts();
     await expectFailure(
-      run(env, acts.browserAIReplaceInstructions, { executionId: id, instructions: [{ action: 'again' }], delivery: 'at-most-once' }),
+      run(env, acts.browserAIReplaceInstructions, {
+        executionId: id,
+        instructions: [{ action: 'again' }],
+        delivery: 'at-most-once',
+      }),
       FailureType.AmbiguousRequest,
       true,
     );
@@ -193,12 +243,26 @@ describe('other non-idempotent calls', () => {
   });
 
   test('a createSavedTask retry that meets its own earlier create (409) returns it instead of failing', async () => {
-    const request = { name: `retry ${Date.now()}`, instructions: [{ action: 'Check prices' }], type: 'natural_language' as const, project: 'p', geoLocation: { country: 'US' }, cron_settings: '' };
+    const request = {
+      name: `retry ${Date.now()}`,
+      instructions: [{ action: 'Check prices' }],
+      type: 'natural_language' as const,
+      project: 'p',
+      geoLocation: { country: 'US' },
+      cron_settings: '',
+    };
     const first = await run(mockEnv().env, acts.browserAICreateSavedTask, request);
     const again = await run(mockEnv({ attempt: 2 }).env, acts.browserAICreateSavedTask, request);
     assert.equal(again.taskId, first.taskId);
     // A different saved task under that name is a real conflict, whatever the attempt.
-    await expectFailure(run(mockEnv({ attempt: 2 }).env, acts.browserAICreateSavedTask, { ...request, instructions: [{ action: 'Something else' }] }), FailureType.Conflict, true);
+    await expectFailure(
+      run(mockEnv({ attempt: 2 }).env, acts.browserAICreateSavedTask, {
+        ...request,
+        instructions: [{ action: 'Something else' }],
+      }),
+      FailureType.Conflict,
+      true,
+    );
     await expectFailure(run(mockEnv().env, acts.browserAICreateSavedTask, request), FailureType.Conflict, true);
   });
 });
@@ -206,7 +270,11 @@ describe('other non-idempotent calls', () => {
 describe('errors become typed activity failures', () => {
   test('400 -> non-retryable InvalidInput', async () => {
     const { env } = mockEnv();
-    const failure = await expectFailure(run(env, acts.browserAICreateTask, createInput('x', { project: 'missing-project' })), FailureType.InvalidInput, true);
+    const failure = await expectFailure(
+      run(env, acts.browserAICreateTask, createInput('x', { project: 'missing-project' })),
+      FailureType.InvalidInput,
+      true,
+    );
     assert.equal((failure.details?.[0] as { status: number }).status, 400);
   });
 
@@ -231,7 +299,15 @@ describe('errors become typed activity failures', () => {
 
 describe('pollTask', () => {
   function pollInput(executionId: string, extra: Partial<PollTaskInput> = {}): PollTaskInput {
-    return { executionId, knownStatus: 'running', initialIntervalMs: 50, maxIntervalMs: 200, targetDetectionMs: 250, maxSpanMs: 10_000, ...extra };
+    return {
+      executionId,
+      knownStatus: 'running',
+      initialIntervalMs: 50,
+      maxIntervalMs: 200,
+      targetDetectionMs: 250,
+      maxSpanMs: 10_000,
+      ...extra,
+    };
   }
 
   /** Polls as the workflow does: each call knows the status the last one returned, until the category is reached. */
@@ -320,7 +396,11 @@ describe('pollTask', () => {
     const id = await newTask('Think hard [unknown-status] [duration=2s]');
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
-    const out = await run(env, acts.browserAIPollTask, pollInput(id, { knownStatus: 'thinking', maxIntervalMs: 100, maxSpanMs: 250 }));
+    const out = await run(
+      env,
+      acts.browserAIPollTask,
+      pollInput(id, { knownStatus: 'thinking', maxIntervalMs: 100, maxSpanMs: 250 }),
+    );
     assert.deepEqual(out.unknownStatuses, ['thinking']);
     assert.equal(out.snapshot.status, 'thinking');
     assert.equal(out.snapshot.category, 'running', 'an unknown status counts as running');
@@ -332,7 +412,11 @@ describe('pollTask', () => {
     await waitForStatus(id, 'running');
     const { env } = mockEnv();
     const gets = emu.count('GET', new RegExp(`^/tasks/${id}$`));
-    const running = run(env, acts.browserAIPollTask, pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }));
+    const running = run(
+      env,
+      acts.browserAIPollTask,
+      pollInput(id, { initialIntervalMs: 60_000, maxIntervalMs: 60_000, maxSpanMs: 3_600_000 }),
+    );
     // After its first poll, the activity sleeps for a minute.
     const deadline = Date.now() + 3000;
     while (emu.count('GET', new RegExp(`^/tasks/${id}$`)) === gets && Date.now() < deadline) await sleep(10);
@@ -346,14 +430,27 @@ describe('pollTask', () => {
     const learning = createActivities(new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }), durations);
     const runOnce = async () => {
       const { env: createEnv } = mockEnv();
-      const created = await run(createEnv, learning.browserAICreateTask, createInput('Read the weather [duration=1500ms]'));
+      const created = await run(
+        createEnv,
+        learning.browserAICreateTask,
+        createInput('Read the weather [duration=1500ms]'),
+      );
       const gets = () => emu.count('GET', new RegExp(`^/tasks/${created.executionId}$`));
       let knownStatus = created.status!;
       for (;;) {
         const { env } = mockEnv();
-        const out = await run(env, learning.browserAIPollTask, pollInput(created.executionId, {
-          knownStatus, kind: created.kind, phaseStartedAtMs: Date.now(), sleepFirst: true, initialIntervalMs: 50, maxIntervalMs: 1_000,
-        }));
+        const out = await run(
+          env,
+          learning.browserAIPollTask,
+          pollInput(created.executionId, {
+            knownStatus,
+            kind: created.kind,
+            phaseStartedAtMs: Date.now(),
+            sleepFirst: true,
+            initialIntervalMs: 50,
+            maxIntervalMs: 1_000,
+          }),
+        );
         knownStatus = out.snapshot.status;
         if (out.snapshot.category === 'ended') return { kind: created.kind!, gets: gets() };
       }

@@ -1,7 +1,12 @@
 // browserTask end to end: a real worker on a real Temporal dev server, BrowserAI emulated over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { InvalidInputError, fetchFullResults } from '../src/client/tasks';
@@ -27,7 +32,10 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure 
     (e: unknown) => e,
   );
   assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${err}`);
-  assert.ok(err.cause instanceof ApplicationFailure || err.cause instanceof CancelledFailure, `unexpected cause ${err.cause}`);
+  assert.ok(
+    err.cause instanceof ApplicationFailure || err.cause instanceof CancelledFailure,
+    `unexpected cause ${err.cause}`,
+  );
   return err.cause;
 }
 
@@ -35,7 +43,12 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure 
 function textOf(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v instanceof Uint8Array) return Buffer.from(v).toString('latin1');
-    if (v && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+    if (
+      v &&
+      typeof v === 'object' &&
+      (v as { type?: unknown }).type === 'Buffer' &&
+      Array.isArray((v as { data?: unknown }).data)
+    ) {
       return Buffer.from((v as { data: number[] }).data).toString('latin1');
     }
     return v;
@@ -60,7 +73,10 @@ async function placesWithoutCodes(handle: WorkflowHandle): Promise<Record<string
       await description.staticDetails(),
       description.raw.executionConfig?.userMetadata,
     ]),
-    'search attributes': textOf([description.typedSearchAttributes.getAll(), description.raw.workflowExecutionInfo?.searchAttributes]),
+    'search attributes': textOf([
+      description.typedSearchAttributes.getAll(),
+      description.raw.workflowExecutionInfo?.searchAttributes,
+    ]),
     memo: textOf([description.memo, description.raw.workflowExecutionInfo?.memo]),
     'the state query': textOf(state),
     'pending activities': textOf(description.raw.pendingActivities),
@@ -72,14 +88,29 @@ describe('browserTask', () => {
     test(`runs a ${type} task end to end and returns its results`, async () => {
       const before = creates();
       const handle = await stack.tasks.start(
-        taskInput({ type, instructions: [{ action: type === 'script_automation' ? 'await page.goto("https://example.com")' : 'Open example.com' }] }),
+        taskInput({
+          type,
+          instructions: [
+            { action: type === 'script_automation' ? 'await page.goto("https://example.com")' : 'Open example.com' },
+          ],
+        }),
       );
       const result = await handle.result();
       assert.equal(result.status, 'finalized');
       assert.match(result.executionId, /\S+/);
       assert.ok(result.started && result.completed);
       assert.equal(result.results.length, 1);
-      for (const field of ['model_output', 'result', 'state', 'metadata', 'history_index', 'screenshot_url', 'html_url', 'console_url', 'insert_ts']) {
+      for (const field of [
+        'model_output',
+        'result',
+        'state',
+        'metadata',
+        'history_index',
+        'screenshot_url',
+        'html_url',
+        'console_url',
+        'insert_ts',
+      ]) {
         assert.ok(field in result.results[0]!, `result entry lacks ${field}`);
       }
       assert.equal(creates() - before, 1, 'exactly one task created');
@@ -100,7 +131,9 @@ describe('browserTask', () => {
   test('OTP: waits in awaiting, types the submitted code exactly once, then completes; the code shows nowhere but where it must be', async () => {
     const code = '482913';
     // The run after the code lasts 3 s, so the workflow is still open once the code has been typed.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in to the portal [needs-code] [duration=3s]' }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in to the portal [needs-code] [duration=3s]' }] }),
+    );
     const { executionId } = await eventually('awaiting input', async () => {
       const s = await handle.query(stateQuery);
       return s.awaitingInput ? s : undefined;
@@ -111,10 +144,14 @@ describe('browserTask', () => {
     // Typed: BrowserAI has it and answered, and the workflow has taken the answer (no send pending).
     const appendPath = new RegExp(`^/tasks/${executionId}/instructions$`);
     await eventually('the code typed', () => stack.emulator.task(executionId!)?.codesReceived.includes(code));
-    await eventually('the append answered', () => stack.emulator.requests.some((r) => r.method === 'POST' && appendPath.test(r.path) && r.status === 200));
+    await eventually('the append answered', () =>
+      stack.emulator.requests.some((r) => r.method === 'POST' && appendPath.test(r.path) && r.status === 200),
+    );
     await eventually('the workflow took the answer', async () => {
       const [s, d] = await Promise.all([handle.query(stateQuery), handle.describe()]);
-      const sending = (d.raw.pendingActivities ?? []).some((a) => /append|instruction|code/i.test(a.activityType?.name ?? ''));
+      const sending = (d.raw.pendingActivities ?? []).some((a) =>
+        /append|instruction|code/i.test(a.activityType?.name ?? ''),
+      );
       return s.pendingInstructions === 0 && !sending;
     });
     const describeWhileRunning = await handle.describe();
@@ -154,17 +191,26 @@ describe('browserTask', () => {
         }
         const scheduled = copy.activityTaskScheduledEventAttributes;
         if (scheduled?.activityType?.name === 'browserAIPollTask') {
-          const { codes, ...rest } = JSON.parse(Buffer.from(scheduled.input!.payloads![0]!.data!).toString('utf8')) as { codes?: string[] };
+          const { codes, ...rest } = JSON.parse(Buffer.from(scheduled.input!.payloads![0]!.data!).toString('utf8')) as {
+            codes?: string[];
+          };
           if (codes?.includes(code) && !JSON.stringify(rest).includes(code)) {
             carriers.poll++;
             scheduled.input = null;
           }
         }
-        if (scheduled && !/^(createTask|pollTask|getResults|stopTask|getTask)$/.test(scheduled.activityType?.name ?? '') && payloadsText(scheduled.input).includes(code)) {
+        if (
+          scheduled &&
+          !/^(createTask|pollTask|getResults|stopTask|getTask)$/.test(scheduled.activityType?.name ?? '') &&
+          payloadsText(scheduled.input).includes(code)
+        ) {
           carriers.activity++;
           scheduled.input = null;
         }
-        return { eventId: String(event.eventId), text: Buffer.from(HistoryEvent.encode(copy).finish()).toString('latin1') };
+        return {
+          eventId: String(event.eventId),
+          text: Buffer.from(HistoryEvent.encode(copy).finish()).toString('latin1'),
+        };
       }),
     );
     assert.equal(carriers.signal, 1, 'the submitCode signal carries the code');
@@ -176,13 +222,20 @@ describe('browserTask', () => {
 
   test('a send refused with an error that quotes the code: the code is masked in the failure, history, the state and the details', async () => {
     const code = '620418';
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }),
+    );
     const { executionId } = await eventually('awaiting input', async () => {
       const s = await handle.query(stateQuery);
       return s.awaitingInput ? s : undefined;
     });
     // BrowserAI's validation error may quote what it was sent (nothing documents that it does not).
-    stack.emulator.inject({ method: 'POST', path: new RegExp(`^/tasks/${executionId}/instructions$`), status: 400, error: `Invalid input: cannot type "${code}" here` });
+    stack.emulator.inject({
+      method: 'POST',
+      path: new RegExp(`^/tasks/${executionId}/instructions$`),
+      status: 400,
+      error: `Invalid input: cannot type "${code}" here`,
+    });
     await stack.tasks.submitCode(handle.workflowId, code);
     const state = await eventually('the refusal seen', async () => {
       const s = await handle.query(stateQuery);
@@ -193,18 +246,32 @@ describe('browserTask', () => {
       assert.ok(!text.includes(code), `the code shows in ${place}: ${text}`);
     }
     const { HistoryEvent } = temporal.api.history.v1;
-    const failures = (await handle.fetchHistory()).events!.filter((e) => e.activityTaskFailedEventAttributes).map((e) => Buffer.from(HistoryEvent.encode(e).finish()).toString('latin1'));
-    assert.ok(failures.some((f) => f.includes('Invalid input')), 'the send failed in history');
+    const failures = (await handle.fetchHistory())
+      .events!.filter((e) => e.activityTaskFailedEventAttributes)
+      .map((e) => Buffer.from(HistoryEvent.encode(e).finish()).toString('latin1'));
+    assert.ok(
+      failures.some((f) => f.includes('Invalid input')),
+      'the send failed in history',
+    );
     assert.ok(!failures.some((f) => f.includes(code)), 'the failure in history quotes the code');
 
     // A poll's failure quoting it (a 5xx retried: its text lives in the pending activity's last failure).
-    stack.emulator.inject({ method: 'GET', path: new RegExp(`^/tasks/${executionId}$`), status: 500, error: `Engine log: typed "${code}"`, times: 3 });
+    stack.emulator.inject({
+      method: 'GET',
+      path: new RegExp(`^/tasks/${executionId}$`),
+      status: 500,
+      error: `Engine log: typed "${code}"`,
+      times: 3,
+    });
     const lastFailure = await eventually('the poll failure seen', async () => {
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
       const failure = pending.map((a) => a.lastFailure?.message ?? '').find((m) => m.includes('Engine log'));
       return failure;
     });
-    assert.ok(!lastFailure.includes(code) && lastFailure.includes('•••'), `masked in the poll's failure: ${lastFailure}`);
+    assert.ok(
+      !lastFailure.includes(code) && lastFailure.includes('•••'),
+      `masked in the poll's failure: ${lastFailure}`,
+    );
     await handle.cancel();
   });
 
@@ -228,11 +295,26 @@ describe('browserTask', () => {
     const summaries = (history.events ?? [])
       .filter((e) => e.activityTaskScheduledEventAttributes)
       .map((e) => JSON.parse(Buffer.from(e.userMetadata?.summary?.data ?? []).toString() || '""') as string);
-    assert.ok(summaries.some((s) => s.startsWith('Create crawler_automation task in project test-project')), summaries.join(' | '));
-    assert.ok(summaries.some((s) => s.startsWith(`Send one-time code to ${result.executionId}`)), summaries.join(' | '));
-    assert.ok(summaries.some((s) => s.startsWith(`Poll ${result.executionId}`)), summaries.join(' | '));
-    const shown = JSON.stringify([summaries, done.currentDetails, waiting.currentDetails, await description.staticDetails()]);
-    for (const secret of ['550123', 'ops@example.com']) assert.ok(!shown.includes(secret), `"${secret}" shown in the UI`);
+    assert.ok(
+      summaries.some((s) => s.startsWith('Create crawler_automation task in project test-project')),
+      summaries.join(' | '),
+    );
+    assert.ok(
+      summaries.some((s) => s.startsWith(`Send one-time code to ${result.executionId}`)),
+      summaries.join(' | '),
+    );
+    assert.ok(
+      summaries.some((s) => s.startsWith(`Poll ${result.executionId}`)),
+      summaries.join(' | '),
+    );
+    const shown = JSON.stringify([
+      summaries,
+      done.currentDetails,
+      waiting.currentDetails,
+      await description.staticDetails(),
+    ]);
+    for (const secret of ['550123', 'ops@example.com'])
+      assert.ok(!shown.includes(secret), `"${secret}" shown in the UI`);
   });
 
   test('signals that arrive before the task exists are sent in order right after it is created', async () => {
@@ -265,12 +347,16 @@ describe('browserTask', () => {
     const handle = await stack.tasks.start(taskInput({ awaitable: true }));
     await eventually('awaiting', async () => (await handle.query(stateQuery)).awaitingInput);
     const answer = await stack.tasks.addInstructions(handle.workflowId, [{ action: 'Click the second link' }]);
-    assert.ok(answer.status === 'running' || answer.status === 'awaiting', `BrowserAI's own answer (awaiting during its lag after an append), got ${answer.status}`);
+    assert.ok(
+      answer.status === 'running' || answer.status === 'awaiting',
+      `BrowserAI's own answer (awaiting during its lag after an append), got ${answer.status}`,
+    );
     assert.match(answer.executionId, /\S+/);
     const appendsBefore = stack.emulator.count('POST', /\/instructions$/);
     await assert.rejects(
       handle.executeUpdate('addInstructions', { args: [{ instructions: [{ action: '' }] }] }),
-      (err: unknown) => err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'InvalidInput',
+      (err: unknown) =>
+        err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'InvalidInput',
     );
     await assert.rejects(stack.tasks.addInstructions(handle.workflowId, []), InvalidInputError);
     assert.equal(stack.emulator.count('POST', /\/instructions$/), appendsBefore);
@@ -281,9 +367,15 @@ describe('browserTask', () => {
   test('replaceInstructions overwrites the task’s instructions with one PUT', async () => {
     const handle = await stack.tasks.start(taskInput({ awaitable: true, instructions: [{ action: 'Original step' }] }));
     await eventually('awaiting', async () => (await handle.query(stateQuery)).awaitingInput);
-    await stack.tasks.replace(handle.workflowId, [{ action: 'Replacement step one' }, { action: 'Replacement step two' }]);
+    await stack.tasks.replace(handle.workflowId, [
+      { action: 'Replacement step one' },
+      { action: 'Replacement step two' },
+    ]);
     const { executionId } = await handle.query(stateQuery);
-    await eventually('replaced', () => stack.emulator.count('PUT', new RegExp(`^/tasks/${executionId}/instructions$`)) === 1);
+    await eventually(
+      'replaced',
+      () => stack.emulator.count('PUT', new RegExp(`^/tasks/${executionId}/instructions$`)) === 1,
+    );
     await eventually('awaiting again', async () => (await handle.query(stateQuery)).awaitingInput);
     assert.deepEqual(
       stack.emulator.task(executionId!)!.instructions.map((i) => i.action),
@@ -306,14 +398,17 @@ describe('browserTask', () => {
     const appendsBefore = stack.emulator.count('POST', /\/instructions$/);
     await assert.rejects(
       stack.tasks.addInstructions(handle.workflowId, [{ action: 'Too late' }]),
-      (err: unknown) => err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'TaskEnded',
+      (err: unknown) =>
+        err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'TaskEnded',
     );
     assert.equal(stack.emulator.count('POST', /\/instructions$/), appendsBefore, `nothing was sent to ${executionId}`);
     assert.equal((await handle.result()).status, 'finalized');
   });
 
   test('cancelling the workflow sends exactly one stop, keeps the results so far and ends cancelled', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl everything [duration=60s]' }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Crawl everything [duration=60s]' }] }),
+    );
     const { executionId } = await eventually('running', async () => {
       const s = await handle.query(stateQuery);
       return s.executionId && stack.emulator.task(s.executionId)?.status === 'running' ? s : undefined;
@@ -328,7 +423,9 @@ describe('browserTask', () => {
   });
 
   test('a failed BrowserAI task fails the workflow non-retryably with BrowserAITaskFailed', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Open a page that does not exist [fail]' }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Open a page that does not exist [fail]' }] }),
+    );
     const failure = (await failureOf(handle.result())) as ApplicationFailure;
     assert.equal(failure.type, 'BrowserAITaskFailed');
     assert.equal(failure.nonRetryable, true);
@@ -409,7 +506,9 @@ describe('browserTask', () => {
   });
 
   test('timeoutMs stops the task and fails TaskTimeout', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Long crawl [duration=60s]' }], timeoutMs: 3_000 }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Long crawl [duration=60s]' }], timeoutMs: 3_000 }),
+    );
     const failure = (await failureOf(handle.result())) as ApplicationFailure;
     assert.equal(failure.type, 'TaskTimeout');
     const { executionId } = await handle.query(stateQuery);
@@ -418,7 +517,9 @@ describe('browserTask', () => {
   });
 
   test('awaitingInputTimeoutMs stops an awaiting task and fails AwaitingInputTimeout', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }),
+    );
     const failure = (await failureOf(handle.result())) as ApplicationFailure;
     assert.equal(failure.type, 'AwaitingInputTimeout');
     const { executionId } = await handle.query(stateQuery);
@@ -426,7 +527,9 @@ describe('browserTask', () => {
   });
 
   test('a task stopped at BrowserAI while awaiting input ends with its results, not an input timeout', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in [needs-code]' }], awaitingInputTimeoutMs: 1_500 }),
+    );
     const { executionId } = await eventually('awaiting input', async () => {
       const s = await handle.query(stateQuery);
       return s.awaitingInput ? s : undefined;
@@ -452,7 +555,10 @@ describe('browserTask', () => {
     assert.equal((await started.result()).executionId, started.executionId);
     // Same guarantee as a plain start: a second start with the ID is refused, nothing created.
     const creates = stack.emulator.count('POST', /^\/tasks$/);
-    await assert.rejects(stack.tasks.start(taskInput(), { workflowId: started.workflowId, waitForExecutionId: true }), WorkflowExecutionAlreadyStartedError);
+    await assert.rejects(
+      stack.tasks.start(taskInput(), { workflowId: started.workflowId, waitForExecutionId: true }),
+      WorkflowExecutionAlreadyStartedError,
+    );
     assert.equal(stack.emulator.count('POST', /^\/tasks$/), creates);
   });
 
@@ -467,7 +573,9 @@ describe('browserTask', () => {
   });
 
   test('a result of several megabytes is trimmed to fit history, and the full one can be fetched', async () => {
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Extract the whole catalogue [large=5MB]' }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Extract the whole catalogue [large=5MB]' }] }),
+    );
     const result = await handle.result();
     assert.equal(result.status, 'finalized');
     assert.ok(result.trimmed, 'the result says it was trimmed');

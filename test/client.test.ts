@@ -21,7 +21,12 @@ let client: BrowserAIClient;
 
 before(async () => {
   // The mode and the ended-task answer follow BROWSERAI_EMULATOR_MODE / _ENDED_ANSWER, so the client is proven against both.
-  emu = await BrowserAIEmulator.start({ defaultDurationMs: 300, queueMs: 50, apiToken: TOKEN, ...emulatorOptionsFromEnv(process.env) });
+  emu = await BrowserAIEmulator.start({
+    defaultDurationMs: 300,
+    queueMs: 50,
+    apiToken: TOKEN,
+    ...emulatorOptionsFromEnv(process.env),
+  });
   client = new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl });
 });
 
@@ -29,8 +34,17 @@ after(async () => {
   await emu.close();
 });
 
-function createBody(action = 'Open example.com and read the title', extra: Partial<CreateTaskRequest> = {}): CreateTaskRequest {
-  return { instructions: [{ action }], geoLocation: { country: 'US' }, project: 'default', type: 'crawler_automation', ...extra };
+function createBody(
+  action = 'Open example.com and read the title',
+  extra: Partial<CreateTaskRequest> = {},
+): CreateTaskRequest {
+  return {
+    instructions: [{ action }],
+    geoLocation: { country: 'US' },
+    project: 'default',
+    type: 'crawler_automation',
+    ...extra,
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,11 +157,17 @@ describe('endpoints return typed answers', () => {
     const appended = await client.appendInstructions(executionId, { instructions: [{ action: 'Second' }] });
     assert.equal(appended.executionId, executionId);
     assert.equal(typeof appended.status, 'string');
-    assert.deepEqual(emu.task(executionId)!.instructions.map((i) => i.action), ['First', 'Second']);
+    assert.deepEqual(
+      emu.task(executionId)!.instructions.map((i) => i.action),
+      ['First', 'Second'],
+    );
 
     const replaced = await client.replaceInstructions(executionId, { instructions: [{ action: 'Only this' }] });
     assert.equal(replaced.executionId, executionId);
-    assert.deepEqual(emu.task(executionId)!.instructions.map((i) => i.action), ['Only this']);
+    assert.deepEqual(
+      emu.task(executionId)!.instructions.map((i) => i.action),
+      ['Only this'],
+    );
     assert.equal(emu.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`)), 1);
     assert.equal(emu.count('PUT', new RegExp(`^/tasks/${executionId}/instructions$`)), 1);
   });
@@ -325,7 +345,8 @@ describe('the API token stays secret', () => {
 
 describe('requests on the wire', () => {
   test('sends authorization: apikey <token>, the user-agent with the package version, and JSON', async () => {
-    const version = (JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
+    const version = (JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { version: string })
+      .version;
     const { server, baseUrl, seen } = await recordingServer();
     try {
       const c = new BrowserAIClient({ apiToken: TOKEN, baseUrl });
@@ -356,7 +377,10 @@ describe('requests on the wire', () => {
       const arrivals = seen.map((s) => s.at).sort((a, b) => a - b);
       for (let i = 1; i < arrivals.length; i++) {
         const gap = arrivals[i]! - arrivals[i - 1]!;
-        assert.ok(gap >= gapMs - 15, `request ${i} arrived ${gap.toFixed(1)} ms after the previous one (spacing ${gapMs} ms)`);
+        assert.ok(
+          gap >= gapMs - 15,
+          `request ${i} arrived ${gap.toFixed(1)} ms after the previous one (spacing ${gapMs} ms)`,
+        );
       }
     } finally {
       await closeServer(server);
@@ -403,7 +427,11 @@ async function scriptedServer(reply: Reply | ((request: Captured) => Reply)) {
     seen.push(captured);
     req.resume();
     req.on('end', () => {
-      const { status = 200, body, contentType = 'application/json' } = typeof reply === 'function' ? reply(captured) : reply;
+      const {
+        status = 200,
+        body,
+        contentType = 'application/json',
+      } = typeof reply === 'function' ? reply(captured) : reply;
       const headers: Record<string, string | number> = { 'content-length': Buffer.byteLength(body) };
       if (contentType !== null) headers['content-type'] = contentType;
       res.writeHead(status, headers);
@@ -419,7 +447,10 @@ async function scriptedServer(reply: Reply | ((request: Captured) => Reply)) {
 const json = (value: unknown): Reply => ({ body: JSON.stringify(value) });
 
 /** Runs `fn` against a server answering `reply`, and closes it after. */
-async function withAnswer<T>(reply: Reply | ((request: Captured) => Reply), fn: (c: BrowserAIClient, seen: Captured[]) => Promise<T>): Promise<T> {
+async function withAnswer<T>(
+  reply: Reply | ((request: Captured) => Reply),
+  fn: (c: BrowserAIClient, seen: Captured[]) => Promise<T>,
+): Promise<T> {
   const s = await scriptedServer(reply);
   try {
     return await fn(s.client, s.seen);
@@ -428,7 +459,12 @@ async function withAnswer<T>(reply: Reply | ((request: Captured) => Reply), fn: 
   }
 }
 
-async function expectMalformed(promise: Promise<unknown>, method: string, path: string, message?: RegExp): Promise<BrowserAIError> {
+async function expectMalformed(
+  promise: Promise<unknown>,
+  method: string,
+  path: string,
+  message?: RegExp,
+): Promise<BrowserAIError> {
   const err = await expectError(promise, 'MalformedAnswer');
   assert.equal(err.mayHaveReachedServer, true, 'a 2xx answer may mean BrowserAI acted');
   assert.equal(err.retryable, false);
@@ -451,7 +487,8 @@ function assertNoSecrets(err: BrowserAIError): void {
     ['JSON', JSON.stringify(err)],
     ['inspect', inspect(err, { depth: Infinity, showHidden: true })],
   ] as const) {
-    for (const secret of ['hunter2', 's3cr3t-pw', TOKEN]) assert.ok(!text.includes(secret), `${label} shows "${secret}": ${text}`);
+    for (const secret of ['hunter2', 's3cr3t-pw', TOKEN])
+      assert.ok(!text.includes(secret), `${label} shows "${secret}": ${text}`);
   }
 }
 
@@ -467,21 +504,37 @@ describe('create answers (POST /tasks)', () => {
   });
 
   test('{status: "queued"} without executionId -> MalformedAnswer without executionId', async () => {
-    const err = await withAnswer(json({ status: 'queued' }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/));
+    const err = await withAnswer(json({ status: 'queued' }), (c) =>
+      expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/),
+    );
     assert.equal(err.executionId, undefined);
     assert.ok(!('executionId' in err) || err.executionId === undefined);
   });
 
   test('an executionId that is a number, holds a slash, says "undefined", or is too long -> MalformedAnswer without executionId', async () => {
-    for (const executionId of [12345, 'abc/def', '../tasks', 'undefined', 'null', '', 'a'.repeat(129), 'exec 1', { id: 'x' }]) {
-      const err = await withAnswer(json({ executionId, status: 'queued' }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/));
+    for (const executionId of [
+      12345,
+      'abc/def',
+      '../tasks',
+      'undefined',
+      'null',
+      '',
+      'a'.repeat(129),
+      'exec 1',
+      { id: 'x' },
+    ]) {
+      const err = await withAnswer(json({ executionId, status: 'queued' }), (c) =>
+        expectMalformed(c.createTask(createBody()), 'POST', '/tasks', /"executionId"/),
+      );
       assert.equal(err.executionId, undefined, `executionId ${JSON.stringify(executionId)}`);
     }
   });
 
   test('a numeric or empty status -> MalformedAnswer with executionId', async () => {
     for (const status of [1, '', '   ', null, { value: 'queued' }, ['queued'], true]) {
-      const err = await withAnswer(json({ executionId: 'exec_abc123', status }), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks'));
+      const err = await withAnswer(json({ executionId: 'exec_abc123', status }), (c) =>
+        expectMalformed(c.createTask(createBody()), 'POST', '/tasks'),
+      );
       assert.equal(err.executionId, 'exec_abc123', `status ${JSON.stringify(status)}`);
       assert.match(err.message, typeof status === 'string' ? /empty "status"/ : /without a string "status"/);
     }
@@ -494,23 +547,46 @@ describe('create answers (POST /tasks)', () => {
       ['42', /a number/],
       ['null', /null instead of a JSON object/],
     ] as const) {
-      const err = await withAnswer({ body }, (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks', described));
+      const err = await withAnswer({ body }, (c) =>
+        expectMalformed(c.createTask(createBody()), 'POST', '/tasks', described),
+      );
       assert.equal(err.executionId, undefined);
     }
   });
 
   test('a real-looking answer without started/estimatedCompletion passes; optional fields of the wrong type are dropped', async () => {
     const answer = await withAnswer(
-      json({ executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'queued', geoLocation: { country: 'us' } }),
+      json({
+        executionId: '65f1c0ffee0000000000abcd',
+        scriptType: 'crawler_automation',
+        status: 'queued',
+        geoLocation: { country: 'us' },
+      }),
       (c) => c.createTask(createBody()),
     );
-    assert.deepEqual(answer, { executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'queued', geoLocation: { country: 'us' } });
+    assert.deepEqual(answer, {
+      executionId: '65f1c0ffee0000000000abcd',
+      scriptType: 'crawler_automation',
+      status: 'queued',
+      geoLocation: { country: 'us' },
+    });
     const odd = await withAnswer(
-      json({ executionId: 'exec_1', status: 'queued', started: 17, estimatedCompletion: { at: 1 }, scriptType: 3, geoLocation: 'US', extra: 'kept' }),
+      json({
+        executionId: 'exec_1',
+        status: 'queued',
+        started: 17,
+        estimatedCompletion: { at: 1 },
+        scriptType: 3,
+        geoLocation: 'US',
+        extra: 'kept',
+      }),
       (c) => c.createTask(createBody()),
     );
     assert.deepEqual(odd, { executionId: 'exec_1', status: 'queued', extra: 'kept' });
-    const nulls = await withAnswer(json({ executionId: 'exec_1', status: 'queued', started: null, estimatedCompletion: null }), (c) => c.createTask(createBody()));
+    const nulls = await withAnswer(
+      json({ executionId: 'exec_1', status: 'queued', started: null, estimatedCompletion: null }),
+      (c) => c.createTask(createBody()),
+    );
     assert.equal(nulls.started, null);
     assert.equal(nulls.estimatedCompletion, null);
   });
@@ -535,19 +611,33 @@ describe('instruction answers (POST and PUT /tasks/{id}/instructions)', () => {
 
   test('a status that is not a non-empty string becomes null; an unusable executionId becomes the one sent', async () => {
     for (const status of [7, '', null, { s: 1 }]) {
-      const answer = await withAnswer(json({ executionId: 'undefined', status }), (c) => c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }));
+      const answer = await withAnswer(json({ executionId: 'undefined', status }), (c) =>
+        c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }),
+      );
       assert.equal(answer.status, null);
       assert.equal(answer.executionId, 'exec_abc');
     }
-    const ok = await withAnswer(json({ executionId: 'exec_abc', status: 'running' }), (c) => c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }));
+    const ok = await withAnswer(json({ executionId: 'exec_abc', status: 'running' }), (c) =>
+      c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }),
+    );
     assert.equal(ok.status, 'running');
   });
 
   test('a body that is not a JSON object -> MalformedAnswer', async () => {
     for (const body of ['[]', '"accepted"', 'null', 'true']) {
       await withAnswer({ body }, async (c) => {
-        await expectMalformed(c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }), 'POST', '/tasks/exec_abc/instructions', /instead of a JSON object/);
-        await expectMalformed(c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }), 'PUT', '/tasks/exec_abc/instructions', /instead of a JSON object/);
+        await expectMalformed(
+          c.appendInstructions('exec_abc', { instructions: [{ action: 'x' }] }),
+          'POST',
+          '/tasks/exec_abc/instructions',
+          /instead of a JSON object/,
+        );
+        await expectMalformed(
+          c.replaceInstructions('exec_abc', { instructions: [{ action: 'x' }] }),
+          'PUT',
+          '/tasks/exec_abc/instructions',
+          /instead of a JSON object/,
+        );
       });
     }
   });
@@ -555,10 +645,17 @@ describe('instruction answers (POST and PUT /tasks/{id}/instructions)', () => {
 
 describe('task answers (GET /tasks/{id})', () => {
   test('without a status, or a status that is not a non-empty string -> MalformedAnswer', async () => {
-    for (const answer of [{ executionId: 'exec_1' }, { executionId: 'exec_1', status: 3 }, { executionId: 'exec_1', status: '' }, { status: ['finalized'] }]) {
+    for (const answer of [
+      { executionId: 'exec_1' },
+      { executionId: 'exec_1', status: 3 },
+      { executionId: 'exec_1', status: '' },
+      { status: ['finalized'] },
+    ]) {
       await withAnswer(json(answer), (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1', /"status"/));
     }
-    await withAnswer(json(['finalized']), (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1', /an array of 1 item/));
+    await withAnswer(json(['finalized']), (c) =>
+      expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1', /an array of 1 item/),
+    );
   });
 
   test('error as an object becomes its message, or its JSON when it has none; not truncated', async () => {
@@ -574,7 +671,9 @@ describe('task answers (GET /tasks/{id})', () => {
       [404, '404'],
     ];
     for (const [error, expected] of cases) {
-      const meta = await withAnswer(json({ executionId: 'exec_1', status: 'failed', error }), (c) => c.getTask('exec_1'));
+      const meta = await withAnswer(json({ executionId: 'exec_1', status: 'failed', error }), (c) =>
+        c.getTask('exec_1'),
+      );
       assert.equal(meta.error, expected);
     }
     const none = await withAnswer(json({ executionId: 'exec_1', status: 'failed' }), (c) => c.getTask('exec_1'));
@@ -586,22 +685,42 @@ describe('task answers (GET /tasks/{id})', () => {
       const meta = await withAnswer(json({ status: 'running', progress }), (c) => c.getTask('exec_1'));
       assert.equal(meta.progress, undefined, `progress ${JSON.stringify(progress)}`);
     }
-    const mixed = await withAnswer(json({ status: 'running', progress: { status: 'step 2', logs: ['one', 2, null, { l: 1 }, 'two'] } }), (c) => c.getTask('exec_1'));
+    const mixed = await withAnswer(
+      json({ status: 'running', progress: { status: 'step 2', logs: ['one', 2, null, { l: 1 }, 'two'] } }),
+      (c) => c.getTask('exec_1'),
+    );
     assert.deepEqual(mixed.progress, { status: 'step 2', logs: ['one', 'two'] });
-    const notArray = await withAnswer(json({ status: 'running', progress: { status: 9, logs: 'one line' } }), (c) => c.getTask('exec_1'));
+    const notArray = await withAnswer(json({ status: 'running', progress: { status: 9, logs: 'one line' } }), (c) =>
+      c.getTask('exec_1'),
+    );
     assert.deepEqual(notArray.progress, { logs: [] });
   });
 
   test('a real finished answer (no progress, started, estimate) passes; missing executionId is the one asked for', async () => {
-    const meta = await withAnswer(json({ scriptType: 'crawler_automation', status: 'finalized', geoLocation: { country: 'us' }, result: { title: 'Example' } }), (c) =>
-      c.getTask('65f1c0ffee0000000000abcd'),
+    const meta = await withAnswer(
+      json({
+        scriptType: 'crawler_automation',
+        status: 'finalized',
+        geoLocation: { country: 'us' },
+        result: { title: 'Example' },
+      }),
+      (c) => c.getTask('65f1c0ffee0000000000abcd'),
     );
-    assert.deepEqual(meta, { executionId: '65f1c0ffee0000000000abcd', scriptType: 'crawler_automation', status: 'finalized', geoLocation: { country: 'us' }, result: { title: 'Example' } });
+    assert.deepEqual(meta, {
+      executionId: '65f1c0ffee0000000000abcd',
+      scriptType: 'crawler_automation',
+      status: 'finalized',
+      geoLocation: { country: 'us' },
+      result: { title: 'Example' },
+    });
   });
 
-  test('a 3 MB progress log passes through whole, its proxy credentials masked (size capping is not the client\'s job)', async () => {
+  test("a 3 MB progress log passes through whole, its proxy credentials masked (size capping is not the client's job)", async () => {
     const big = `${PROXY_SECRET} `.repeat(1).concat('x'.repeat(3 * 1024 * 1024));
-    const meta = await withAnswer(json({ executionId: 'exec_1', status: 'running', progress: { status: 'running', logs: ['start', big] } }), (c) => c.getTask('exec_1'));
+    const meta = await withAnswer(
+      json({ executionId: 'exec_1', status: 'running', progress: { status: 'running', logs: ['start', big] } }),
+      (c) => c.getTask('exec_1'),
+    );
     assert.equal(meta.progress!.logs!.length, 2);
     assert.equal(meta.progress!.logs![1], big.replace(PROXY_SECRET, 'wss://•••@proxy.example:9222'));
   });
@@ -610,11 +729,18 @@ describe('task answers (GET /tasks/{id})', () => {
 describe('results answers (GET /results/{id})', () => {
   test('results missing or not an array -> []; entries that are not objects are dropped', async () => {
     for (const results of [undefined, 'none', 3, { 0: {} }, null]) {
-      const answer = await withAnswer(json({ executionId: 'exec_1', status: 'finalized', results }), (c) => c.getResults('exec_1'));
+      const answer = await withAnswer(json({ executionId: 'exec_1', status: 'finalized', results }), (c) =>
+        c.getResults('exec_1'),
+      );
       assert.deepEqual(answer.results, [], `results ${JSON.stringify(results)}`);
     }
-    const mixed = await withAnswer(json({ executionId: 'exec_1', status: 'finalized', results: [{ result: 'a' }, 'b', null, 3, [{ result: 'c' }], { result: 'd' }] }), (c) =>
-      c.getResults('exec_1'),
+    const mixed = await withAnswer(
+      json({
+        executionId: 'exec_1',
+        status: 'finalized',
+        results: [{ result: 'a' }, 'b', null, 3, [{ result: 'c' }], { result: 'd' }],
+      }),
+      (c) => c.getResults('exec_1'),
     );
     assert.deepEqual(mixed.results, [{ result: 'a' }, { result: 'd' }]);
   });
@@ -626,7 +752,9 @@ describe('results answers (GET /results/{id})', () => {
   });
 
   test('a body that is not a JSON object -> MalformedAnswer', async () => {
-    await withAnswer({ body: '[{"result":"a"}]' }, (c) => expectMalformed(c.getResults('exec_1'), 'GET', '/results/exec_1', /an array of 1 item instead of a JSON object/));
+    await withAnswer({ body: '[{"result":"a"}]' }, (c) =>
+      expectMalformed(c.getResults('exec_1'), 'GET', '/results/exec_1', /an array of 1 item instead of a JSON object/),
+    );
   });
 });
 
@@ -643,8 +771,15 @@ describe('stop answers (POST /tasks/{id}/command)', () => {
   });
 
   test('an array, a number, an HTML page or an empty body -> MalformedAnswer', async () => {
-    for (const reply of [{ body: '[]' }, { body: '1' }, { body: `<html>${SECRET}</html>`, contentType: 'text/html' }, { body: '' }]) {
-      const err = await withAnswer(reply, (c) => expectMalformed(c.stopTask('exec_1'), 'POST', '/tasks/exec_1/command'));
+    for (const reply of [
+      { body: '[]' },
+      { body: '1' },
+      { body: `<html>${SECRET}</html>`, contentType: 'text/html' },
+      { body: '' },
+    ]) {
+      const err = await withAnswer(reply, (c) =>
+        expectMalformed(c.stopTask('exec_1'), 'POST', '/tasks/exec_1/command'),
+      );
       assertNoSecrets(err);
     }
   });
@@ -652,8 +787,17 @@ describe('stop answers (POST /tasks/{id}/command)', () => {
 
 describe('saved-task answers', () => {
   test('POST /saved_tasks needs an object with a string taskId', async () => {
-    const request = { name: 'n', instructions: [{ action: 'a' }], type: 'natural_language' as const, project: 'p', geoLocation: { country: 'US' }, cron_settings: '' };
-    const ok = await withAnswer(json({ taskId: 'st_1', message: 'Saved task created successfully' }), (c) => c.createSavedTask(request));
+    const request = {
+      name: 'n',
+      instructions: [{ action: 'a' }],
+      type: 'natural_language' as const,
+      project: 'p',
+      geoLocation: { country: 'US' },
+      cron_settings: '',
+    };
+    const ok = await withAnswer(json({ taskId: 'st_1', message: 'Saved task created successfully' }), (c) =>
+      c.createSavedTask(request),
+    );
     assert.deepEqual(ok, { taskId: 'st_1', message: 'Saved task created successfully' });
     for (const answer of [{ message: 'Saved task created successfully' }, { taskId: 7 }, { taskId: '' }, 'st_1', []]) {
       await withAnswer(json(answer), (c) => expectMalformed(c.createSavedTask(request), 'POST', '/saved_tasks'));
@@ -661,10 +805,16 @@ describe('saved-task answers', () => {
   });
 
   test('GET /saved_tasks/name/{name} needs an object; instructions that are not an array become []', async () => {
-    await withAnswer(json(['saved']), (c) => expectMalformed(c.getSavedTask('daily'), 'GET', '/saved_tasks/name/daily', /instead of a JSON object/));
-    const saved = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: 'open it' }), (c) => c.getSavedTask('daily'));
+    await withAnswer(json(['saved']), (c) =>
+      expectMalformed(c.getSavedTask('daily'), 'GET', '/saved_tasks/name/daily', /instead of a JSON object/),
+    );
+    const saved = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: 'open it' }), (c) =>
+      c.getSavedTask('daily'),
+    );
     assert.deepEqual(saved.instructions, []);
-    const mixed = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: [{ action: 'a' }, 'b'] }), (c) => c.getSavedTask('daily'));
+    const mixed = await withAnswer(json({ taskId: 'st_1', name: 'daily', instructions: [{ action: 'a' }, 'b'] }), (c) =>
+      c.getSavedTask('daily'),
+    );
     assert.deepEqual(mixed.instructions, [{ action: 'a' }]);
   });
 
@@ -672,7 +822,9 @@ describe('saved-task answers', () => {
     assert.deepEqual(await withAnswer(json({ items: [{ name: 'a' }] }), (c) => c.listSavedTasks()), [{ name: 'a' }]);
     assert.deepEqual(await withAnswer(json({ message: 'none' }), (c) => c.listSavedTasks()), []);
     assert.deepEqual(await withAnswer(json('none'), (c) => c.listSavedTasks()), []);
-    await withAnswer({ body: '<html></html>', contentType: 'text/html' }, (c) => expectMalformed(c.listSavedTasks(), 'GET', '/saved_tasks', /not JSON/));
+    await withAnswer({ body: '<html></html>', contentType: 'text/html' }, (c) =>
+      expectMalformed(c.listSavedTasks(), 'GET', '/saved_tasks', /not JSON/),
+    );
   });
 });
 
@@ -684,7 +836,19 @@ describe('2xx bodies that are not JSON', () => {
     ['POST', '/tasks/exec_1/command', (c) => c.stopTask('exec_1')],
     ['GET', '/tasks/exec_1', (c) => c.getTask('exec_1')],
     ['GET', '/results/exec_1', (c) => c.getResults('exec_1')],
-    ['POST', '/saved_tasks', (c) => c.createSavedTask({ name: 'n', instructions: [{ action: 'a' }], type: 'natural_language', project: 'p', geoLocation: { country: 'US' }, cron_settings: '' })],
+    [
+      'POST',
+      '/saved_tasks',
+      (c) =>
+        c.createSavedTask({
+          name: 'n',
+          instructions: [{ action: 'a' }],
+          type: 'natural_language',
+          project: 'p',
+          geoLocation: { country: 'US' },
+          cron_settings: '',
+        }),
+    ],
     ['GET', '/saved_tasks/name/n', (c) => c.getSavedTask('n')],
   ];
 
@@ -692,7 +856,12 @@ describe('2xx bodies that are not JSON', () => {
     const page = `<!doctype html><html><body>Sign in to the proxy. ${SECRET} ${PROXY_SECRET}</body></html>`;
     await withAnswer({ body: page, contentType: 'text/html; charset=utf-8' }, async (c) => {
       for (const [method, path, call] of calls) {
-        const err = await expectMalformed(call(c), method, path, /with a body that is not JSON \(text\/html, \d+ characters\)/);
+        const err = await expectMalformed(
+          call(c),
+          method,
+          path,
+          /with a body that is not JSON \(text\/html, \d+ characters\)/,
+        );
         assert.equal(err.executionId, undefined);
         assert.ok(!err.message.includes('<html'), err.message);
         assertNoSecrets(err);
@@ -736,20 +905,43 @@ describe('2xx bodies that are not JSON', () => {
     const err = await withAnswer(json(body), (c) => expectMalformed(c.createTask(createBody()), 'POST', '/tasks'));
     assert.match(err.message, /fields executionId, log, status and 2 other fields/);
     assertNoSecrets(err);
-    const html = await withAnswer({ status: 200, body: `<html>${SECRET}</html>`, contentType: `text/html; ${SECRET}` }, (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1'));
+    const html = await withAnswer(
+      { status: 200, body: `<html>${SECRET}</html>`, contentType: `text/html; ${SECRET}` },
+      (c) => expectMalformed(c.getTask('exec_1'), 'GET', '/tasks/exec_1'),
+    );
     assertNoSecrets(html);
   });
 
   test('error answers that are not JSON keep working as before', async () => {
-    const err = await withAnswer({ status: 404, body: 'Task not found', contentType: 'text/plain' }, (c) => expectError(c.getTask('exec_1'), 'TaskNotFound'));
+    const err = await withAnswer({ status: 404, body: 'Task not found', contentType: 'text/plain' }, (c) =>
+      expectError(c.getTask('exec_1'), 'TaskNotFound'),
+    );
     assert.equal(err.apiMessage, 'Task not found');
-    const json500 = await withAnswer({ status: 500, body: JSON.stringify({ error: 'Internal server error' }) }, (c) => expectError(c.getTask('exec_1'), 'ServerError'));
+    const json500 = await withAnswer({ status: 500, body: JSON.stringify({ error: 'Internal server error' }) }, (c) =>
+      expectError(c.getTask('exec_1'), 'ServerError'),
+    );
     assert.equal(json500.apiMessage, 'Internal server error');
   });
 });
 
 describe('unusable IDs are refused before anything is sent', () => {
-  const bad = ['', '   ', 'undefined', 'null', 'NULL', 'a/b', '/', '..', '.', 'a..b', '../saved_tasks', '\ud800', undefined as unknown as string, null as unknown as string, 42 as unknown as string];
+  const bad = [
+    '',
+    '   ',
+    'undefined',
+    'null',
+    'NULL',
+    'a/b',
+    '/',
+    '..',
+    '.',
+    'a..b',
+    '../saved_tasks',
+    '\ud800',
+    undefined as unknown as string,
+    null as unknown as string,
+    42 as unknown as string,
+  ];
 
   test('appendInstructions, replaceInstructions, stopTask, getTask and getResults -> InvalidInput, never sent', async () => {
     await withAnswer(json({ executionId: 'exec_1', status: 'running' }), async (c, seen) => {

@@ -12,7 +12,14 @@ import type { ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserTasks } from '../src/client/tasks';
-import { ConfigError, connectionOptions, loadTemporalConfig, loadWorkerConfig, RENAMED_TEMPORAL_VARIABLES, type TemporalConfig } from '../src/config';
+import {
+  ConfigError,
+  connectionOptions,
+  loadTemporalConfig,
+  loadWorkerConfig,
+  RENAMED_TEMPORAL_VARIABLES,
+  type TemporalConfig,
+} from '../src/config';
 import { startTemporal } from '../src/dev/dev-server';
 
 const dir = mkdtempSync(join(tmpdir(), 'browserai-config-'));
@@ -91,7 +98,11 @@ describe('Temporal connection: standard variables', () => {
     assert.equal(config.namespace, 'ns.a1b2c');
     assert.equal(config.taskQueue, 'bq');
     assert.equal(config.addressFrom, 'env');
-    assert.deepEqual(config.connectionOptions, { address: 'ns.a1b2c.tmprl.cloud:7233', apiKey: 'secret-key', tls: true });
+    assert.deepEqual(config.connectionOptions, {
+      address: 'ns.a1b2c.tmprl.cloud:7233',
+      apiKey: 'secret-key',
+      tls: true,
+    });
   });
 
   test('mTLS: client certificate and key files are read, with the server CA and name', () => {
@@ -112,7 +123,10 @@ describe('Temporal connection: standard variables', () => {
   });
 
   test('certificates given as data (TEMPORAL_TLS_CLIENT_CERT_DATA / _KEY_DATA)', () => {
-    const config = loadTemporalConfig({ TEMPORAL_TLS_CLIENT_CERT_DATA: 'CERT-DATA', TEMPORAL_TLS_CLIENT_KEY_DATA: 'KEY-DATA' });
+    const config = loadTemporalConfig({
+      TEMPORAL_TLS_CLIENT_CERT_DATA: 'CERT-DATA',
+      TEMPORAL_TLS_CLIENT_KEY_DATA: 'KEY-DATA',
+    });
     const tls = config.connectionOptions.tls;
     assert.ok(tls && typeof tls === 'object');
     assert.equal(Buffer.from(tls.clientCertPair!.crt).toString(), 'CERT-DATA');
@@ -123,7 +137,10 @@ describe('Temporal connection: standard variables', () => {
     // On: an empty TLS config (system CAs, no client certificate), the same as `tls: true`.
     const on = (value: string) => {
       const tls = loadTemporalConfig({ TEMPORAL_TLS: value }).connectionOptions.tls;
-      assert.ok(tls === true || (typeof tls === 'object' && tls !== null && Object.values(tls).every((v) => v === undefined)), `${value}: ${tls}`);
+      assert.ok(
+        tls === true || (typeof tls === 'object' && tls !== null && Object.values(tls).every((v) => v === undefined)),
+        `${value}: ${tls}`,
+      );
     };
     on('true');
     on('1');
@@ -138,7 +155,13 @@ describe('Temporal connection: standard variables', () => {
   });
 
   test('empty variables count as unset (as docker compose passes `${VAR:-}`)', () => {
-    const config = loadTemporalConfig({ TEMPORAL_ADDRESS: '', TEMPORAL_NAMESPACE: '', TEMPORAL_API_KEY: '', TEMPORAL_TLS: '', TEMPORAL_PROFILE: '' });
+    const config = loadTemporalConfig({
+      TEMPORAL_ADDRESS: '',
+      TEMPORAL_NAMESPACE: '',
+      TEMPORAL_API_KEY: '',
+      TEMPORAL_TLS: '',
+      TEMPORAL_PROFILE: '',
+    });
     assert.deepEqual(config.connectionOptions, { address: 'localhost:7233' });
     assert.equal(config.namespace, 'default');
   });
@@ -176,7 +199,12 @@ describe('Temporal connection: temporal.toml profiles', () => {
   });
 
   test('variables override the profile', () => {
-    const config = loadTemporalConfig({ TEMPORAL_CONFIG_FILE: TOML, TEMPORAL_PROFILE: 'prod', TEMPORAL_NAMESPACE: 'other', TEMPORAL_ADDRESS: 'elsewhere:7233' });
+    const config = loadTemporalConfig({
+      TEMPORAL_CONFIG_FILE: TOML,
+      TEMPORAL_PROFILE: 'prod',
+      TEMPORAL_NAMESPACE: 'other',
+      TEMPORAL_ADDRESS: 'elsewhere:7233',
+    });
     assert.equal(config.namespace, 'other');
     assert.equal(config.address, 'elsewhere:7233');
     assert.equal(config.addressFrom, 'env');
@@ -189,15 +217,19 @@ describe('Temporal connection: temporal.toml profiles', () => {
     assert.deepEqual(config.profile, { name: 'default', file: TOML });
   });
 
-  test('the standard location ($XDG_CONFIG_HOME/temporalio/temporal.toml) is read when it exists', { skip: process.platform !== 'linux' }, () => {
-    const xdg = join(dir, 'xdg');
-    mkdirSync(join(xdg, 'temporalio'), { recursive: true });
-    writeFileSync(join(xdg, 'temporalio', 'temporal.toml'), '[profile.default]\nnamespace = "from-xdg"\n');
-    const config = loadTemporalConfig({ XDG_CONFIG_HOME: xdg });
-    assert.equal(config.namespace, 'from-xdg');
-    assert.equal(config.address, 'localhost:7233');
-    assert.equal(config.addressFrom, 'default');
-  });
+  test(
+    'the standard location ($XDG_CONFIG_HOME/temporalio/temporal.toml) is read when it exists',
+    { skip: process.platform !== 'linux' },
+    () => {
+      const xdg = join(dir, 'xdg');
+      mkdirSync(join(xdg, 'temporalio'), { recursive: true });
+      writeFileSync(join(xdg, 'temporalio', 'temporal.toml'), '[profile.default]\nnamespace = "from-xdg"\n');
+      const config = loadTemporalConfig({ XDG_CONFIG_HOME: xdg });
+      assert.equal(config.namespace, 'from-xdg');
+      assert.equal(config.address, 'localhost:7233');
+      assert.equal(config.addressFrom, 'default');
+    },
+  );
 
   test('no config file is not an error', () => {
     const home = mkdtempSync(join(dir, 'home-'));
@@ -238,13 +270,19 @@ describe('Temporal connection: start-up errors', () => {
     const bad = file('bad.toml', '[profile.default]\naddress = "a:7233"\n[profile.prod\n');
     const problems = problemsOf({ TEMPORAL_CONFIG_FILE: bad });
     assert.equal(problems.length, 1);
-    assert.match(problems[0], new RegExp(`^TEMPORAL_CONFIG_FILE=${bad} is not valid TOML \\(.+, line 3, column \\d+\\): fix the file`));
+    assert.match(
+      problems[0],
+      new RegExp(`^TEMPORAL_CONFIG_FILE=${bad} is not valid TOML \\(.+, line 3, column \\d+\\): fix the file`),
+    );
   });
 
   test('unknown profile: a ConfigError listing the profiles there are', () => {
     const problems = problemsOf({ TEMPORAL_CONFIG_FILE: TOML, TEMPORAL_PROFILE: 'staging' });
     assert.equal(problems.length, 1);
-    assert.match(problems[0], /^TEMPORAL_PROFILE=staging: no \[profile\.staging\] in .*temporal\.toml \(it has "default", "prod", "mtls", "broken_cert"\)/);
+    assert.match(
+      problems[0],
+      /^TEMPORAL_PROFILE=staging: no \[profile\.staging\] in .*temporal\.toml \(it has "default", "prod", "mtls", "broken_cert"\)/,
+    );
   });
 
   test('TEMPORAL_PROFILE without any config file', () => {
@@ -254,16 +292,24 @@ describe('Temporal connection: start-up errors', () => {
 
   test('TEMPORAL_CONFIG_FILE naming a file that does not exist', () => {
     const problems = problemsOf({ TEMPORAL_CONFIG_FILE: join(dir, 'nope.toml') });
-    assert.deepEqual(problems, [`TEMPORAL_CONFIG_FILE=${join(dir, 'nope.toml')} does not exist: point it at your temporal.toml, or unset it`]);
+    assert.deepEqual(problems, [
+      `TEMPORAL_CONFIG_FILE=${join(dir, 'nope.toml')} does not exist: point it at your temporal.toml, or unset it`,
+    ]);
   });
 
   test('a config file that cannot be read', () => {
     const problems = problemsOf({ TEMPORAL_CONFIG_FILE: dir }); // a directory: EISDIR, even for root
-    assert.deepEqual(problems, [`TEMPORAL_CONFIG_FILE=${dir} cannot be read (EISDIR): make it a readable file, or point TEMPORAL_CONFIG_FILE elsewhere`]);
+    assert.deepEqual(problems, [
+      `TEMPORAL_CONFIG_FILE=${dir} cannot be read (EISDIR): make it a readable file, or point TEMPORAL_CONFIG_FILE elsewhere`,
+    ]);
   });
 
   test('unreadable certificate files: each named, by the variable or the profile key that set it', () => {
-    const problems = problemsOf({ TEMPORAL_TLS_CLIENT_CERT_PATH: MISSING, TEMPORAL_TLS_CLIENT_KEY_PATH: KEY, TEMPORAL_TLS_SERVER_CA_CERT_PATH: MISSING });
+    const problems = problemsOf({
+      TEMPORAL_TLS_CLIENT_CERT_PATH: MISSING,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: KEY,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: MISSING,
+    });
     assert.deepEqual(problems, [
       `TEMPORAL_TLS_CLIENT_CERT_PATH=${MISSING} cannot be read (ENOENT): point it at the client certificate's PEM file`,
       `TEMPORAL_TLS_SERVER_CA_CERT_PATH=${MISSING} cannot be read (ENOENT): point it at the server CA certificate's PEM file`,
@@ -275,27 +321,44 @@ describe('Temporal connection: start-up errors', () => {
   });
 
   test('a client certificate without its key (or the other way round)', () => {
-    assert.match(problemsOf({ TEMPORAL_TLS_CLIENT_CERT_PATH: CERT })[0], /^TEMPORAL_TLS_CLIENT_CERT_PATH is set but no client key: .*TEMPORAL_TLS_CLIENT_KEY_PATH/);
-    assert.match(problemsOf({ TEMPORAL_TLS_CLIENT_KEY_PATH: KEY })[0], /^TEMPORAL_TLS_CLIENT_KEY_PATH is set but no client certificate: .*TEMPORAL_TLS_CLIENT_CERT_PATH/);
+    assert.match(
+      problemsOf({ TEMPORAL_TLS_CLIENT_CERT_PATH: CERT })[0],
+      /^TEMPORAL_TLS_CLIENT_CERT_PATH is set but no client key: .*TEMPORAL_TLS_CLIENT_KEY_PATH/,
+    );
+    assert.match(
+      problemsOf({ TEMPORAL_TLS_CLIENT_KEY_PATH: KEY })[0],
+      /^TEMPORAL_TLS_CLIENT_KEY_PATH is set but no client certificate: .*TEMPORAL_TLS_CLIENT_CERT_PATH/,
+    );
   });
 
   test('a certificate given both as a path and as data', () => {
-    const problems = problemsOf({ TEMPORAL_TLS_CLIENT_CERT_PATH: CERT, TEMPORAL_TLS_CLIENT_CERT_DATA: 'x', TEMPORAL_TLS_CLIENT_KEY_PATH: KEY });
+    const problems = problemsOf({
+      TEMPORAL_TLS_CLIENT_CERT_PATH: CERT,
+      TEMPORAL_TLS_CLIENT_CERT_DATA: 'x',
+      TEMPORAL_TLS_CLIENT_KEY_PATH: KEY,
+    });
     assert.match(problems[0], /^the TLS client certificate is given both as a file and as data .*: keep one$/);
   });
 
   test('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION=true is refused (the TypeScript SDK cannot do it)', () => {
-    assert.match(problemsOf({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' })[0], /not supported .* TEMPORAL_TLS_SERVER_NAME/);
+    assert.match(
+      problemsOf({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' })[0],
+      /not supported .* TEMPORAL_TLS_SERVER_NAME/,
+    );
     assert.doesNotThrow(() => loadTemporalConfig({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'false' }));
   });
 
   test('the worker lists Temporal problems together with its own', () => {
     assert.throws(
-      () => loadWorkerConfig({ TEMPORAL_TLS_CERT_PATH: CERT, TEMPORAL_PROFILE: 'nope', WORKER_SHUTDOWN_GRACE_MS: '-1' }),
+      () =>
+        loadWorkerConfig({ TEMPORAL_TLS_CERT_PATH: CERT, TEMPORAL_PROFILE: 'nope', WORKER_SHUTDOWN_GRACE_MS: '-1' }),
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
         assert.equal(err.problems.length, 4, err.message);
-        assert.match(err.message, /TEMPORAL_TLS_CERT_PATH is no longer read: rename it to TEMPORAL_TLS_CLIENT_CERT_PATH/);
+        assert.match(
+          err.message,
+          /TEMPORAL_TLS_CERT_PATH is no longer read: rename it to TEMPORAL_TLS_CLIENT_CERT_PATH/,
+        );
         assert.match(err.message, /TEMPORAL_PROFILE=nope/);
         assert.match(err.message, /BROWSERAI_API_TOKEN is not set/);
         assert.match(err.message, /WORKER_SHUTDOWN_GRACE_MS must be a positive number/);

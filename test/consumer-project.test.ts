@@ -72,23 +72,35 @@ function output(proc: Proc, chars = 6_000): string {
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** Runs a command to its end; throws with its output unless it exits 0 within `timeoutMs`. */
-async function run(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Proc> {
+async function run(
+  name: string,
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<Proc> {
   const proc = start(name, command, args, options);
   proc.child.stdin!.end();
   const outcome = await within(proc.exited, options.timeoutMs);
   if (!outcome) {
     proc.child.kill('SIGKILL');
-    throw new Error(`${name} (${command} ${args.join(' ')}) did not finish within ${options.timeoutMs} ms\n${output(proc)}`);
+    throw new Error(
+      `${name} (${command} ${args.join(' ')}) did not finish within ${options.timeoutMs} ms\n${output(proc)}`,
+    );
   }
   if (outcome.code !== 0) {
-    throw new Error(`${name} (${command} ${args.join(' ')}) failed with exit code ${outcome.code ?? outcome.signal}\n${output(proc)}`);
+    throw new Error(
+      `${name} (${command} ${args.join(' ')}) failed with exit code ${outcome.code ?? outcome.signal}\n${output(proc)}`,
+    );
   }
   return proc;
 }
@@ -122,7 +134,10 @@ function sourceFiles(section: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const [, body] of section.matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
     const path = /^\/\/\s*(\S+\.ts)\s*$/.exec(body!.split('\n', 1)[0]!)?.[1];
-    assert.ok(path, `a \`\`\`ts block in "${SECTION}" does not start with a "// src/<file>.ts" line:\n${body!.slice(0, 200)}`);
+    assert.ok(
+      path,
+      `a \`\`\`ts block in "${SECTION}" does not start with a "// src/<file>.ts" line:\n${body!.slice(0, 200)}`,
+    );
     assert.ok(!files.has(path), `"${SECTION}" has two blocks for ${path}`);
     files.set(path, body!);
   }
@@ -157,14 +172,23 @@ function exportTargets(): string[] {
 }
 
 /** Polls until `probe` gives a value; fails with `what` (and the processes' output) after `timeoutMs`. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false, procs: Proc[], timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  procs: Proc[],
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value) return value;
     const gone = procs.find((p) => p.exit);
-    if (gone) throw new Error(`${gone.name} exited (${gone.exit!.code ?? gone.exit!.signal}) while waiting for ${what}\n${procs.map((p) => output(p)).join('\n')}`);
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${procs.map((p) => output(p)).join('\n')}`);
+    if (gone)
+      throw new Error(
+        `${gone.name} exited (${gone.exit!.code ?? gone.exit!.signal}) while waiting for ${what}\n${procs.map((p) => output(p)).join('\n')}`,
+      );
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${procs.map((p) => output(p)).join('\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -183,7 +207,10 @@ describe('a project of your own, with the packed package installed and the READM
     project = join(dir, 'invoice-bot');
     // The dev server starts while npm works.
     temporal = startTemporal();
-    temporal.then((started) => (env = started), () => undefined);
+    temporal.then(
+      (started) => (env = started),
+      () => undefined,
+    );
   });
 
   after(async () => {
@@ -193,134 +220,204 @@ describe('a project of your own, with the packed package installed and the READM
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('packs, installs into a fresh project and compiles the README code with that project\'s tsc', { timeout: 8 * 60_000 }, async () => {
-    const section = readmeSection();
-    const files = sourceFiles(section);
-    const packages = installedPackages(section);
+  test(
+    "packs, installs into a fresh project and compiles the README code with that project's tsc",
+    { timeout: 8 * 60_000 },
+    async () => {
+      const section = readmeSection();
+      const files = sourceFiles(section);
+      const packages = installedPackages(section);
 
-    // 1. The tarball, as `npm publish` would upload it (lib/ is built: `npm test` builds first).
-    const pack = await run('npm pack', 'npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, env: cleanEnv(), timeoutMs: 120_000 });
-    let packed: { filename: string; files: Array<{ path: string }> };
-    try {
-      [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as Array<typeof packed>;
-    } catch (err) {
-      throw new Error(`npm pack --json printed no JSON (${(err as Error).message})\n${output(pack)}`);
-    }
-    const inTarball = new Set(packed.files.map((f) => f.path));
-    const missing = exportTargets().filter((target) => !inTarball.has(target));
-    assert.deepEqual(missing, [], `the tarball lacks files its "exports" map points at (is lib/ in package.json "files"?); it has ${inTarball.size} files`);
+      // 1. The tarball, as `npm publish` would upload it (lib/ is built: `npm test` builds first).
+      const pack = await run('npm pack', 'npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+        cwd: ROOT,
+        env: cleanEnv(),
+        timeoutMs: 120_000,
+      });
+      let packed: { filename: string; files: Array<{ path: string }> };
+      try {
+        [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as Array<typeof packed>;
+      } catch (err) {
+        throw new Error(`npm pack --json printed no JSON (${(err as Error).message})\n${output(pack)}`);
+      }
+      const inTarball = new Set(packed.files.map((f) => f.path));
+      const missing = exportTargets().filter((target) => !inTarball.has(target));
+      assert.deepEqual(
+        missing,
+        [],
+        `the tarball lacks files its "exports" map points at (is lib/ in package.json "files"?); it has ${inTarball.size} files`,
+      );
 
-    // 2. A fresh CommonJS project outside this repository: the packages the README's install
-    //    command names (at the versions this repository is tested with), TypeScript and Node's types.
-    mkdirSync(join(project, 'src'), { recursive: true });
-    const dependencies = Object.fromEntries(
-      packages.map((name) => [name, name === 'browserai-temporal' ? `file:../${packed.filename}` : ourVersion(name)]),
-    );
-    const devDependencies = { typescript: ourVersion('typescript'), '@types/node': ourVersion('@types/node') };
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'invoice-bot', version: '1.0.0', private: true, type: 'commonjs', dependencies, devDependencies }, null, 2));
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify(
-        {
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'Node16',
-            moduleResolution: 'Node16',
-            lib: ['ES2022'],
-            types: ['node'],
-            strict: true,
-            // The Temporal SDK's own declarations need it (they import `ms`, which ships no types).
-            skipLibCheck: true,
-            outDir: 'dist',
-            rootDir: 'src',
+      // 2. A fresh CommonJS project outside this repository: the packages the README's install
+      //    command names (at the versions this repository is tested with), TypeScript and Node's types.
+      mkdirSync(join(project, 'src'), { recursive: true });
+      const dependencies = Object.fromEntries(
+        packages.map((name) => [name, name === 'browserai-temporal' ? `file:../${packed.filename}` : ourVersion(name)]),
+      );
+      const devDependencies = { typescript: ourVersion('typescript'), '@types/node': ourVersion('@types/node') };
+      writeFileSync(
+        join(project, 'package.json'),
+        JSON.stringify(
+          { name: 'invoice-bot', version: '1.0.0', private: true, type: 'commonjs', dependencies, devDependencies },
+          null,
+          2,
+        ),
+      );
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify(
+          {
+            compilerOptions: {
+              target: 'ES2022',
+              module: 'Node16',
+              moduleResolution: 'Node16',
+              lib: ['ES2022'],
+              types: ['node'],
+              strict: true,
+              // The Temporal SDK's own declarations need it (they import `ms`, which ships no types).
+              skipLibCheck: true,
+              outDir: 'dist',
+              rootDir: 'src',
+            },
+            include: ['src'],
           },
-          include: ['src'],
+          null,
+          2,
+        ),
+      );
+      await run('npm install', 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+        cwd: project,
+        env: cleanEnv(),
+        timeoutMs: 6 * 60_000,
+      });
+
+      // 3. The README's code as the project's own source, compiled (strict) by the project's own tsc.
+      for (const [path, body] of files) writeFileSync(join(project, path), body);
+      const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+      await run('tsc (module Node16)', process.execPath, [tsc, '-p', 'tsconfig.json'], {
+        cwd: project,
+        env: cleanEnv(),
+        timeoutMs: 120_000,
+      });
+      // Older CommonJS projects resolve with `node10`, which ignores "exports": typesVersions must cover the subpaths.
+      await run(
+        'tsc (module commonjs, moduleResolution node10)',
+        process.execPath,
+        [tsc, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10'],
+        {
+          cwd: project,
+          env: cleanEnv(),
+          timeoutMs: 120_000,
         },
-        null,
-        2,
-      ),
-    );
-    await run('npm install', 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, env: cleanEnv(), timeoutMs: 6 * 60_000 });
+      );
+      built = true;
+    },
+  );
 
-    // 3. The README's code as the project's own source, compiled (strict) by the project's own tsc.
-    for (const [path, body] of files) writeFileSync(join(project, path), body);
-    const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
-    await run('tsc (module Node16)', process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: cleanEnv(), timeoutMs: 120_000 });
-    // Older CommonJS projects resolve with `node10`, which ignores "exports": typesVersions must cover the subpaths.
-    await run('tsc (module commonjs, moduleResolution node10)', process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10'], {
-      cwd: project,
-      env: cleanEnv(),
-      timeoutMs: 120_000,
-    });
-    built = true;
-  });
+  test(
+    "its worker runs its own workflow, which runs browserTask as a child and passes the user's code on",
+    { timeout: 3 * 60_000 },
+    async (t) => {
+      if (!built) return t.skip('the project was not built (see the test before)');
+      // The emulator of the installed package, not this repository's source.
+      const installed = createRequire(join(project, 'package.json'));
+      const testing = installed('browserai-temporal/testing') as typeof Testing;
+      assert.ok(
+        installed.resolve('browserai-temporal/testing').startsWith(join(project, 'node_modules')),
+        'the emulator comes from the installed package',
+      );
+      emulator = await testing.BrowserAIEmulator.start({
+        defaultDurationMs: 500,
+        queueMs: 100,
+        ...testing.emulatorOptionsFromEnv(process.env),
+      });
+      const temporalEnv = await temporal;
 
-  test('its worker runs its own workflow, which runs browserTask as a child and passes the user\'s code on', { timeout: 3 * 60_000 }, async (t) => {
-    if (!built) return t.skip('the project was not built (see the test before)');
-    // The emulator of the installed package, not this repository's source.
-    const installed = createRequire(join(project, 'package.json'));
-    const testing = installed('browserai-temporal/testing') as typeof Testing;
-    assert.ok(installed.resolve('browserai-temporal/testing').startsWith(join(project, 'node_modules')), 'the emulator comes from the installed package');
-    emulator = await testing.BrowserAIEmulator.start({ defaultDurationMs: 500, queueMs: 100, ...testing.emulatorOptionsFromEnv(process.env) });
-    const temporalEnv = await temporal;
+      worker = start('worker', process.execPath, ['dist/worker.js'], {
+        cwd: project,
+        env: cleanEnv({
+          TEMPORAL_ADDRESS: temporalEnv.address,
+          BROWSERAI_API_TOKEN: emulator.apiToken,
+          BROWSERAI_BASE_URL: emulator.baseUrl,
+        }),
+      });
+      const starter = start('starter', process.execPath, ['dist/starter.js', INSTRUCTION], {
+        cwd: project,
+        env: cleanEnv({ TEMPORAL_ADDRESS: temporalEnv.address }),
+      });
+      const procs = [worker, starter];
 
-    worker = start('worker', process.execPath, ['dist/worker.js'], {
-      cwd: project,
-      env: cleanEnv({ TEMPORAL_ADDRESS: temporalEnv.address, BROWSERAI_API_TOKEN: emulator.apiToken, BROWSERAI_BASE_URL: emulator.baseUrl }),
-    });
-    const starter = start('starter', process.execPath, ['dist/starter.js', INSTRUCTION], { cwd: project, env: cleanEnv({ TEMPORAL_ADDRESS: temporalEnv.address }) });
-    const procs = [worker, starter];
+      const workflowId = await waitFor(
+        'the starter to start the workflow',
+        () => /^Started (\S+)$/m.exec(starter.stdout)?.[1],
+        procs,
+      );
+      // The user gets the code once BrowserAI has filled in the login form: the task awaits input.
+      const awaiting = await waitFor(
+        'the BrowserAI task to await its code',
+        () => emulator!.listTasks().find((task) => task.status === 'awaiting'),
+        procs,
+        60_000,
+      );
+      await waitFor('the starter to ask for the code', () => starter.stdout.includes('One-time code:'), procs);
+      starter.child.stdin!.end(`${CODE}\n`);
+      const ended = await within(starter.exited, 60_000);
+      assert.ok(ended, `the starter did not end within 60 s of the code\n${output(starter)}\n${output(worker)}`);
+      assert.equal(ended.code, 0, `the starter failed\n${output(starter)}\n${output(worker)}`);
 
-    const workflowId = await waitFor('the starter to start the workflow', () => /^Started (\S+)$/m.exec(starter.stdout)?.[1], procs);
-    // The user gets the code once BrowserAI has filled in the login form: the task awaits input.
-    const awaiting = await waitFor('the BrowserAI task to await its code', () => emulator!.listTasks().find((task) => task.status === 'awaiting'), procs, 60_000);
-    await waitFor('the starter to ask for the code', () => starter.stdout.includes('One-time code:'), procs);
-    starter.child.stdin!.end(`${CODE}\n`);
-    const ended = await within(starter.exited, 60_000);
-    assert.ok(ended, `the starter did not end within 60 s of the code\n${output(starter)}\n${output(worker)}`);
-    assert.equal(ended.code, 0, `the starter failed\n${output(starter)}\n${output(worker)}`);
+      interface Printed {
+        task: { executionId: string; status: string; results: unknown[] };
+        codeRequested: {
+          workflowId: string;
+          executionId: string;
+          status: string;
+          since: string;
+          timesOutAt: string;
+        } | null;
+        statusAtBrowserAI: string;
+      }
+      const printed = JSON.parse(starter.stdout.slice(starter.stdout.indexOf('{'))) as Printed;
+      const handle = temporalEnv.client.workflow.getHandle(workflowId);
+      const description = await handle.describe();
+      assert.equal(description.type, 'downloadInvoice');
+      assert.equal(description.status.name, 'COMPLETED');
+      assert.deepEqual(await handle.result(), printed, "the starter printed the workflow's result");
 
-    interface Printed {
-      task: { executionId: string; status: string; results: unknown[] };
-      codeRequested: { workflowId: string; executionId: string; status: string; since: string; timesOutAt: string } | null;
-      statusAtBrowserAI: string;
-    }
-    const printed = JSON.parse(starter.stdout.slice(starter.stdout.indexOf('{'))) as Printed;
-    const handle = temporalEnv.client.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    assert.equal(description.type, 'downloadInvoice');
-    assert.equal(description.status.name, 'COMPLETED');
-    assert.deepEqual(await handle.result(), printed, 'the starter printed the workflow\'s result');
+      // The child's result: the task the emulator ran, ended as the emulator reports it.
+      const { task } = printed;
+      assert.equal(task.executionId, awaiting.executionId);
+      const atEmulator = emulator.task(task.executionId)!;
+      assert.equal(task.status, atEmulator.status, 'the child returned the status the emulator reports');
+      assert.ok(['finalized', 'completed'].includes(task.status), `the task ended done: ${task.status}`);
+      assert.ok(Array.isArray(task.results), 'the child returned the results');
 
-    // The child's result: the task the emulator ran, ended as the emulator reports it.
-    const { task } = printed;
-    assert.equal(task.executionId, awaiting.executionId);
-    const atEmulator = emulator.task(task.executionId)!;
-    assert.equal(task.status, atEmulator.status, 'the child returned the status the emulator reports');
-    assert.ok(['finalized', 'completed'].includes(task.status), `the task ended done: ${task.status}`);
-    assert.ok(Array.isArray(task.results), 'the child returned the results');
+      // The direct activity call (browserAIGetTask, through proxyActivities<BrowserAIActivities>).
+      assert.equal(printed.statusAtBrowserAI, atEmulator.status);
+      const history = await handle.fetchHistory();
+      const activities = (history.events ?? []).flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
+      assert.deepEqual(activities, ['browserAIGetTask'], 'the parent itself called one BrowserAI activity');
 
-    // The direct activity call (browserAIGetTask, through proxyActivities<BrowserAIActivities>).
-    assert.equal(printed.statusAtBrowserAI, atEmulator.status);
-    const history = await handle.fetchHistory();
-    const activities = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    assert.deepEqual(activities, ['browserAIGetTask'], 'the parent itself called one BrowserAI activity');
+      // The parent was told by its child that the task awaited the code.
+      const notice = printed.codeRequested;
+      assert.ok(notice, 'the parent got browserTaskAwaitingInputSignal');
+      assert.equal(notice.workflowId, `${workflowId}-browser`);
+      assert.equal(notice.executionId, task.executionId);
+      assert.equal(notice.status.toLowerCase(), 'awaiting');
+      assert.ok(
+        Date.parse(notice.timesOutAt) > Date.parse(notice.since),
+        `the notice says until when the task waits: ${JSON.stringify(notice)}`,
+      );
+      const child = await temporalEnv.client.workflow.getHandle(notice.workflowId).describe();
+      assert.equal(child.type, 'browserTask');
+      assert.equal(child.parentExecution?.workflowId, workflowId, "browserTask ran as the parent's child");
 
-    // The parent was told by its child that the task awaited the code.
-    const notice = printed.codeRequested;
-    assert.ok(notice, 'the parent got browserTaskAwaitingInputSignal');
-    assert.equal(notice.workflowId, `${workflowId}-browser`);
-    assert.equal(notice.executionId, task.executionId);
-    assert.equal(notice.status.toLowerCase(), 'awaiting');
-    assert.ok(Date.parse(notice.timesOutAt) > Date.parse(notice.since), `the notice says until when the task waits: ${JSON.stringify(notice)}`);
-    const child = await temporalEnv.client.workflow.getHandle(notice.workflowId).describe();
-    assert.equal(child.type, 'browserTask');
-    assert.equal(child.parentExecution?.workflowId, workflowId, 'browserTask ran as the parent\'s child');
-
-    // BrowserAI got the user's code, once.
-    assert.deepEqual(atEmulator.codesReceived, [CODE]);
-    assert.equal(worker.exit, undefined, `the worker is still running\n${output(worker)}`);
-  });
+      // BrowserAI got the user's code, once.
+      assert.deepEqual(atEmulator.codesReceived, [CODE]);
+      assert.equal(worker.exit, undefined, `the worker is still running\n${output(worker)}`);
+    },
+  );
 
   test('its worker exits cleanly on SIGTERM', { timeout: 60_000 }, async (t) => {
     if (!worker) return t.skip('the worker did not run (see the tests before)');

@@ -72,7 +72,10 @@ describe('cronProblems', () => {
     ['70/5 * * * *', 'cron field "minute" has "70/5", but its values must be 0-59'],
     ['MON * * * *', 'cron field "minute" has "MON", but it must be 0-59'],
     ['1,,2 * * * *', 'cron field "minute" has an empty entry'],
-    ['*/x * * * *', 'cron field "minute" has "*/x", but each entry must be *, N, N-M, */S, N/S or N-M/S with N and M in 0-59'],
+    [
+      '*/x * * * *',
+      'cron field "minute" has "*/x", but each entry must be *, N, N-M, */S, N/S or N-M/S with N and M in 0-59',
+    ],
     ['1/2/3 * * * *', 'has "1/2/3", but each entry must be'],
     ['/5 * * * *', 'has "/5", but each entry must be'],
     // Croner's AND marker; Temporal would read it as plain 5.
@@ -103,7 +106,7 @@ describe('cronProblems', () => {
     });
   }
 
-  test('the brief\'s example message is produced verbatim', () => {
+  test("the brief's example message is produced verbatim", () => {
     assert.deepEqual(cronProblems('0 25 * * *'), ['cron field "hour" has 25, but it must be 0-23']);
   });
 
@@ -111,7 +114,10 @@ describe('cronProblems', () => {
     const problems = cronProblems('60 24 32 13 8');
     assert.equal(problems.length, 5);
     for (const name of ['minute', 'hour', 'day-of-month', 'month', 'day-of-week']) {
-      assert.ok(problems.some((p) => p.includes(`"${name}"`)), `missing ${name} in ${JSON.stringify(problems)}`);
+      assert.ok(
+        problems.some((p) => p.includes(`"${name}"`)),
+        `missing ${name} in ${JSON.stringify(problems)}`,
+      );
     }
   });
 });
@@ -203,6 +209,9 @@ describe('scheduleIdFor', () => {
       assert.ok(!id.includes('--'), id);
       assert.ok(!id.endsWith('-'), id);
     }
-    assert.equal(scheduleIdFor('x'.repeat(500)), `browserai-saved-${'x'.repeat(40)}-${scheduleIdFor('x'.repeat(500)).slice(-8)}`);
+    assert.equal(
+      scheduleIdFor('x'.repeat(500)),
+      `browserai-saved-${'x'.repeat(40)}-${scheduleIdFor('x'.repeat(500)).slice(-8)}`,
+    );
   });
 });

@@ -51,13 +51,18 @@ async function showsWithin(handle: WorkflowHandle, status: string, withinMs: num
 }
 
 test('queued, then running (with its progress lines), then ended: each shown within seconds of BrowserAI reporting it', async () => {
-  const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Crawl the catalogue [duration=8s]' }] }));
+  const handle = await stack.tasks.start(
+    taskInput({ instructions: [{ action: 'Crawl the catalogue [duration=8s]' }] }),
+  );
   await showsWithin(handle, 'queued', 5_000);
   const running = await showsWithin(handle, 'running', 5_000);
   assert.ok(running.logs.length > 0, 'progress lines are shown while it runs');
   // A user filtering BrowserAIStatus = "running" finds it (visibility is eventually consistent).
   await eventually('found by a visibility query', async () => {
-    for await (const wf of stack.env.client.workflow.list({ query: `WorkflowId = "${handle.workflowId}" AND BrowserAIStatus = "running"` })) return wf;
+    for await (const wf of stack.env.client.workflow.list({
+      query: `WorkflowId = "${handle.workflowId}" AND BrowserAIStatus = "running"`,
+    }))
+      return wf;
     return undefined;
   });
   await showsWithin(handle, 'finalized', 5_000);

@@ -93,14 +93,19 @@ function apiOf(target: () => BrowserAIEmulator) {
   }
 
   /** Polls GET /tasks until the status matches exactly; returns that answer and every status seen. */
-  async function waitForStatus(id: string, wanted: string, timeoutMs = 4000): Promise<TaskMetadata & { seen: string[] }> {
+  async function waitForStatus(
+    id: string,
+    wanted: string,
+    timeoutMs = 4000,
+  ): Promise<TaskMetadata & { seen: string[] }> {
     const seen: string[] = [];
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const current = await metadata(id);
       if (seen.at(-1) !== current.status) seen.push(current.status);
       if (current.status === wanted) return { ...current, seen };
-      if (Date.now() > deadline) assert.fail(`task ${id} still ${current.status} (seen ${seen.join(' -> ')}), wanted ${wanted}`);
+      if (Date.now() > deadline)
+        assert.fail(`task ${id} still ${current.status} (seen ${seen.join(' -> ')}), wanted ${wanted}`);
       await new Promise((resolve) => setTimeout(resolve, 15));
     }
   }
@@ -174,7 +179,9 @@ describe('authentication', () => {
     try {
       const ok = await fetch(`${other.baseUrl}/saved_tasks`, { headers: { authorization: 'apikey s3cret' } });
       assert.equal(ok.status, 200);
-      const wrong = await fetch(`${other.baseUrl}/saved_tasks`, { headers: { authorization: 'apikey emulator-token' } });
+      const wrong = await fetch(`${other.baseUrl}/saved_tasks`, {
+        headers: { authorization: 'apikey emulator-token' },
+      });
       assert.equal(wrong.status, 401);
       assert.equal(other.apiToken, 's3cret');
       assert.match(other.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
@@ -225,7 +232,10 @@ describe('create validation', () => {
 
 describe('observed mode (the default): answers as real BrowserAI gives them', { concurrency: true }, () => {
   test('create, append and replace answer four fields; GET /tasks has no started, estimate or scriptId, and no progress once ended', async () => {
-    const created = await create(['Open the shop'], { awaitable: true, geoLocation: { country: 'US', city: 'Austin' } });
+    const created = await create(['Open the shop'], {
+      awaitable: true,
+      geoLocation: { country: 'US', city: 'Austin' },
+    });
     assert.deepEqual(created, {
       executionId: created.executionId,
       scriptType: 'crawler_automation',
@@ -235,15 +245,26 @@ describe('observed mode (the default): answers as real BrowserAI gives them', { 
 
     const running = await waitForStatus(created.executionId, 'running');
     const { seen: _seen, ...runningAnswer } = running;
-    assert.deepEqual(Object.keys(runningAnswer).sort(), ['executionId', 'geoLocation', 'progress', 'result', 'scriptType', 'status']);
+    assert.deepEqual(Object.keys(runningAnswer).sort(), [
+      'executionId',
+      'geoLocation',
+      'progress',
+      'result',
+      'scriptType',
+      'status',
+    ]);
     assert.equal(running.progress?.status, 'running');
     assert.ok(running.progress?.logs?.includes('Opening browser'));
 
     await waitForStatus(created.executionId, 'awaiting');
     const fourFields = ['executionId', 'geoLocation', 'scriptType', 'status'];
-    const appended = await call('POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'Add the cheapest item' }] });
+    const appended = await call('POST', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Add the cheapest item' }],
+    });
     assert.deepEqual(Object.keys(appended.json).sort(), fourFields);
-    const replaced = await call('PUT', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'Only this' }] });
+    const replaced = await call('PUT', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'Only this' }],
+    });
     assert.deepEqual(Object.keys(replaced.json).sort(), fourFields);
 
     assert.equal((await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' })).status, 200);
@@ -311,9 +332,16 @@ describe('observed mode (the default): answers as real BrowserAI gives them', { 
       create(['Open https://nowhere.invalid [fail] [big-error=100KB]']),
     ]);
     const failed = await waitForStatus(failing.executionId, 'failed');
-    assert.deepEqual(failed.error, { code: 3001, type: 'engine', message: 'Navigation failed: net::ERR_NAME_NOT_RESOLVED' });
+    assert.deepEqual(failed.error, {
+      code: 3001,
+      type: 'engine',
+      message: 'Navigation failed: net::ERR_NAME_NOT_RESOLVED',
+    });
     assert.equal(failed.progress, undefined);
-    const bigFailed = (await waitForStatus(big.executionId, 'failed')).error as unknown as { code: number; message: string };
+    const bigFailed = (await waitForStatus(big.executionId, 'failed')).error as unknown as {
+      code: number;
+      message: string;
+    };
     assert.equal(bigFailed.code, 3001);
     assert.equal(bigFailed.message.length, 100 * 1024);
     assert.ok(bigFailed.message.startsWith('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
@@ -335,7 +363,10 @@ describe('observed mode (the default): answers as real BrowserAI gives them', { 
     assert.equal(done.error, null);
     assert.equal(done.progress?.status, 'finalized');
     const failing = await documentedApi.create(['Open https://nowhere.invalid [fail]']);
-    assert.equal((await documentedApi.waitForStatus(failing.executionId, 'failed')).error, 'Navigation failed: net::ERR_NAME_NOT_RESOLVED');
+    assert.equal(
+      (await documentedApi.waitForStatus(failing.executionId, 'failed')).error,
+      'Navigation failed: net::ERR_NAME_NOT_RESOLVED',
+    );
   });
 });
 
@@ -349,12 +380,18 @@ describe('browser connection lines: a per-task secret in progress.logs', { concu
       const running = await api.waitForStatus(a.executionId, 'running');
       const secrets = target().taskSecrets(a.executionId)!;
       assert.match(secrets.proxyPassword, /^[A-Za-z0-9]{16}$/);
-      assert.match(secrets.connectionUrl, /^wss:\/\/brd-customer-hl_[0-9a-f]{8}-zone-browser_ai:[A-Za-z0-9]{16}@brd\.superproxy\.io:9222$/);
+      assert.match(
+        secrets.connectionUrl,
+        /^wss:\/\/brd-customer-hl_[0-9a-f]{8}-zone-browser_ai:[A-Za-z0-9]{16}@brd\.superproxy\.io:9222$/,
+      );
       assert.ok(secrets.connectionUrl.includes(`:${secrets.proxyPassword}@`));
       const logs = running.progress!.logs!;
       assert.ok(logs.includes(`Connecting to browser: ${secrets.connectionUrl}`), logs.join('\n'));
       const inspector = logs.find((line) => line.startsWith('Inspector: '))!;
-      assert.equal(inspector, `Inspector: https://brightdata.com/cp/browser_ai/inspect?wss=${encodeURIComponent(secrets.connectionUrl)}`);
+      assert.equal(
+        inspector,
+        `Inspector: https://brightdata.com/cp/browser_ai/inspect?wss=${encodeURIComponent(secrets.connectionUrl)}`,
+      );
       assert.equal(new URL(inspector.slice('Inspector: '.length)).searchParams.get('wss'), secrets.connectionUrl);
 
       const other = target().taskSecrets(b.executionId)!;
@@ -362,7 +399,8 @@ describe('browser connection lines: a per-task secret in progress.logs', { concu
       // One customer (account) per emulator, a password per task.
       assert.equal(other.connectionUrl.split(':')[1], secrets.connectionUrl.split(':')[1]);
       assert.equal(target().taskSecrets(UNKNOWN_ID), undefined);
-      for (const id of [a.executionId, b.executionId]) await api.call('POST', `/tasks/${id}/command`, { command: 'stop' });
+      for (const id of [a.executionId, b.executionId])
+        await api.call('POST', `/tasks/${id}/command`, { command: 'stop' });
     });
   }
 
@@ -380,15 +418,23 @@ describe('browser connection lines: a per-task secret in progress.logs', { concu
 describe('idle awaiting sessions close by themselves', { concurrency: true }, () => {
   test('awaitingIdleCloseMs: an awaitable session left idle ends failed with an error saying so', async () => {
     await withEmulator({ awaitingIdleCloseMs: 400 }, async (other) => {
-      const created = JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(['Open the shop'], { awaitable: true }))).text) as TaskExecution;
+      const created = JSON.parse(
+        (await rawCall(other, 'POST', '/tasks', createBody(['Open the shop'], { awaitable: true }))).text,
+      ) as TaskExecution;
       while (other.task(created.executionId)?.status !== 'awaiting') await sleep(10);
       const idleFrom = Date.now();
       while (other.task(created.executionId)?.status === 'awaiting') await sleep(10);
       assert.ok(Date.now() - idleFrom >= 400 - 20, `closed after ${Date.now() - idleFrom} ms`);
       const closed = JSON.parse((await rawCall(other, 'GET', `/tasks/${created.executionId}`)).text) as TaskMetadata;
       assert.equal(closed.status, 'failed');
-      assert.deepEqual(closed.error, { code: 3002, type: 'engine', message: 'Browser session closed after being idle for 0.4 s' });
-      const late = await rawCall(other, 'POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'More' }] });
+      assert.deepEqual(closed.error, {
+        code: 3002,
+        type: 'engine',
+        message: 'Browser session closed after being idle for 0.4 s',
+      });
+      const late = await rawCall(other, 'POST', `/tasks/${created.executionId}/instructions`, {
+        instructions: [{ action: 'More' }],
+      });
       assert.equal(late.status, 400);
     });
   });
@@ -397,14 +443,24 @@ describe('idle awaiting sessions close by themselves', { concurrency: true }, ()
     const created = await create(['Log in [needs-code] [idle-close=300ms]']);
     await waitForStatus(created.executionId, 'awaiting');
     const failed = await waitForStatus(created.executionId, 'failed');
-    assert.deepEqual(failed.error, { code: 3002, type: 'engine', message: 'Browser session closed after being idle for 0.3 s' });
+    assert.deepEqual(failed.error, {
+      code: 3002,
+      type: 'engine',
+      message: 'Browser session closed after being idle for 0.3 s',
+    });
     assert.deepEqual(emulator.task(created.executionId)?.codesReceived, []);
   });
 
   test('default 5 minutes (fake clock); instructions restart the idle time; 0 never closes', () => {
     assert.equal(DEFAULT_AWAITING_IDLE_CLOSE_MS, 300_000);
     const t0 = 20_000_000;
-    const input = { instructions: [{ action: 'a' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation', awaitable: true };
+    const input = {
+      instructions: [{ action: 'a' }],
+      geoLocation: { country: 'US' },
+      project: 'p',
+      type: 'crawler_automation',
+      awaitable: true,
+    };
     const store = new TaskStore({ queueMs: 0, defaultDurationMs: 100, awaitingLagMs: 0 });
     const task = store.create(input, t0);
     assert.equal(task.scenario.idleCloseMs, 300_000);
@@ -414,7 +470,11 @@ describe('idle awaiting sessions close by themselves', { concurrency: true }, ()
     assert.equal(task.status(t0 + 300_200 + 299_998), 'awaiting');
     assert.equal(task.status(t0 + 300_199 + 300_000), 'failed');
     assert.equal(task.endedAt, t0 + 300_199 + 300_000);
-    assert.deepEqual(task.error, { code: 3002, type: 'engine', message: 'Browser session closed after being idle for 300 s' });
+    assert.deepEqual(task.error, {
+      code: 3002,
+      type: 'engine',
+      message: 'Browser session closed after being idle for 300 s',
+    });
     assert.equal(task.visibleLogs(t0 + 700_000).at(-1), 'Browser session closed after being idle for 300 s');
     assert.equal(task.append([{ action: 'c' }], t0 + 700_000), 'ended');
 
@@ -443,10 +503,14 @@ describe('instructions and stops for an ended task (endedTaskAnswer)', { concurr
     test(`${name}: ${status}`, async () => {
       await withEmulator({ ...options, queueMs: 10, defaultDurationMs: 30 }, async (other) => {
         assert.equal(other.endedTaskAnswer, status);
-        const created = JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(['look']))).text) as TaskExecution;
+        const created = JSON.parse(
+          (await rawCall(other, 'POST', '/tasks', createBody(['look']))).text,
+        ) as TaskExecution;
         while (other.task(created.executionId)?.status !== 'finalized') await sleep(10);
         for (const method of ['POST', 'PUT']) {
-          const late = await rawCall(other, method, `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'more' }] });
+          const late = await rawCall(other, method, `/tasks/${created.executionId}/instructions`, {
+            instructions: [{ action: 'more' }],
+          });
           assert.equal(late.status, status, method);
           assert.deepEqual(JSON.parse(late.text), { error: messages[status].instructions });
         }
@@ -470,10 +534,13 @@ describe('environment switches (emulatorOptionsFromEnv)', () => {
   test('reads the mode and the ended-task answer; unset or empty leaves the defaults', () => {
     assert.deepEqual(emulatorOptionsFromEnv({}), {});
     assert.deepEqual(emulatorOptionsFromEnv({ BROWSERAI_EMULATOR_MODE: '', BROWSERAI_EMULATOR_ENDED_ANSWER: '' }), {});
-    assert.deepEqual(emulatorOptionsFromEnv({ BROWSERAI_EMULATOR_MODE: 'documented', BROWSERAI_EMULATOR_ENDED_ANSWER: '404' }), {
-      mode: 'documented',
-      endedTaskAnswer: 404,
-    });
+    assert.deepEqual(
+      emulatorOptionsFromEnv({ BROWSERAI_EMULATOR_MODE: 'documented', BROWSERAI_EMULATOR_ENDED_ANSWER: '404' }),
+      {
+        mode: 'documented',
+        endedTaskAnswer: 404,
+      },
+    );
     assert.deepEqual(emulatorOptionsFromEnv({ BROWSERAI_EMULATOR_MODE: ' Observed ' }), { mode: 'observed' });
   });
 
@@ -510,7 +577,8 @@ describe('durationFor: a task running time chosen by the harness', () => {
       return task.instructions[0]!.startsWith('bench') ? [200, 700][round] : undefined;
     };
     await withEmulator({ durationFor, mode: 'documented' }, async (other) => {
-      const createIn = async (actions: string[]) => JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(actions))).text) as TaskExecution;
+      const createIn = async (actions: string[]) =>
+        JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(actions))).text) as TaskExecution;
       const first = await createIn(['bench step [duration=5s]', 'and read']);
       round = 1;
       const second = await createIn(['bench step [duration=5s]', 'and read']);
@@ -718,7 +786,9 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
     assert.equal(documented.task(created.executionId)?.stopCommands, 2);
 
     for (const method of ['POST', 'PUT']) {
-      const late = await call(method, `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'more' }] });
+      const late = await call(method, `/tasks/${created.executionId}/instructions`, {
+        instructions: [{ action: 'more' }],
+      });
       assert.equal(late.status, 409);
       assert.deepEqual(late.json, { error: 'Task already ended' });
     }
@@ -733,7 +803,9 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
     assert.equal(replaced.status, 200);
     assert.equal(replaced.json.status, 'running');
     assert.ok(Date.parse(replaced.json.estimatedCompletion!) > Date.parse(running.estimatedCompletion!));
-    assert.deepEqual(documented.task(created.executionId)?.instructions, [{ action: 'New plan', type: 'natural_language' }]);
+    assert.deepEqual(documented.task(created.executionId)?.instructions, [
+      { action: 'New plan', type: 'natural_language' },
+    ]);
   });
 
   test('unknown tasks and bad commands', async () => {
@@ -741,7 +813,10 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
     const append = await call('POST', `/tasks/${UNKNOWN_ID}/instructions`, { instructions: [{ action: 'x' }] });
     assert.equal(append.status, 404);
     assert.deepEqual(append.json, notFound);
-    assert.deepEqual((await call('PUT', `/tasks/${UNKNOWN_ID}/instructions`, { instructions: [{ action: 'x' }] })).json, notFound);
+    assert.deepEqual(
+      (await call('PUT', `/tasks/${UNKNOWN_ID}/instructions`, { instructions: [{ action: 'x' }] })).json,
+      notFound,
+    );
     assert.equal((await call('GET', `/tasks/${UNKNOWN_ID}`)).status, 404);
     assert.deepEqual((await call('GET', `/results/${UNKNOWN_ID}`)).json, notFound);
     assert.equal((await call('POST', `/tasks/${UNKNOWN_ID}/command`, { command: 'stop' })).status, 404);
@@ -799,7 +874,12 @@ describe('saved tasks', () => {
   test('accepts the crawler_automation spelling; rejects bad bodies with Invalid input', async () => {
     const created = await call('POST', '/saved_tasks', { ...body, name: 'n8n style', type: 'crawler_automation' });
     assert.equal(created.status, 200);
-    for (const bad of [{ ...body, name: '' }, { ...body, name: 'x', type: 'script_automation' }, { ...body, name: 'y', instructions: [] }, 'oops']) {
+    for (const bad of [
+      { ...body, name: '' },
+      { ...body, name: 'x', type: 'script_automation' },
+      { ...body, name: 'y', instructions: [] },
+      'oops',
+    ]) {
       const answer = await call('POST', '/saved_tasks', bad);
       assert.equal(answer.status, 400);
       assert.deepEqual(answer.json, { error: 'Invalid input' });
@@ -841,14 +921,19 @@ describe('faults', () => {
   });
 
   test('dropAfterHandling on create: the answer is lost but the task exists', async () => {
-    const stats = async () => (await (await fetch(`${new URL(emulator.baseUrl).origin}/__emulator/stats`)).json()) as {
-      tasks: number;
-    };
+    const stats = async () =>
+      (await (await fetch(`${new URL(emulator.baseUrl).origin}/__emulator/stats`)).json()) as {
+        tasks: number;
+      };
     const tasksBefore = (await stats()).tasks;
     const createsBefore = emulator.count('post', /^\/tasks$/);
     emulator.inject({ method: 'POST', path: /^\/tasks$/, dropAfterHandling: true });
     await assert.rejects(
-      fetch(`${emulator.baseUrl}/tasks`, { method: 'POST', headers: authHeaders(), body: JSON.stringify(createBody(['look'])) }),
+      fetch(`${emulator.baseUrl}/tasks`, {
+        method: 'POST',
+        headers: authHeaders(),
+        body: JSON.stringify(createBody(['look'])),
+      }),
       TypeError,
     );
     assert.equal((await stats()).tasks, tasksBefore + 1);
@@ -871,7 +956,8 @@ describe('faults', () => {
 });
 
 describe('recording and control endpoints', () => {
-  const control = (path: string, init?: RequestInit) => fetch(`${new URL(emulator.baseUrl).origin}/__emulator${path}`, init);
+  const control = (path: string, init?: RequestInit) =>
+    fetch(`${new URL(emulator.baseUrl).origin}/__emulator${path}`, init);
 
   test('requests are recorded with bodies for POST/PUT only; count() filters by method and path', async () => {
     emulator.resetRequests();
@@ -900,7 +986,10 @@ describe('recording and control endpoints', () => {
     assert.equal(recorded.length, 2);
     assert.ok(recorded.every((request) => !('body' in request)));
 
-    const injected = await control('/faults', { method: 'POST', body: JSON.stringify({ method: 'GET', path: '^/saved_tasks$', status: 503, times: 3 }) });
+    const injected = await control('/faults', {
+      method: 'POST',
+      body: JSON.stringify({ method: 'GET', path: '^/saved_tasks$', status: 503, times: 3 }),
+    });
     assert.equal(injected.status, 200);
     assert.equal((await call('GET', '/saved_tasks')).status, 503);
     assert.equal((await control('/faults', { method: 'DELETE' })).status, 200);
@@ -927,7 +1016,8 @@ describe('recording and control endpoints', () => {
 
 describe('scenario and state machine (no HTTP, fake clock)', () => {
   test('markers', () => {
-    const parse = (action: string, awaitable?: boolean) => parseScenario({ instructions: [{ action }], awaitable }, 1500);
+    const parse = (action: string, awaitable?: boolean) =>
+      parseScenario({ instructions: [{ action }], awaitable }, 1500);
     assert.equal(parse('x').durationMs, 1500);
     assert.equal(parse('[duration=90s]').durationMs, 90_000);
     assert.equal(parse('[DURATION=1500ms]').durationMs, 1500);
@@ -958,13 +1048,25 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     assert.equal(parse('[big-logs=3mb]').bigLogBytes, 3 * 1024 * 1024);
     assert.equal(parse('[big-error=10KB]').bigErrorBytes, 10 * 1024);
     assert.equal(parse('[big-logs=1gb]').bigLogBytes, MAX_LARGE_BYTES);
-    assert.deepEqual([parse('x').bigLogBytes, parse('x').bigErrorBytes, parse('[big-logs=3mb]').largeResultBytes], [null, null, null]);
+    assert.deepEqual(
+      [parse('x').bigLogBytes, parse('x').bigErrorBytes, parse('[big-logs=3mb]').largeResultBytes],
+      [null, null, null],
+    );
   });
 
   test('awaiting lag: a second batch joins the run already due; a stop in the lag ends the task', () => {
     const store = new TaskStore({ queueMs: 0, defaultDurationMs: 100, awaitingLagMs: 1000 });
     const t0 = 9_000_000;
-    const task = store.create({ instructions: [{ action: 'a' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation', awaitable: true }, t0);
+    const task = store.create(
+      {
+        instructions: [{ action: 'a' }],
+        geoLocation: { country: 'US' },
+        project: 'p',
+        type: 'crawler_automation',
+        awaitable: true,
+      },
+      t0,
+    );
     assert.equal(task.status(t0 + 100), 'awaiting');
     assert.equal(task.estimatedCompletion(t0 + 100), null);
     assert.equal(task.append([{ action: 'b' }], t0 + 200), 'ok');
@@ -973,9 +1075,21 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     assert.equal(task.status(t0 + 1199), 'awaiting');
     assert.equal(task.status(t0 + 1200), 'running');
     assert.equal(task.status(t0 + 1300), 'awaiting');
-    assert.deepEqual(task.visibleEntries(t0 + 1300).map((entry) => entry.step), [1, 2, 3]);
+    assert.deepEqual(
+      task.visibleEntries(t0 + 1300).map((entry) => entry.step),
+      [1, 2, 3],
+    );
 
-    const other = store.create({ instructions: [{ action: 'a' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation', awaitable: true }, t0);
+    const other = store.create(
+      {
+        instructions: [{ action: 'a' }],
+        geoLocation: { country: 'US' },
+        project: 'p',
+        type: 'crawler_automation',
+        awaitable: true,
+      },
+      t0,
+    );
     other.append([{ action: 'b' }], t0 + 200);
     assert.equal(other.stop(t0 + 500), 'ok');
     assert.equal(other.status(t0 + 5000), 'stopped');
@@ -986,7 +1100,12 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     const store = new TaskStore({ queueMs: 100, defaultDurationMs: 300 });
     const t0 = 1_000_000;
     const task = store.create(
-      { instructions: [{ action: 'a' }, { action: 'b' }, { action: 'c' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation' },
+      {
+        instructions: [{ action: 'a' }, { action: 'b' }, { action: 'c' }],
+        geoLocation: { country: 'US' },
+        project: 'p',
+        type: 'crawler_automation',
+      },
       t0,
     );
     assert.equal(task.status(t0 + 99), 'queued');
@@ -1004,13 +1123,21 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
     const store = new TaskStore({ queueMs: 0, defaultDurationMs: 200 });
     const t0 = 5_000_000;
     const task = store.create(
-      { instructions: [{ action: 'a' }, { action: 'b' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation' },
+      {
+        instructions: [{ action: 'a' }, { action: 'b' }],
+        geoLocation: { country: 'US' },
+        project: 'p',
+        type: 'crawler_automation',
+      },
       t0,
     );
     assert.equal(task.append([{ action: 'c' }], t0 + 150), 'ok');
     assert.equal(task.estimatedCompletion(t0 + 150), t0 + 350);
     assert.equal(task.status(t0 + 350), 'finalized');
-    assert.deepEqual(task.visibleEntries(t0 + 350).map((entry) => entry.step), [1, 2, 3]);
+    assert.deepEqual(
+      task.visibleEntries(t0 + 350).map((entry) => entry.step),
+      [1, 2, 3],
+    );
     assert.ok(task.visibleLogs(t0 + 350).includes('Executing instruction 2/3'));
   });
 });
@@ -1055,13 +1182,17 @@ describe('awaiting lag (documented mode, to see the estimate)', { concurrency: t
 
   test('awaitingLagMs: 0 runs appended instructions at once (and negative values are refused)', async () => {
     await withEmulator({ awaitingLagMs: 0 }, async (other) => {
-      const created = JSON.parse((await rawCall(other, 'POST', '/tasks', createBody(['Open'], { awaitable: true }))).text);
+      const created = JSON.parse(
+        (await rawCall(other, 'POST', '/tasks', createBody(['Open'], { awaitable: true }))).text,
+      );
       const deadline = Date.now() + 3000;
       while (other.task(created.executionId)?.status !== 'awaiting') {
         assert.ok(Date.now() < deadline);
         await sleep(15);
       }
-      const appended = await rawCall(other, 'POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'More' }] });
+      const appended = await rawCall(other, 'POST', `/tasks/${created.executionId}/instructions`, {
+        instructions: [{ action: 'More' }],
+      });
       assert.equal(JSON.parse(appended.text).status, 'running');
     });
     await assert.rejects(BrowserAIEmulator.start({ awaitingLagMs: -1 }), RangeError);
@@ -1099,16 +1230,25 @@ describe('answer faults', () => {
     const created = await create(['Open [slow]']);
     const injected = await control('/faults', {
       method: 'POST',
-      body: JSON.stringify({ method: 'POST', path: '/instructions$', answer: { raw: 'not json', contentType: 'application/json' } }),
+      body: JSON.stringify({
+        method: 'POST',
+        path: '/instructions$',
+        answer: { raw: 'not json', contentType: 'application/json' },
+      }),
     });
     assert.equal(injected.status, 200);
-    const answer = await rawCall(emulator, 'POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: 'next' }] });
+    const answer = await rawCall(emulator, 'POST', `/tasks/${created.executionId}/instructions`, {
+      instructions: [{ action: 'next' }],
+    });
     assert.equal(answer.status, 200);
     assert.equal(answer.headers.get('content-type'), 'application/json');
     assert.equal(answer.text, 'not json');
     assert.equal(emulator.task(created.executionId)?.instructions.length, 2);
 
-    await control('/faults', { method: 'POST', body: JSON.stringify({ path: '^/results/', answer: { status: 202, json: { results: 'soon' } } }) });
+    await control('/faults', {
+      method: 'POST',
+      body: JSON.stringify({ path: '^/results/', answer: { status: 202, json: { results: 'soon' } } }),
+    });
     const odd = await rawCall(emulator, 'GET', `/results/${created.executionId}`);
     assert.equal(odd.status, 202);
     assert.deepEqual(JSON.parse(odd.text), { results: 'soon' });
@@ -1120,64 +1260,66 @@ describe('answer faults', () => {
   });
 });
 
-describe('big outputs and visibility (documented mode: logs of ended tasks, error as a string)', { concurrency: true }, () => {
-  const { call, create, metadata, results, waitForStatus } = documentedApi;
+describe(
+  'big outputs and visibility (documented mode: logs of ended tasks, error as a string)',
+  { concurrency: true },
+  () => {
+    const { call, create, metadata, results, waitForStatus } = documentedApi;
 
-  const MB = 1024 * 1024;
+    const MB = 1024 * 1024;
 
-  test('[big-logs=3mb]: one log line of 3 MiB beside the normal lines, while running and after', async () => {
-    const created = await create(['Dump the DOM [big-logs=3mb] [duration=600ms]']);
-    const running = await waitForStatus(created.executionId, 'running');
-    const bigLines = (logs: string[]) => logs.filter((line) => line.length === 3 * MB);
-    assert.equal(bigLines(running.progress!.logs!).length, 1);
-    assert.ok(running.progress!.logs!.includes('Opening browser'));
-    const done = await waitForStatus(created.executionId, 'finalized');
-    const logs = done.progress!.logs!;
-    assert.equal(bigLines(logs).length, 1);
-    assert.equal(Buffer.byteLength(bigLines(logs)[0]!), 3 * MB);
-    assert.deepEqual(logs.filter((line) => line.length < 1000 && !line.includes('wss')), [
-      'Task queued',
-      'Opening browser',
-      'Executing instruction 1/1',
-      'Task finalized',
-    ]);
-  });
+    test('[big-logs=3mb]: one log line of 3 MiB beside the normal lines, while running and after', async () => {
+      const created = await create(['Dump the DOM [big-logs=3mb] [duration=600ms]']);
+      const running = await waitForStatus(created.executionId, 'running');
+      const bigLines = (logs: string[]) => logs.filter((line) => line.length === 3 * MB);
+      assert.equal(bigLines(running.progress!.logs!).length, 1);
+      assert.ok(running.progress!.logs!.includes('Opening browser'));
+      const done = await waitForStatus(created.executionId, 'finalized');
+      const logs = done.progress!.logs!;
+      assert.equal(bigLines(logs).length, 1);
+      assert.equal(Buffer.byteLength(bigLines(logs)[0]!), 3 * MB);
+      assert.deepEqual(
+        logs.filter((line) => line.length < 1000 && !line.includes('wss')),
+        ['Task queued', 'Opening browser', 'Executing instruction 1/1', 'Task finalized'],
+      );
+    });
 
-  test('[big-error=3mb] with [fail]: error is a 3 MiB string that starts with the usual failure', async () => {
-    const created = await create(['Open https://nowhere.invalid [fail] [big-error=3mb]']);
-    const failed = await waitForStatus(created.executionId, 'failed');
-    assert.equal(typeof failed.error, 'string');
-    assert.equal(Buffer.byteLength(failed.error as string), 3 * MB);
-    assert.ok((failed.error as string).startsWith('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
-    const quiet = await create(['Fine [big-error=3mb]']);
-    assert.equal((await waitForStatus(quiet.executionId, 'finalized')).error, null);
-  });
+    test('[big-error=3mb] with [fail]: error is a 3 MiB string that starts with the usual failure', async () => {
+      const created = await create(['Open https://nowhere.invalid [fail] [big-error=3mb]']);
+      const failed = await waitForStatus(created.executionId, 'failed');
+      assert.equal(typeof failed.error, 'string');
+      assert.equal(Buffer.byteLength(failed.error as string), 3 * MB);
+      assert.ok((failed.error as string).startsWith('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
+      const quiet = await create(['Fine [big-error=3mb]']);
+      assert.equal((await waitForStatus(quiet.executionId, 'finalized')).error, null);
+    });
 
-  test('[not-visible=2s]: reads and stop answer 404 Task not found for 2 s after the create; the stop is not applied', async () => {
-    const createdAt = Date.now();
-    const created = await create(['Look [not-visible=2s] [duration=5s]']);
-    const notFound = { error: 'Task not found' };
-    for (const [method, path, body] of [
-      ['GET', `/tasks/${created.executionId}`],
-      ['GET', `/results/${created.executionId}`],
-      ['POST', `/tasks/${created.executionId}/command`, { command: 'stop' }],
-    ] as const) {
-      const answer = await call(method, path, body);
-      assert.equal(answer.status, 404, `${method} ${path}`);
-      assert.deepEqual(answer.json, notFound);
-    }
-    const hidden = documented.task(created.executionId)!;
-    assert.equal(hidden.stopCommands, 0);
-    assert.ok(!['stopped'].includes(hidden.status));
-    assert.ok(Date.now() - createdAt < 2000, 'the 404s above must fall inside the window');
+    test('[not-visible=2s]: reads and stop answer 404 Task not found for 2 s after the create; the stop is not applied', async () => {
+      const createdAt = Date.now();
+      const created = await create(['Look [not-visible=2s] [duration=5s]']);
+      const notFound = { error: 'Task not found' };
+      for (const [method, path, body] of [
+        ['GET', `/tasks/${created.executionId}`],
+        ['GET', `/results/${created.executionId}`],
+        ['POST', `/tasks/${created.executionId}/command`, { command: 'stop' }],
+      ] as const) {
+        const answer = await call(method, path, body);
+        assert.equal(answer.status, 404, `${method} ${path}`);
+        assert.deepEqual(answer.json, notFound);
+      }
+      const hidden = documented.task(created.executionId)!;
+      assert.equal(hidden.stopCommands, 0);
+      assert.ok(!['stopped'].includes(hidden.status));
+      assert.ok(Date.now() - createdAt < 2000, 'the 404s above must fall inside the window');
 
-    await sleep(2000 - (Date.now() - createdAt) + 20);
-    assert.equal((await metadata(created.executionId)).status, 'running');
-    assert.equal((await results(created.executionId)).executionId, created.executionId);
-    assert.equal((await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' })).status, 200);
-    assert.equal(documented.task(created.executionId)?.stopCommands, 1);
-  });
-});
+      await sleep(2000 - (Date.now() - createdAt) + 20);
+      assert.equal((await metadata(created.executionId)).status, 'running');
+      assert.equal((await results(created.executionId)).executionId, created.executionId);
+      assert.equal((await call('POST', `/tasks/${created.executionId}/command`, { command: 'stop' })).status, 200);
+      assert.equal(documented.task(created.executionId)?.stopCommands, 1);
+    });
+  },
+);
 
 describe('random faults', () => {
   /** Sends `count` creates one by one; returns what the client saw for each. */
@@ -1186,7 +1328,9 @@ describe('random faults', () => {
     for (let i = 0; i < count; i++) {
       try {
         const answer = await rawCall(target, 'POST', '/tasks', createBody([`chaos ${i}`]), AbortSignal.timeout(150));
-        seen.push(answer.status === 429 ? `429 retry-after=${answer.headers.get('retry-after')}` : String(answer.status));
+        seen.push(
+          answer.status === 429 ? `429 retry-after=${answer.headers.get('retry-after')}` : String(answer.status),
+        );
       } catch (error) {
         seen.push((error as Error).name === 'TimeoutError' ? 'hang' : 'lost');
       }
@@ -1207,10 +1351,18 @@ describe('random faults', () => {
       await withEmulator({ randomFaults: { rate: 0.5, seed: 42 } }, async (other) => {
         const seen = await outcomes(other, 40);
         runs.push(seen);
-        const expected: Record<RandomFaultKind, number> = { 'server-error': 0, 'rate-limited': 0, hang: 0, 'answer-lost': 0 };
+        const expected: Record<RandomFaultKind, number> = {
+          'server-error': 0,
+          'rate-limited': 0,
+          hang: 0,
+          'answer-lost': 0,
+        };
         for (const outcome of seen) if (outcome !== '200') expected[kindOf[outcome]!] += 1;
         assert.deepEqual(other.injectedFaults(), expected);
-        assert.ok(Object.values(expected).every((n) => n > 0), JSON.stringify(expected));
+        assert.ok(
+          Object.values(expected).every((n) => n > 0),
+          JSON.stringify(expected),
+        );
         assert.ok(seen.includes('200'));
         // A lost answer still created its task; a 500, 429 or hang did not.
         assert.equal(other.listTasks().length, seen.filter((o) => o === '200').length + expected['answer-lost']);
@@ -1233,17 +1385,29 @@ describe('random faults', () => {
       other.setRandomFaults(undefined);
       assert.deepEqual(await outcomes(other, 2), ['200', '200']);
 
-      const set = await control('/random-faults', { method: 'PUT', body: JSON.stringify({ rate: 1, seed: 7, kinds: ['server-error'] }) });
+      const set = await control('/random-faults', {
+        method: 'PUT',
+        body: JSON.stringify({ rate: 1, seed: 7, kinds: ['server-error'] }),
+      });
       assert.equal(set.status, 200);
       assert.deepEqual(await outcomes(other, 2), ['500', '500']);
-      const state = (await (await control('/random-faults')).json()) as { options: unknown; injected: Record<string, number> };
+      const state = (await (await control('/random-faults')).json()) as {
+        options: unknown;
+        injected: Record<string, number>;
+      };
       assert.deepEqual(state.options, { rate: 1, seed: 7, kinds: ['server-error'] });
       assert.deepEqual(state.injected, { 'server-error': 2, 'rate-limited': 3, hang: 0, 'answer-lost': 0 });
       assert.equal((await control('/random-faults', { method: 'DELETE' })).status, 200);
       assert.deepEqual(await outcomes(other, 1), ['200']);
       assert.deepEqual(((await (await control('/random-faults')).json()) as { options: unknown }).options, null);
 
-      for (const bad of [{ rate: 2 }, { rate: 0.5, kinds: ['meteor'] }, { rate: 0.5, kinds: [] }, { rate: 0.5, seed: 1.5 }, 'x']) {
+      for (const bad of [
+        { rate: 2 },
+        { rate: 0.5, kinds: ['meteor'] },
+        { rate: 0.5, kinds: [] },
+        { rate: 0.5, seed: 1.5 },
+        'x',
+      ]) {
         assert.equal((await control('/random-faults', { method: 'PUT', body: JSON.stringify(bad) })).status, 400);
       }
       assert.throws(() => other.setRandomFaults({ rate: -1 }), RangeError);
@@ -1272,24 +1436,48 @@ describe('tasks left behind, stop commands, codes and creates per project', () =
       const slow = await make(['Crawl [slow]'], { project: 'alpha' });
       const quick = await make(['Look'], { project: 'alpha' });
       const code = await make(['Log in [needs-code] [awaiting-lag=0]'], { project: 'beta' });
-      const running = () => other.runningTasks().map((task) => task.executionId).sort();
+      const running = () =>
+        other
+          .runningTasks()
+          .map((task) => task.executionId)
+          .sort();
       assert.deepEqual(running(), [slow.executionId, quick.executionId, code.executionId].sort());
 
-      while (other.task(quick.executionId)?.status !== 'finalized' || other.task(code.executionId)?.status !== 'awaiting') await sleep(15);
+      while (
+        other.task(quick.executionId)?.status !== 'finalized' ||
+        other.task(code.executionId)?.status !== 'awaiting'
+      )
+        await sleep(15);
       assert.deepEqual(running(), [slow.executionId, code.executionId].sort());
-      await rawCall(other, 'POST', `/tasks/${code.executionId}/instructions`, { instructions: [{ action: 'Code 4711 then 998877' }] });
-      assert.deepEqual(other.runningTasks().find((task) => task.executionId === code.executionId)?.codesReceived, ['4711', '998877']);
+      await rawCall(other, 'POST', `/tasks/${code.executionId}/instructions`, {
+        instructions: [{ action: 'Code 4711 then 998877' }],
+      });
+      assert.deepEqual(other.runningTasks().find((task) => task.executionId === code.executionId)?.codesReceived, [
+        '4711',
+        '998877',
+      ]);
 
-      assert.equal((await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status, 200);
+      assert.equal(
+        (await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status,
+        200,
+      );
       // Refused with the default ended-task answer of `observed` mode: 400.
-      assert.equal((await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status, 400);
-      assert.equal((await rawCall(other, 'POST', `/tasks/${quick.executionId}/command`, { command: 'stop' })).status, 400);
+      assert.equal(
+        (await rawCall(other, 'POST', `/tasks/${slow.executionId}/command`, { command: 'stop' })).status,
+        400,
+      );
+      assert.equal(
+        (await rawCall(other, 'POST', `/tasks/${quick.executionId}/command`, { command: 'stop' })).status,
+        400,
+      );
       assert.equal(other.task(slow.executionId)?.stopCommands, 2);
       assert.equal(other.task(quick.executionId)?.stopCommands, 1);
       assert.ok(!running().includes(slow.executionId));
 
       const createsIn = (project: string) =>
-        other.requests.filter((r) => r.method === 'POST' && r.path === '/tasks' && (r.body as { project?: string }).project === project).length;
+        other.requests.filter(
+          (r) => r.method === 'POST' && r.path === '/tasks' && (r.body as { project?: string }).project === project,
+        ).length;
       assert.deepEqual([createsIn('alpha'), createsIn('beta'), createsIn('gamma')], [2, 1, 0]);
     });
   });

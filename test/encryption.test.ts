@@ -56,12 +56,27 @@ test('the codec server decodes what the codec encoded, for the Temporal UI', asy
   const token = randomBytes(32).toString('base64');
   const { url, server } = await startCodecServer(codec, { port: 0, token });
   try {
-    const [encoded] = await codec.encode([{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"hello"') }]);
-    const body = { payloads: [{ metadata: Object.fromEntries(Object.entries(encoded!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(encoded!.data!).toString('base64') }] };
+    const [encoded] = await codec.encode([
+      { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"hello"') },
+    ]);
+    const body = {
+      payloads: [
+        {
+          metadata: Object.fromEntries(
+            Object.entries(encoded!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+          ),
+          data: Buffer.from(encoded!.data!).toString('base64'),
+        },
+      ],
+    };
     const headers = { 'content-type': 'application/json', 'x-namespace': 'default' };
     const refused = await fetch(`${url}/decode`, { method: 'POST', headers, body: JSON.stringify(body) });
     assert.equal(refused.status, 401, 'no token, no plaintext');
-    const response = await fetch(`${url}/decode`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${url}/decode`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
     assert.equal(response.status, 200);
     const { payloads } = (await response.json()) as { payloads: Array<{ data: string }> };
     assert.equal(Buffer.from(payloads[0]!.data, 'base64').toString(), '"hello"');
@@ -90,8 +105,13 @@ test('a failed task: the failure message is ciphertext in history, and the clien
   });
   const running = worker.run();
   try {
-    const tasks = new BrowserTasks(new Client({ connection: stack.env.connection, namespace: stack.env.namespace, dataConverter }), taskQueue);
-    const handle = await tasks.start(taskInput({ instructions: [{ action: 'Open a page that does not exist [fail]' }] }));
+    const tasks = new BrowserTasks(
+      new Client({ connection: stack.env.connection, namespace: stack.env.namespace, dataConverter }),
+      taskQueue,
+    );
+    const handle = await tasks.start(
+      taskInput({ instructions: [{ action: 'Open a page that does not exist [fail]' }] }),
+    );
     const error = await handle.result().then(
       () => assert.fail('the task should fail'),
       (err: unknown) => err,
@@ -103,13 +123,17 @@ test('a failed task: the failure message is ciphertext in history, and the clien
     assert.match(failure.message, /ERR_NAME_NOT_RESOLVED/, 'the client decodes the message');
 
     const runs = await storedRuns(stack.env.client, handle.workflowId);
-    const failed = runs.flatMap((run) => run.history.events ?? []).find((e) => e.workflowExecutionFailedEventAttributes)?.workflowExecutionFailedEventAttributes?.failure;
+    const failed = runs.flatMap((run) => run.history.events ?? []).find((e) => e.workflowExecutionFailedEventAttributes)
+      ?.workflowExecutionFailedEventAttributes?.failure;
     assert.ok(failed, 'a WorkflowExecutionFailed event');
     assert.equal(failed.message, 'Encoded failure');
     assert.ok(!failed.stackTrace, 'no plaintext stack trace');
     assert.equal(Buffer.from(failed.encodedAttributes?.metadata?.encoding ?? []).toString(), 'binary/encrypted');
     const failureBytes = Buffer.from(temporal.api.failure.v1.Failure.encode(failed).finish()).toString('latin1');
-    assert.ok(!failureBytes.includes('ERR_NAME_NOT_RESOLVED') && !failureBytes.includes(FAIL_ERROR), 'the failure holds no plaintext message');
+    assert.ok(
+      !failureBytes.includes('ERR_NAME_NOT_RESOLVED') && !failureBytes.includes(FAIL_ERROR),
+      'the failure holds no plaintext message',
+    );
     const stored = await storedHistory(stack.env.client, handle.workflowId);
     assert.ok(!stored.includes('ERR_NAME_NOT_RESOLVED'), 'nowhere in the stored history');
   } finally {
@@ -122,20 +146,35 @@ test('key rotation: old payloads decode with the old key as decrypt-only, new on
   const keyA = randomBytes(32).toString('base64');
   const keyB = randomBytes(32).toString('base64');
   const before = payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: keyA, TEMPORAL_PAYLOAD_KEY_ID: 'key-a' })!;
-  const old = await before.encode([{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"sealed with A"') }]);
+  const old = await before.encode([
+    { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"sealed with A"') },
+  ]);
 
-  const rotated = payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: keyB, TEMPORAL_PAYLOAD_KEY_ID: 'key-b', TEMPORAL_PAYLOAD_DECRYPT_KEYS: `key-a:${keyA}` })!;
+  const rotated = payloadCodecFromEnv({
+    TEMPORAL_PAYLOAD_KEY: keyB,
+    TEMPORAL_PAYLOAD_KEY_ID: 'key-b',
+    TEMPORAL_PAYLOAD_DECRYPT_KEYS: `key-a:${keyA}`,
+  })!;
   assert.deepEqual(rotated.decryptKeyIds, ['key-b', 'key-a']);
   const [decodedOld] = await rotated.decode(old);
   assert.equal(Buffer.from(decodedOld!.data!).toString(), '"sealed with A"');
-  const fresh = await rotated.encode([{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"sealed with B"') }]);
-  assert.equal(Buffer.from(fresh[0]!.metadata!['encryption-key-id']!).toString(), 'key-b', 'new payloads name the new key');
+  const fresh = await rotated.encode([
+    { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"sealed with B"') },
+  ]);
+  assert.equal(
+    Buffer.from(fresh[0]!.metadata!['encryption-key-id']!).toString(),
+    'key-b',
+    'new payloads name the new key',
+  );
   // The old key alone cannot read them: they really are under B.
   await assert.rejects(before.decode(fresh), /key id "key-b"[\s\S]*TEMPORAL_PAYLOAD_DECRYPT_KEYS/);
 
   // Once A is dropped, its payloads fail with a message naming the id and what to set.
   const dropped = payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: keyB, TEMPORAL_PAYLOAD_KEY_ID: 'key-b' })!;
-  await assert.rejects(dropped.decode(old), /key id "key-a", which this process does not have[\s\S]*TEMPORAL_PAYLOAD_DECRYPT_KEYS \("key-a:<base64 key>"/);
+  await assert.rejects(
+    dropped.decode(old),
+    /key id "key-a", which this process does not have[\s\S]*TEMPORAL_PAYLOAD_DECRYPT_KEYS \("key-a:<base64 key>"/,
+  );
   // A key changed under the same id is caught, not silently misread.
   const reused = payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: keyB, TEMPORAL_PAYLOAD_KEY_ID: 'key-a' })!;
   await assert.rejects(reused.decode(old), /does not decrypt with this process's key of that id/);
@@ -144,10 +183,32 @@ test('key rotation: old payloads decode with the old key as decrypt-only, new on
 test('TEMPORAL_PAYLOAD_DECRYPT_KEYS is checked with what to do', () => {
   const key = randomBytes(32).toString('base64');
   const other = randomBytes(32).toString('base64');
-  assert.throws(() => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_DECRYPT_KEYS: `a:${key}` }), /TEMPORAL_PAYLOAD_KEY is not/);
-  assert.throws(() => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: key }), /`key-id:base64-key` pairs/);
-  assert.throws(() => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: 'old:c2hvcnQ=' }), /"old".*openssl rand -base64 32/);
-  assert.throws(() => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_KEY_ID: 'k1', TEMPORAL_PAYLOAD_DECRYPT_KEYS: `k1:${other}` }), /two different keys/);
-  assert.throws(() => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: `a:${key},a:${other}` }), /two different keys/);
-  assert.ok(payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: ` a:${other} , b:${key} ,` }));
+  assert.throws(
+    () => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_DECRYPT_KEYS: `a:${key}` }),
+    /TEMPORAL_PAYLOAD_KEY is not/,
+  );
+  assert.throws(
+    () => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: key }),
+    /`key-id:base64-key` pairs/,
+  );
+  assert.throws(
+    () => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: 'old:c2hvcnQ=' }),
+    /"old".*openssl rand -base64 32/,
+  );
+  assert.throws(
+    () =>
+      payloadCodecFromEnv({
+        TEMPORAL_PAYLOAD_KEY: key,
+        TEMPORAL_PAYLOAD_KEY_ID: 'k1',
+        TEMPORAL_PAYLOAD_DECRYPT_KEYS: `k1:${other}`,
+      }),
+    /two different keys/,
+  );
+  assert.throws(
+    () => payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: `a:${key},a:${other}` }),
+    /two different keys/,
+  );
+  assert.ok(
+    payloadCodecFromEnv({ TEMPORAL_PAYLOAD_KEY: key, TEMPORAL_PAYLOAD_DECRYPT_KEYS: ` a:${other} , b:${key} ,` }),
+  );
 });

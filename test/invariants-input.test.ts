@@ -30,10 +30,19 @@ const END_WITHIN_MS = 60_000;
 async function ending(handle: WorkflowHandle): Promise<{ result?: unknown; failure?: unknown }> {
   let timer: NodeJS.Timeout | undefined;
   const open = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`workflow ${handle.workflowId} still open after ${END_WITHIN_MS} ms`)), END_WITHIN_MS);
+    timer = setTimeout(
+      () => reject(new Error(`workflow ${handle.workflowId} still open after ${END_WITHIN_MS} ms`)),
+      END_WITHIN_MS,
+    );
   });
   try {
-    return await Promise.race([handle.result().then((result: unknown) => ({ result }), (failure: unknown) => ({ failure })), open]);
+    return await Promise.race([
+      handle.result().then(
+        (result: unknown) => ({ result }),
+        (failure: unknown) => ({ failure }),
+      ),
+      open,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -49,10 +58,13 @@ async function failureTypeOf(handle: WorkflowHandle): Promise<string | undefined
 }
 
 /** Requests the emulator received that name this execution ID (a poll, a stop, an append, results). */
-const requestsFor = (executionId: string) => stack.emulator.requests.filter((r) => r.path.includes(executionId)).map((r) => `${r.method} ${r.path}`);
+const requestsFor = (executionId: string) =>
+  stack.emulator.requests.filter((r) => r.path.includes(executionId)).map((r) => `${r.method} ${r.path}`);
 /** Creates whose instructions carry this text. */
 const createsWith = (text: string) =>
-  stack.emulator.requests.filter((r) => r.method === 'POST' && r.path === '/tasks' && JSON.stringify(r.body ?? '').includes(text)).length;
+  stack.emulator.requests.filter(
+    (r) => r.method === 'POST' && r.path === '/tasks' && JSON.stringify(r.body ?? '').includes(text),
+  ).length;
 
 /** Starts with a raw client, the way a caller that skips BrowserTasks' checks would. */
 function rawStart(workflow: string, args: unknown[], taskQueue = stack.taskQueue): Promise<WorkflowHandle> {
@@ -67,7 +79,9 @@ async function refusedStart(start: Promise<WorkflowHandle>, what: string): Promi
   );
   if (outcome instanceof InvalidInputError) return;
   if (outcome && typeof (outcome as WorkflowHandle).terminate === 'function') {
-    await (outcome as WorkflowHandle).terminate('test cleanup: this start should have been refused').catch(() => undefined);
+    await (outcome as WorkflowHandle)
+      .terminate('test cleanup: this start should have been refused')
+      .catch(() => undefined);
     assert.fail(`${what} was not refused: it started workflow ${(outcome as WorkflowHandle).workflowId}`);
   }
   assert.fail(`${what}: expected InvalidInputError, got ${outcome}`);
@@ -112,14 +126,20 @@ describe('browserTask trusts only its own state', () => {
     const { failure } = await ending(handle);
     assert.deepEqual(requestsFor(executionId), [], 'no poll, stop or append for the execution ID the input named');
     if (failure) {
-      assert.ok(failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure, `unexpected failure ${failure}`);
+      assert.ok(
+        failure instanceof WorkflowFailedError && failure.cause instanceof ApplicationFailure,
+        `unexpected failure ${failure}`,
+      );
       assert.equal(failure.cause.type, 'InvalidInput', `failed ${failure.cause.type}: ${failure.cause.message}`);
     }
   });
 
   test('polling.initialIntervalMs: 100 is refused by BrowserTasks and by the workflow, before anything is sent', async () => {
     const marker = 'polled every 100 ms';
-    const input = taskInput({ instructions: [{ action: marker }], polling: { initialIntervalMs: 100, maxIntervalMs: 1_000, heartbeatTimeoutMs: 5_000 } });
+    const input = taskInput({
+      instructions: [{ action: marker }],
+      polling: { initialIntervalMs: 100, maxIntervalMs: 1_000, heartbeatTimeoutMs: 5_000 },
+    });
     await refusedStart(stack.tasks.start(input), 'tasks.start with polling.initialIntervalMs 100');
     const handle = await rawStart('browserTask', [input]);
     assert.equal(await failureTypeOf(handle), 'InvalidInput');
@@ -128,7 +148,8 @@ describe('browserTask trusts only its own state', () => {
 });
 
 describe('saved-task names "." and ".." are refused', () => {
-  const savedTaskRequests = () => stack.emulator.requests.filter((r) => r.path.startsWith('/saved_tasks')).map((r) => `${r.method} ${r.path}`);
+  const savedTaskRequests = () =>
+    stack.emulator.requests.filter((r) => r.path.startsWith('/saved_tasks')).map((r) => `${r.method} ${r.path}`);
   const definition = (name: string): SavedTaskDefinition => ({
     name,
     instructions: [{ action: 'Open https://example.com' }],
@@ -149,10 +170,14 @@ describe('saved-task names "." and ".." are refused', () => {
         if (outcome instanceof InvalidInputError) return;
         if (outcome && typeof (outcome as WorkflowHandle).terminate === 'function') {
           await (outcome as WorkflowHandle).terminate('test cleanup').catch(() => undefined);
-          problems.push(`${what}: expected InvalidInputError, it started workflow ${(outcome as WorkflowHandle).workflowId}`);
+          problems.push(
+            `${what}: expected InvalidInputError, it started workflow ${(outcome as WorkflowHandle).workflowId}`,
+          );
           return;
         }
-        problems.push(`${what}: expected InvalidInputError, got ${outcome instanceof Error ? `${outcome.name}: ${outcome.message}` : JSON.stringify(outcome)}`);
+        problems.push(
+          `${what}: expected InvalidInputError, got ${outcome instanceof Error ? `${outcome.name}: ${outcome.message}` : JSON.stringify(outcome)}`,
+        );
       };
       await refused('SavedTasks.get', () => saved.get(name));
       await refused('SavedTasks.create', () => saved.create(definition(name)));
@@ -163,7 +188,9 @@ describe('saved-task names "." and ".." are refused', () => {
         ['runSavedTask', [{ name }]],
       ] as const) {
         const handle = await rawStart(workflow, [...args]);
-        const type = await failureTypeOf(handle).catch((err: unknown) => `not a failure: ${err instanceof Error ? err.message : err}`);
+        const type = await failureTypeOf(handle).catch(
+          (err: unknown) => `not a failure: ${err instanceof Error ? err.message : err}`,
+        );
         if (type !== 'InvalidInput') problems.push(`raw ${workflow}: expected InvalidInput, got ${type}`);
       }
       assert.deepEqual(problems, []);
@@ -186,7 +213,10 @@ describe('cancel before the first workflow task', () => {
     try {
       const { result, failure } = await ending(handle);
       assert.ok(failure, `expected the workflow to end cancelled, it completed with ${JSON.stringify(result)}`);
-      assert.ok(failure instanceof WorkflowFailedError && failure.cause instanceof CancelledFailure, `expected a cancellation, got ${failure}`);
+      assert.ok(
+        failure instanceof WorkflowFailedError && failure.cause instanceof CancelledFailure,
+        `expected a cancellation, got ${failure}`,
+      );
     } finally {
       await late.stop();
     }

@@ -20,7 +20,12 @@ import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import type { EmulatedTask } from '../src/emulator';
 import { createWorker } from '../src/worker';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
-import { appendInstructionsSignal, stateQuery, submitCodeSignal, type BrowserTaskState } from '../src/workflows/messages';
+import {
+  appendInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+  type BrowserTaskState,
+} from '../src/workflows/messages';
 import { NOT_FOUND_GRACE_MS } from '../src/workflows/session/task-session';
 import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
@@ -50,7 +55,11 @@ function taskWith(s: Stack, marker: string): EmulatedTask {
 }
 
 /** How the workflow ended within `withinMs`. A workflow still open then is terminated (cleanup) and fails the test. */
-async function ending(handle: WorkflowHandle, withinMs: number, what = 'the workflow'): Promise<{ result?: BrowserTaskResult; failure?: unknown }> {
+async function ending(
+  handle: WorkflowHandle,
+  withinMs: number,
+  what = 'the workflow',
+): Promise<{ result?: BrowserTaskResult; failure?: unknown }> {
   let timer: NodeJS.Timeout | undefined;
   const open = new Promise<'open'>((resolve) => {
     timer = setTimeout(() => resolve('open'), withinMs);
@@ -78,7 +87,10 @@ async function failureOf(handle: WorkflowHandle, withinMs = 30_000): Promise<App
   const { result, failure } = await ending(handle, withinMs);
   assert.ok(failure, `expected the workflow to fail, it completed with ${JSON.stringify(result)?.slice(0, 500)}`);
   assert.ok(failure instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${failure}`);
-  assert.ok(failure.cause instanceof ApplicationFailure || failure.cause instanceof CancelledFailure, `unexpected cause ${failure.cause}`);
+  assert.ok(
+    failure.cause instanceof ApplicationFailure || failure.cause instanceof CancelledFailure,
+    `unexpected cause ${failure.cause}`,
+  );
   return failure.cause;
 }
 
@@ -94,7 +106,9 @@ async function resultOf(handle: WorkflowHandle, withinMs = 30_000, what?: string
   const { result, failure } = await ending(handle, withinMs, what);
   if (failure) {
     const cause = failure instanceof WorkflowFailedError ? failure.cause : failure;
-    assert.fail(`expected the workflow to complete, it failed: ${cause instanceof ApplicationFailure ? `${cause.type}: ` : ''}${(cause as Error)?.message}`);
+    assert.fail(
+      `expected the workflow to complete, it failed: ${cause instanceof ApplicationFailure ? `${cause.type}: ` : ''}${(cause as Error)?.message}`,
+    );
   }
   return result!;
 }
@@ -128,7 +142,9 @@ const instructionsPath = (executionId: string) => new RegExp(`^/tasks/${executio
 describe('every ending sends exactly one stop to a task that may still run', { concurrency: true }, () => {
   test('cancel: one stop, the workflow ends cancelled', async () => {
     // Breaks if a cancelled workflow ended without its stop (or sent it twice).
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }),
+    );
     const executionId = await eventually('running', async () => {
       const id = (await stateOf(stack, handle.workflowId)).executionId;
       return id && emulatedTask(stack, id).status === 'running' ? id : undefined;
@@ -141,7 +157,9 @@ describe('every ending sends exactly one stop to a task that may still run', { c
 
   test('TaskTimeout: one stop', async () => {
     // Breaks if the overall deadline failed the workflow without stopping the task.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }], timeoutMs: 3_000 }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }], timeoutMs: 3_000 }),
+    );
     const failure = await typedFailureOf(handle);
     assert.equal(failure.type, 'TaskTimeout');
     const executionId = (await stateOf(stack, handle.workflowId)).executionId!;
@@ -151,7 +169,9 @@ describe('every ending sends exactly one stop to a task that may still run', { c
 
   test('AwaitingInputTimeout: one stop', async () => {
     // Breaks if the awaiting timeout failed the workflow and left the task at its code form.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} log in [needs-code]` }], awaitingInputTimeoutMs: 2_000 }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} log in [needs-code]` }], awaitingInputTimeoutMs: 2_000 }),
+    );
     const failure = await typedFailureOf(handle);
     assert.equal(failure.type, 'AwaitingInputTimeout');
     const executionId = (await stateOf(stack, handle.workflowId)).executionId!;
@@ -161,7 +181,9 @@ describe('every ending sends exactly one stop to a task that may still run', { c
 
   test('a non-retryable poll failure (401 on GET /tasks/{id}) fails Unauthorized, with one stop', async () => {
     // Breaks if a failed poll ended the workflow without a stop for the task it was polling.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }),
+    );
     const executionId = await executionIdOf(stack, handle.workflowId);
     stack.emulator.inject({ method: 'GET', path: taskPath(executionId), status: 401, times: 1 });
     const failure = await typedFailureOf(handle);
@@ -170,23 +192,37 @@ describe('every ending sends exactly one stop to a task that may still run', { c
     assert.equal(emulatedTask(stack, executionId).status, 'stopped');
   });
 
-  test('a 404 on GET /tasks/{id} after the not-found grace fails TaskNotFound, with one stop', { timeout: 90_000 }, async () => {
-    // Breaks if a task BrowserAI says it no longer knows were taken as gone without a stop, or if
-    // the 404 kept the workflow polling forever.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=90s]` }] }));
-    const executionId = await executionIdOf(stack, handle.workflowId);
-    const graceEnds = Date.parse(emulatedTask(stack, executionId).createdAt) + NOT_FOUND_GRACE_MS + 1_500;
-    await sleep(Math.max(0, graceEnds - Date.now()));
-    stack.emulator.inject({ method: 'GET', path: taskPath(executionId), status: 404, error: 'Task not found', times: 1_000 });
-    const failure = await typedFailureOf(handle);
-    assert.equal(failure.type, 'TaskNotFound');
-    assert.equal(emulatedTask(stack, executionId).stopCommands, 1);
-    assert.equal(emulatedTask(stack, executionId).status, 'stopped');
-  });
+  test(
+    'a 404 on GET /tasks/{id} after the not-found grace fails TaskNotFound, with one stop',
+    { timeout: 90_000 },
+    async () => {
+      // Breaks if a task BrowserAI says it no longer knows were taken as gone without a stop, or if
+      // the 404 kept the workflow polling forever.
+      const handle = await stack.tasks.start(
+        taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=90s]` }] }),
+      );
+      const executionId = await executionIdOf(stack, handle.workflowId);
+      const graceEnds = Date.parse(emulatedTask(stack, executionId).createdAt) + NOT_FOUND_GRACE_MS + 1_500;
+      await sleep(Math.max(0, graceEnds - Date.now()));
+      stack.emulator.inject({
+        method: 'GET',
+        path: taskPath(executionId),
+        status: 404,
+        error: 'Task not found',
+        times: 1_000,
+      });
+      const failure = await typedFailureOf(handle);
+      assert.equal(failure.type, 'TaskNotFound');
+      assert.equal(emulatedTask(stack, executionId).stopCommands, 1);
+      assert.equal(emulatedTask(stack, executionId).status, 'stopped');
+    },
+  );
 
   test('an answer that cannot be understood (GET /tasks/{id} answered 200 {"message":"ok"}) fails MalformedAnswer, with one stop', async () => {
     // Breaks if a malformed poll answer were retried forever (wedged) or ended the workflow without a stop.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }),
+    );
     const executionId = await executionIdOf(stack, handle.workflowId);
     stack.emulator.inject({ method: 'GET', path: taskPath(executionId), answer: { json: { message: 'ok' } } });
     const failure = await typedFailureOf(handle);
@@ -216,7 +252,11 @@ describe('every ending sends exactly one stop to a task that may still run', { c
   test('TaskTimeout while every stop fails: failure details[0].stopConfirmed is false', async () => {
     // Breaks if the failure's outcome claimed (or omitted) a stop that never got through.
     const handle = await stack.tasks.start(
-      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=60s]` }], timeoutMs: 4_000, stopRetryWindowMs: 3_000 }),
+      taskInput({
+        instructions: [{ action: `${newMarker()} crawl [duration=60s]` }],
+        timeoutMs: 4_000,
+        stopRetryWindowMs: 3_000,
+      }),
     );
     const executionId = await executionIdOf(stack, handle.workflowId);
     stack.emulator.inject({ method: 'POST', path: commandPath(executionId), status: 500, times: 1_000 });
@@ -229,11 +269,15 @@ describe('every ending sends exactly one stop to a task that may still run', { c
 
   test('a stop answered 404 right after the create is retried until the task is visible, and really stops it', async () => {
     // Breaks if the 404 ("not visible yet") were taken as "nothing to stop": the task would keep running.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [not-visible=3s] [duration=30s]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [not-visible=3s] [duration=30s]` }] }),
+    );
     const executionId = await executionIdOf(stack, handle.workflowId);
     await handle.cancel();
     assert.ok((await failureOf(handle)) instanceof CancelledFailure);
-    const refused = stack.emulator.requests.filter((r) => r.method === 'POST' && commandPath(executionId).test(r.path) && r.status === 404);
+    const refused = stack.emulator.requests.filter(
+      (r) => r.method === 'POST' && commandPath(executionId).test(r.path) && r.status === 404,
+    );
     assert.ok(refused.length >= 1, 'the first stop was answered 404 (the task was not visible yet)');
     assert.equal(emulatedTask(stack, executionId).status, 'stopped');
     assert.equal(emulatedTask(stack, executionId).stopCommands, 1);
@@ -254,7 +298,9 @@ describe('no BrowserAI answer can wedge a workflow', () => {
       // Breaks if the malformed create were retried (a second task), hung, or left the task it named running.
       const marker = newMarker();
       stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, answer: { transform } });
-      const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${marker} crawl [duration=30s]` }] }));
+      const handle = await stack.tasks.start(
+        taskInput({ instructions: [{ action: `${marker} crawl [duration=30s]` }] }),
+      );
       const failure = await typedFailureOf(handle);
       assert.equal(failure.type, 'MalformedAnswer');
       const task = taskWith(stack, marker);
@@ -271,8 +317,13 @@ describe('no BrowserAI answer can wedge a workflow', () => {
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${marker} crawl` }] }));
     const failure = await typedFailureOf(handle);
     assert.equal(failure.type, 'AmbiguousRequest');
-    const odd = stack.emulator.requests.slice(from).filter((r) => /\/(undefined|null)(\/|$)/i.test(r.path) || r.path.startsWith('/tasks//'));
-    assert.deepEqual(odd.map((r) => `${r.method} ${r.path}`), []);
+    const odd = stack.emulator.requests
+      .slice(from)
+      .filter((r) => /\/(undefined|null)(\/|$)/i.test(r.path) || r.path.startsWith('/tasks//'));
+    assert.deepEqual(
+      odd.map((r) => `${r.method} ${r.path}`),
+      [],
+    );
     assert.equal(tasksWith(stack, marker).length, 1, 'the create was not repeated');
   });
 
@@ -281,7 +332,10 @@ describe('no BrowserAI answer can wedge a workflow', () => {
     // [awaiting-lag=0]: the task runs the code at once, so this test does not depend on how a
     // stale `awaiting` is judged (section 4 covers that).
     const handle = await stack.tasks.start(
-      taskInput({ instructions: [{ action: `${newMarker()} log in [needs-code] [awaiting-lag=0ms]` }], awaitingInputTimeoutMs: 20_000 }),
+      taskInput({
+        instructions: [{ action: `${newMarker()} log in [needs-code] [awaiting-lag=0ms]` }],
+        awaitingInputTimeoutMs: 20_000,
+      }),
     );
     const executionId = await awaitingInput(stack, handle.workflowId);
     stack.emulator.inject({ method: 'POST', path: instructionsPath(executionId), answer: { json: { message: 'ok' } } });
@@ -294,13 +348,18 @@ describe('no BrowserAI answer can wedge a workflow', () => {
   });
 
   const pollFaults: Array<[string, { status: number; raw: string; contentType: string }]> = [
-    ['an HTML error page with status 200', { status: 200, raw: '<html><body><h1>502 Bad Gateway</h1></body></html>', contentType: 'text/html' }],
+    [
+      'an HTML error page with status 200',
+      { status: 200, raw: '<html><body><h1>502 Bad Gateway</h1></body></html>', contentType: 'text/html' },
+    ],
     ['a non-JSON 2xx body', { status: 202, raw: 'OK then', contentType: 'text/plain' }],
   ];
   for (const [what, answer] of pollFaults) {
     test(`a poll answered with ${what} fails MalformedAnswer, with one stop`, async () => {
       // Breaks if an unreadable poll answer were retried forever or ended the workflow without a stop.
-      const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }));
+      const handle = await stack.tasks.start(
+        taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=30s]` }] }),
+      );
       const executionId = await executionIdOf(stack, handle.workflowId);
       stack.emulator.inject({ method: 'GET', path: taskPath(executionId), answer });
       const failure = await typedFailureOf(handle);
@@ -312,18 +371,23 @@ describe('no BrowserAI answer can wedge a workflow', () => {
 
   test('a task with 3 MB of logs completes normally, with its logs cut to size', async () => {
     // Breaks if the logs went into history whole (a payload over the limit fails every workflow task: wedged).
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} chatty crawl [big-logs=3mb]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} chatty crawl [big-logs=3mb]` }] }),
+    );
     const result = await resultOf(handle);
     assert.equal(result.status, 'finalized');
     const state = await stateOf(stack, handle.workflowId);
-    for (const line of state.progress.logs) assert.ok(Buffer.byteLength(line) < 1_024, `a log line of ${Buffer.byteLength(line)} bytes kept`);
+    for (const line of state.progress.logs)
+      assert.ok(Buffer.byteLength(line) < 1_024, `a log line of ${Buffer.byteLength(line)} bytes kept`);
     const history = await storedHistory(stack.env.client, handle.workflowId);
     assert.ok(history.length < 1_000_000, `history is ${history.length} bytes`);
   });
 
   test('a failed task with a 3 MB error fails BrowserAITaskFailed with a message of a few KB', async () => {
     // Breaks if the error went into the failure whole (too big for history: wedged) or the failure lost its type.
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${newMarker()} broken crawl [fail] [big-error=3mb]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} broken crawl [fail] [big-error=3mb]` }] }),
+    );
     const failure = await typedFailureOf(handle);
     assert.equal(failure.type, 'BrowserAITaskFailed');
     assert.ok(Buffer.byteLength(failure.message) < 5 * 1_024, `message of ${Buffer.byteLength(failure.message)} bytes`);
@@ -337,12 +401,16 @@ describe('a task not visible yet right after its create', () => {
   test('[not-visible=2s]: polls answered 404 are retried; the task completes with one create and no stop', async () => {
     // Breaks if the first 404 failed the workflow (TaskNotFound) or triggered a stop or a second create.
     const marker = newMarker();
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${marker} crawl [not-visible=2s]` }] }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${marker} crawl [not-visible=2s]` }] }),
+    );
     const result = await resultOf(handle);
     assert.equal(result.status, 'finalized');
     assert.equal(tasksWith(stack, marker).length, 1, 'one create');
     assert.ok(
-      stack.emulator.requests.some((r) => r.method === 'GET' && taskPath(result.executionId).test(r.path) && r.status === 404),
+      stack.emulator.requests.some(
+        (r) => r.method === 'GET' && taskPath(result.executionId).test(r.path) && r.status === 404,
+      ),
       'a poll was answered 404 (the scenario happened)',
     );
     assert.equal(emulatedTask(stack, result.executionId).stopCommands, 0, 'no stop');
@@ -358,7 +426,10 @@ describe('a stale awaiting never parks the workflow, and complete never cuts ins
     // "waiting for input again": the workflow would stop polling and only look again when the
     // awaiting timeout (60 s here) expires.
     const handle = await stack.tasks.start(
-      taskInput({ instructions: [{ action: `${newMarker()} log in [needs-code] [awaiting-lag=2500ms]` }], awaitingInputTimeoutMs: 60_000 }),
+      taskInput({
+        instructions: [{ action: `${newMarker()} log in [needs-code] [awaiting-lag=2500ms]` }],
+        awaitingInputTimeoutMs: 60_000,
+      }),
     );
     const executionId = await awaitingInput(stack, handle.workflowId);
     const sentAt = Date.now();
@@ -385,7 +456,10 @@ describe('a stale awaiting never parks the workflow, and complete never cuts ins
     const result = await resultOf(handle, 30_000);
     assert.equal(result.status, 'stopped');
     const task = emulatedTask(stack, executionId);
-    assert.ok(task.instructions.some((i) => i.action === 'Appended step'), 'the appended instruction reached BrowserAI');
+    assert.ok(
+      task.instructions.some((i) => i.action === 'Appended step'),
+      'the appended instruction reached BrowserAI',
+    );
     assert.equal(task.stopCommands, 1);
     const results = (await stack.browserai.getResults(executionId)).results;
     const steps = results.map((r) => `${(r.metadata as { step?: number } | undefined)?.step}:${r.state}`);
@@ -430,18 +504,28 @@ describe('answers are never orphaned', () => {
     assert.equal(task.stopCommands, 1);
   });
 
-  test("at-least-once: the workflow completes on a second task, and the late first one is stopped too", async () => {
+  test('at-least-once: the workflow completes on a second task, and the late first one is stopped too', async () => {
     // Breaks if the first create's late answer were dropped: that task would run on unstopped
     // (here it would end by itself as `finalized`, with no stop, instead of `stopped`).
     const marker = newMarker();
     stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 7_000 });
-    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: `${marker} crawl [duration=3s]` }], delivery: 'at-least-once' }));
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${marker} crawl [duration=3s]` }], delivery: 'at-least-once' }),
+    );
     await eventually('two tasks', () => tasksWith(stack, marker).length === 2, 20_000);
-    const firstId = tasksWith(stack, marker).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))[0]!.executionId;
+    const firstId = tasksWith(stack, marker).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))[0]!
+      .executionId;
     const result = await resultOf(handle, 40_000);
     assert.equal(result.status, 'finalized');
     assert.notEqual(result.executionId, firstId, 'the workflow went on with the second task');
-    await eventually('nothing of this workflow running', () => !stack.emulator.runningTasks().some((t) => tasksWith(stack, marker).some((m) => m.executionId === t.executionId)), 15_000);
+    await eventually(
+      'nothing of this workflow running',
+      () =>
+        !stack.emulator
+          .runningTasks()
+          .some((t) => tasksWith(stack, marker).some((m) => m.executionId === t.executionId)),
+      15_000,
+    );
     assert.equal(emulatedTask(stack, firstId).status, 'stopped');
     assert.equal(emulatedTask(stack, firstId).stopCommands, 1);
   });
@@ -490,7 +574,9 @@ describe('one-time codes', () => {
     stack.emulator.inject({ method: 'POST', path: instructionsPath(executionId), delayMs: 3_000 });
     await stack.tasks.submitCode(workflowId, '161803');
     await eventually('the code on the wire', () =>
-      stack.emulator.requests.some((r) => r.method === 'POST' && instructionsPath(executionId).test(r.path) && r.status === 0),
+      stack.emulator.requests.some(
+        (r) => r.method === 'POST' && instructionsPath(executionId).test(r.path) && r.status === 0,
+      ),
     );
     await stack.tasks.submitCode(workflowId, '161803');
     await eventually('the code typed', () => codesAt(stack, executionId).includes('161803'));
@@ -522,7 +608,9 @@ describe('with continue-as-new suggested after 10 events', () => {
   let faultyRunning: Promise<void> | undefined;
 
   before(async () => {
-    early = await startStack({ temporalArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=10'] });
+    early = await startStack({
+      temporalArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=10'],
+    });
     const noop = () => undefined;
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: require.resolve('./workflows/faulty-workflows'),

@@ -20,20 +20,34 @@ function jsonLines(level: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' = 'TRACE
 
 test('WORKER_LOG_FORMAT and WORKER_LOG_LEVEL: defaults, any case, and problems that say what to write', () => {
   assert.deepEqual(logConfigFrom({}, []), { format: 'text', level: 'INFO' });
-  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: ' JSON ', WORKER_LOG_LEVEL: 'debug' }, []), { format: 'json', level: 'DEBUG' });
-  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: '', WORKER_LOG_LEVEL: '' }, []), { format: 'text', level: 'INFO' });
-  for (const level of ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']) assert.equal(parseLogLevel(level.toLowerCase()), level);
+  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: ' JSON ', WORKER_LOG_LEVEL: 'debug' }, []), {
+    format: 'json',
+    level: 'DEBUG',
+  });
+  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: '', WORKER_LOG_LEVEL: '' }, []), {
+    format: 'text',
+    level: 'INFO',
+  });
+  for (const level of ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'])
+    assert.equal(parseLogLevel(level.toLowerCase()), level);
   const problems: string[] = [];
-  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: 'logfmt', WORKER_LOG_LEVEL: 'verbose' }, problems), { format: 'text', level: 'INFO' });
+  assert.deepEqual(logConfigFrom({ WORKER_LOG_FORMAT: 'logfmt', WORKER_LOG_LEVEL: 'verbose' }, problems), {
+    format: 'text',
+    level: 'INFO',
+  });
   assert.deepEqual(problems, [
     'WORKER_LOG_FORMAT must be text (the default) or json (got "logfmt")',
     'WORKER_LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR (INFO is the default; got "verbose")',
   ]);
   const base = { BROWSERAI_API_TOKEN: 't', TEMPORAL_CONFIG_FILE: '', HOME: '/nonexistent' };
-  assert.deepEqual(loadWorkerConfig({ ...base, WORKER_LOG_FORMAT: 'json', WORKER_LOG_LEVEL: 'warn' }).log, { format: 'json', level: 'WARN' });
+  assert.deepEqual(loadWorkerConfig({ ...base, WORKER_LOG_FORMAT: 'json', WORKER_LOG_LEVEL: 'warn' }).log, {
+    format: 'json',
+    level: 'WARN',
+  });
   assert.throws(
     () => loadWorkerConfig({ ...base, WORKER_LOG_LEVEL: 'loud' }),
-    (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith('WORKER_LOG_LEVEL must be one of')),
+    (err: unknown) =>
+      err instanceof ConfigError && err.problems.some((p) => p.startsWith('WORKER_LOG_LEVEL must be one of')),
   );
 });
 
@@ -46,13 +60,27 @@ test("the core's filter follows the level; the crates under it stay quieter", ()
 test('a JSON line: time, level, message first, then the attributes; the SDK timestamp is the time; lower levels are dropped', () => {
   const { logger, written, parsed } = jsonLines('INFO');
   const nanos = BigInt(Date.UTC(2030, 0, 2, 3, 4, 5, 678)) * 1_000_000n + 123_456n;
-  logger.info('Activity completed', { [Symbol.for('log_timestamp')]: nanos, sdkComponent: 'worker', activityType: 'browserAIPollTask', attempt: 2, message: 'mine' });
+  logger.info('Activity completed', {
+    [Symbol.for('log_timestamp')]: nanos,
+    sdkComponent: 'worker',
+    activityType: 'browserAIPollTask',
+    attempt: 2,
+    message: 'mine',
+  });
   logger.debug('not written');
   logger.trace('nor this');
   assert.equal(written.length, 1);
   assert.ok(written[0]!.endsWith('\n') && !written[0]!.slice(0, -1).includes('\n'), 'one line');
   const [line] = parsed();
-  assert.deepEqual(Object.keys(line!), ['time', 'level', 'message', 'sdkComponent', 'activityType', 'attempt', 'attributes.message']);
+  assert.deepEqual(Object.keys(line!), [
+    'time',
+    'level',
+    'message',
+    'sdkComponent',
+    'activityType',
+    'attempt',
+    'attributes.message',
+  ]);
   assert.deepEqual(line, {
     time: '2030-01-02T03:04:05.678Z',
     level: 'INFO',
@@ -116,20 +144,31 @@ test('values JSON cannot hold are written readably, never thrown on', () => {
 test('payload bytes are never written: protobuf messages keep their bytes as lengths, and the core’s payload dumps are masked', () => {
   const code = '48291375';
   const data = new TextEncoder().encode(JSON.stringify({ code }));
-  const task = temporal.api.common.v1.Payloads.create({ payloads: [{ metadata: { encoding: new TextEncoder().encode('json/plain') }, data }] });
+  const task = temporal.api.common.v1.Payloads.create({
+    payloads: [{ metadata: { encoding: new TextEncoder().encode('json/plain') }, data }],
+  });
   assert.equal(typeof task.toJSON, 'function', 'a protobuf message has a toJSON that writes bytes in base64');
   const safe = JSON.stringify(toLoggable({ task }));
   assert.ok(!safe.includes(Buffer.from(data).toString('base64')) && !safe.includes(code), safe);
   assert.ok(safe.includes(`[${data.length} bytes]`), safe);
 
   const b64 = Buffer.from(data).toString('base64');
-  const long = Buffer.from(JSON.stringify({ instructions: [{ action: `Enter the one-time code ${code}` }], padding: 'x'.repeat(80) }));
+  const long = Buffer.from(
+    JSON.stringify({ instructions: [{ action: `Enter the one-time code ${code}` }], padding: 'x'.repeat(80) }),
+  );
   const abbreviated = `[${long.subarray(0, 32).toString('base64')}..${long.subarray(-32).toString('base64')}]`;
   const line = `input: Some(Payloads { payloads: [${`[${b64}]`}] }), result: Success(${abbreviated}), messages: [], commands: [ScheduleActivity], r: [TriggerWFTaskStarted]`;
-  assert.equal(maskCorePayloads(line), `input: Some(Payloads { payloads: [[${MASK}]] }), result: Success([${MASK}]), messages: [], commands: [ScheduleActivity], r: [TriggerWFTaskStarted]`);
+  assert.equal(
+    maskCorePayloads(line),
+    `input: Some(Payloads { payloads: [[${MASK}]] }), result: Success([${MASK}]), messages: [], commands: [ScheduleActivity], r: [TriggerWFTaskStarted]`,
+  );
 
   const { logger, written } = jsonLines();
-  logger.trace('handling event', { sdkComponent: 'core', target: 'temporalio_sdk_core::worker::workflow::machines', event: line });
+  logger.trace('handling event', {
+    sdkComponent: 'core',
+    target: 'temporalio_sdk_core::worker::workflow::machines',
+    event: line,
+  });
   assert.ok(!written[0]!.includes(b64), 'masked in a core line');
   // Only core lines: ours may say `[fail]`.
   logger.info('Ignored signal [fail] [abcd]', { sdkComponent: 'workflow' });
@@ -140,19 +179,28 @@ test('the API token, URL credentials and token-like parameters are masked in the
   const url = `wss://brd-customer-hl_1-zone-browser_ai:s3cretPw@brd.superproxy.io:9222`;
   const meta = {
     header: `apikey ${TOKEN}`,
-    nested: { deeper: [{ link: `https://inspect.example/devtools?wss=${encodeURIComponent(url.slice(6))}` }, `GET /x?api_key=${encodeURIComponent(TOKEN)}`] },
+    nested: {
+      deeper: [
+        { link: `https://inspect.example/devtools?wss=${encodeURIComponent(url.slice(6))}` },
+        `GET /x?api_key=${encodeURIComponent(TOKEN)}`,
+      ],
+    },
     error: new Error(`Engine lost ${url} (key ${TOKEN})`),
     escaped: JSON.stringify({ token: TOKEN }),
   };
   const { logger, written } = jsonLines();
   logger.warn(`Connecting to browser: ${url} with ${TOKEN}`, meta);
   const textWritten: string[] = [];
-  new TextLogger('TRACE', { secrets: [TOKEN], write: (line) => textWritten.push(line), colors: false }).warn(`Connecting to browser: ${url} with ${TOKEN}`, meta);
+  new TextLogger('TRACE', { secrets: [TOKEN], write: (line) => textWritten.push(line), colors: false }).warn(
+    `Connecting to browser: ${url} with ${TOKEN}`,
+    meta,
+  );
   for (const [format, out] of [
     ['json', written.join('')],
     ['text', textWritten.join('')],
   ] as const) {
-    for (const secret of [TOKEN, 's3cretPw', encodeURIComponent(TOKEN)]) assert.ok(!out.includes(secret), `${format}: ${secret} in ${out}`);
+    for (const secret of [TOKEN, 's3cretPw', encodeURIComponent(TOKEN)])
+      assert.ok(!out.includes(secret), `${format}: ${secret} in ${out}`);
     assert.ok(out.includes(`wss://${MASK}@brd.superproxy.io:9222`), `${format}: the URL stays readable`);
     assert.ok(out.includes(`apikey ${MASK}`), format);
   }

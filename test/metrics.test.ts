@@ -35,15 +35,29 @@ let running: Promise<void>;
 let tasks: BrowserTasks;
 
 before(async () => {
-  metricsUrl = installWorkerRuntime({ metricsAddress: `127.0.0.1:${await freePort()}`, log: { level: 'ERROR' } }).metricsUrl!;
-  const workflowCode = bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: quietLogger() });
-  [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100 })]);
+  metricsUrl = installWorkerRuntime({
+    metricsAddress: `127.0.0.1:${await freePort()}`,
+    log: { level: 'ERROR' },
+  }).metricsUrl!;
+  const workflowCode = bundleWorkflowCode({
+    workflowsPath: require.resolve('../src/workflows'),
+    logger: quietLogger(),
+  });
+  [env, emulator] = await Promise.all([
+    startTemporal(),
+    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100 }),
+  ]);
   const taskQueue = `metrics-${randomUUID()}`;
   worker = await createWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    client: new BrowserAIClient({ apiToken: emulator.apiToken, baseUrl: emulator.baseUrl, timeoutMs: 5_000, onRequest: recordBrowserAIRequest }),
+    client: new BrowserAIClient({
+      apiToken: emulator.apiToken,
+      baseUrl: emulator.baseUrl,
+      timeoutMs: 5_000,
+      onRequest: recordBrowserAIRequest,
+    }),
     workflowBundle: await workflowCode,
     shutdownGraceTime: 1_000,
     // No cache: every workflow task replays the history from the start, so a metric the SDK
@@ -110,7 +124,9 @@ test('the Prometheus endpoint shows requests, outcomes, codes, stops and waits, 
     return value(m, 'browserai_tasks_ended_total') >= 5 && value(m, 'browserai_stops_ended_total') >= 2 ? m : undefined;
   });
 
-  const ended = metrics.filter((m) => m.name === 'browserai_tasks_ended_total').map((m) => `${m.labels.outcome}/${m.labels.failure_type ?? ''}=${m.value}`);
+  const ended = metrics
+    .filter((m) => m.name === 'browserai_tasks_ended_total')
+    .map((m) => `${m.labels.outcome}/${m.labels.failure_type ?? ''}=${m.value}`);
   assert.equal(value(metrics, 'browserai_tasks_ended_total'), 5, ended.join(' '));
   assert.equal(value(metrics, 'browserai_tasks_ended_total', { outcome: 'completed' }), 2);
   assert.equal(value(metrics, 'browserai_tasks_ended_total', { outcome: 'failed' }), 1);
@@ -127,18 +143,28 @@ test('the Prometheus endpoint shows requests, outcomes, codes, stops and waits, 
 
   assert.equal(value(metrics, 'browserai_requests_total', { endpoint: 'POST /tasks', status_class: '2xx' }), 5);
   assert.ok(value(metrics, 'browserai_requests_total', { endpoint: 'GET /tasks/{id}', status_class: '2xx' }) > 0);
-  assert.equal(value(metrics, 'browserai_requests_total', { endpoint: 'POST /tasks/{id}/command', status_class: '2xx' }), 2);
-  assert.equal(value(metrics, 'browserai_requests_total', { endpoint: 'POST /tasks/{id}/instructions', status_class: '2xx' }), 1);
+  assert.equal(
+    value(metrics, 'browserai_requests_total', { endpoint: 'POST /tasks/{id}/command', status_class: '2xx' }),
+    2,
+  );
+  assert.equal(
+    value(metrics, 'browserai_requests_total', { endpoint: 'POST /tasks/{id}/instructions', status_class: '2xx' }),
+    1,
+  );
   assert.equal(value(metrics, 'browserai_request_duration_seconds_count'), value(metrics, 'browserai_requests_total'));
   assert.ok(value(metrics, 'browserai_request_duration_seconds_sum') > 0);
   // Temporal's own worker metrics are on the same endpoint.
-  assert.ok(metrics.some((s) => s.name.startsWith('temporal_')), 'Temporal worker metrics are served too');
+  assert.ok(
+    metrics.some((s) => s.name.startsWith('temporal_')),
+    'Temporal worker metrics are served too',
+  );
 
   // No label carries task data.
   const secrets = [PROJECT, CODE, ...executionIds, ...workflowIds];
   for (const sample of metrics.filter((s) => s.name.startsWith('browserai_'))) {
     for (const [label, labelValue] of Object.entries(sample.labels)) {
-      for (const secret of secrets) assert.ok(!labelValue.includes(secret), `${sample.name}{${label}} carries ${secret}`);
+      for (const secret of secrets)
+        assert.ok(!labelValue.includes(secret), `${sample.name}{${label}} carries ${secret}`);
     }
   }
   const text = await (await fetch(metricsUrl)).text();
@@ -154,7 +180,9 @@ test('every metric and grouping label the Grafana dashboard queries is one the w
   assert.equal((await (await tasks.start(taskInput({}))).result()).status, 'finalized');
   const metrics = await eventually('the 429 and the ambiguous request', async () => {
     const m = await scrape();
-    return value(m, 'browserai_rate_limited_total') >= 1 && value(m, 'browserai_ambiguous_requests_total') >= 1 ? m : undefined;
+    return value(m, 'browserai_rate_limited_total') >= 1 && value(m, 'browserai_ambiguous_requests_total') >= 1
+      ? m
+      : undefined;
   });
 
   // Histograms are served as their _bucket, _sum and _count series, the names PromQL uses.
@@ -167,7 +195,8 @@ test('every metric and grouping label the Grafana dashboard queries is one the w
     for (const name of names) if (!served.has(name)) missing.push(`${panel}: ${name}`);
     // The labels it groups by are on the metrics it reads.
     for (const label of groupingLabels(expr)) {
-      if (!metrics.some((s) => names.has(s.name) && label in s.labels)) missing.push(`${panel}: label ${label} of ${[...names].join(', ')}`);
+      if (!metrics.some((s) => names.has(s.name) && label in s.labels))
+        missing.push(`${panel}: label ${label} of ${[...names].join(', ')}`);
     }
   }
   assert.deepEqual(missing, [], 'the dashboard queries metrics or labels the worker does not serve');
@@ -176,7 +205,9 @@ test('every metric and grouping label the Grafana dashboard queries is one the w
 test('onRequest sees route templates (no IDs), status classes, 429 Retry-After and requests that got no answer', async () => {
   const server = createHttpServer((req, res) => {
     if (req.url?.startsWith('/tasks/busy')) {
-      res.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' }).end('{"error":"Too many requests"}');
+      res
+        .writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' })
+        .end('{"error":"Too many requests"}');
     } else if (req.url?.startsWith('/saved_tasks/name/')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Saved task not found"}');
     } else {
@@ -186,7 +217,12 @@ test('onRequest sees route templates (no IDs), status classes, 429 Retry-After a
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const events: BrowserAIRequestEvent[] = [];
   const { port } = server.address() as { port: number };
-  const client = new BrowserAIClient({ apiToken: 'test-token', baseUrl: `http://127.0.0.1:${port}`, proxy: false, onRequest: (e) => events.push(e) });
+  const client = new BrowserAIClient({
+    apiToken: 'test-token',
+    baseUrl: `http://127.0.0.1:${port}`,
+    proxy: false,
+    onRequest: (e) => events.push(e),
+  });
   try {
     await assert.rejects(client.getTask('busy-f00d'));
     await assert.rejects(client.getSavedTask('my secret task'));
@@ -195,9 +231,27 @@ test('onRequest sees route templates (no IDs), status classes, 429 Retry-After a
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
-  const refused = new BrowserAIClient({ apiToken: 'test-token', baseUrl: `http://127.0.0.1:${await freePort()}`, proxy: false, onRequest: (e) => events.push(e) });
-  await assert.rejects(refused.createTask({ instructions: [{ action: 'x' }], type: 'crawler_automation', project: 'p', geoLocation: { country: 'US' } } as never));
-  const shown = events.map(({ method, route, status, failure, retryAfterMs }) => ({ method, route, status, failure, retryAfterMs }));
+  const refused = new BrowserAIClient({
+    apiToken: 'test-token',
+    baseUrl: `http://127.0.0.1:${await freePort()}`,
+    proxy: false,
+    onRequest: (e) => events.push(e),
+  });
+  await assert.rejects(
+    refused.createTask({
+      instructions: [{ action: 'x' }],
+      type: 'crawler_automation',
+      project: 'p',
+      geoLocation: { country: 'US' },
+    } as never),
+  );
+  const shown = events.map(({ method, route, status, failure, retryAfterMs }) => ({
+    method,
+    route,
+    status,
+    failure,
+    retryAfterMs,
+  }));
   assert.deepEqual(shown, [
     { method: 'GET', route: '/tasks/{id}', status: 429, failure: undefined, retryAfterMs: 7_000 },
     { method: 'GET', route: '/saved_tasks/name/{name}', status: 404, failure: undefined, retryAfterMs: undefined },
@@ -222,12 +276,18 @@ test('WORKER_METRICS_ADDRESS: host:port, off, or a problem that says what to set
   assert.match(problems[0], /WORKER_METRICS_ADDRESS must be host:port/);
   const base = { BROWSERAI_API_TOKEN: 't' }; // no HOME: no temporal.toml is read
   assert.equal(loadWorkerConfig(base).metricsAddress, undefined);
-  assert.equal(loadWorkerConfig({ ...base, WORKER_METRICS_ADDRESS: '127.0.0.1:9464' }).metricsAddress, '127.0.0.1:9464');
+  assert.equal(
+    loadWorkerConfig({ ...base, WORKER_METRICS_ADDRESS: '127.0.0.1:9464' }).metricsAddress,
+    '127.0.0.1:9464',
+  );
   assert.throws(() => loadWorkerConfig({ ...base, WORKER_METRICS_ADDRESS: 'nope' }), /WORKER_METRICS_ADDRESS/);
 });
 
-test('a second install says what to do instead of the SDK\'s bare IllegalStateError', () => {
-  assert.throws(() => installWorkerRuntime({ metricsAddress: '127.0.0.1:1' }), /already exists.*prometheusMetricsOptions/s);
+test("a second install says what to do instead of the SDK's bare IllegalStateError", () => {
+  assert.throws(
+    () => installWorkerRuntime({ metricsAddress: '127.0.0.1:1' }),
+    /already exists.*prometheusMetricsOptions/s,
+  );
 });
 
 /** Fast polling, so the test finishes in seconds. */
@@ -256,7 +316,8 @@ async function scrape(): Promise<Sample[]> {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match) continue;
     const labels: Record<string, string> = {};
-    for (const [, key, raw] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key] = raw.replace(/\\(.)/g, '$1');
+    for (const [, key, raw] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[key] = raw.replace(/\\(.)/g, '$1');
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
@@ -278,7 +339,11 @@ async function failureOf(promise: Promise<unknown>): Promise<unknown> {
   return err.cause;
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await probe();

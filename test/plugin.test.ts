@@ -26,7 +26,10 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     teamWorker = await Worker.create({
       connection: stack.env.nativeConnection,
       taskQueue: teamQueue,
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows/parent-workflows'), logger: quiet }),
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: require.resolve('./workflows/parent-workflows'),
+        logger: quiet,
+      }),
       plugins: [new BrowserAIPlugin({ browserAI: stack.browserai })],
     });
     running = teamWorker.run();
@@ -46,43 +49,76 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     });
     // The parent is told once; the test, as the user, answers only then.
     const child = stack.env.client.workflow.getHandle(`${workflowId}-task`);
-    await eventually('the child awaits input', async () => (await child.query('state').catch(() => null) as { awaitingInput?: boolean } | null)?.awaitingInput);
+    await eventually(
+      'the child awaits input',
+      async () => ((await child.query('state').catch(() => null)) as { awaitingInput?: boolean } | null)?.awaitingInput,
+    );
     await handle.signal('codeFromUser', '482913');
-    const result = (await handle.result()) as { notices: Array<Record<string, string>>; status: string; lookedUp: string };
+    const result = (await handle.result()) as {
+      notices: Array<Record<string, string>>;
+      status: string;
+      lookedUp: string;
+    };
 
     assert.equal(result.notices.length, 1, 'one notice per wait');
     const [notice] = result.notices;
     assert.equal(notice!.workflowId, `${workflowId}-task`);
     assert.match(notice!.executionId!, /^[0-9a-f]{24}$|^exec_/);
-    assert.ok(Date.parse(notice!.timesOutAt!) > Date.parse(notice!.since!), 'the notice says until when the task waits');
-    assert.equal(result.status, result.lookedUp, 'the direct browserAIGetTask call saw the status the child ended with');
-    assert.equal(stack.emulator.task(notice!.executionId!)?.codesReceived.filter((c) => c === '482913').length, 1, 'the code was typed once');
+    assert.ok(
+      Date.parse(notice!.timesOutAt!) > Date.parse(notice!.since!),
+      'the notice says until when the task waits',
+    );
+    assert.equal(
+      result.status,
+      result.lookedUp,
+      'the direct browserAIGetTask call saw the status the child ended with',
+    );
+    assert.equal(
+      stack.emulator.task(notice!.executionId!)?.codesReceived.filter((c) => c === '482913').length,
+      1,
+      'the code was typed once',
+    );
 
     // Every activity ran under its prefixed name: a team's own `createTask` cannot collide.
     const types = new Set<string>();
     for (const id of [workflowId, `${workflowId}-task`]) {
       const history = await stack.env.client.workflow.getHandle(id).fetchHistory();
-      for (const e of history.events ?? []) if (e.activityTaskScheduledEventAttributes) types.add(e.activityTaskScheduledEventAttributes.activityType!.name!);
+      for (const e of history.events ?? [])
+        if (e.activityTaskScheduledEventAttributes)
+          types.add(e.activityTaskScheduledEventAttributes.activityType!.name!);
     }
-    assert.ok([...types].every((t) => t.startsWith('browserAI')), [...types].join(', '));
+    assert.ok(
+      [...types].every((t) => t.startsWith('browserAI')),
+      [...types].join(', '),
+    );
   });
 
   test('notifyWorkflowId names another workflow to signal; false signals nobody', async () => {
     const listenerId = `listener-${randomUUID()}`;
-    const listener = await stack.env.client.workflow.start('noticeListener', { taskQueue: teamQueue, workflowId: listenerId });
-    const task = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: listenerId }));
+    const listener = await stack.env.client.workflow.start('noticeListener', {
+      taskQueue: teamQueue,
+      workflowId: listenerId,
+    });
+    const task = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: listenerId }),
+    );
     const notice = (await listener.result()) as { workflowId: string; status: string };
     assert.equal(notice.workflowId, task.workflowId);
     assert.equal(notice.status.toLowerCase(), 'awaiting');
     await stack.tasks.submitCode(task.workflowId, '135790');
     await task.result();
 
-    const quietTask = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: false }));
+    const quietTask = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: false }),
+    );
     await eventually('awaiting input', async () => (await stack.tasks.state(quietTask.workflowId)).awaitingInput);
     await stack.tasks.submitCode(quietTask.workflowId, '246801');
     await quietTask.result();
     const history = await quietTask.fetchHistory();
-    assert.ok(!history.events?.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes), 'no signal was sent');
+    assert.ok(
+      !history.events?.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes),
+      'no signal was sent',
+    );
   });
 
   test('activityOptions put every activity on the chosen task queue, with the priority and the project as fairness key', async () => {
@@ -96,18 +132,27 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     });
     const activityRunning = activityWorker.run();
     try {
-      const handle = await stack.tasks.start(taskInput({ project: 'billing', activityOptions: { taskQueue: activityQueue, priorityKey: 2 } }));
+      const handle = await stack.tasks.start(
+        taskInput({ project: 'billing', activityOptions: { taskQueue: activityQueue, priorityKey: 2 } }),
+      );
       await handle.result();
       const events = (await handle.fetchHistory()).events ?? [];
-      const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
-      const started = events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes] : []));
+      const scheduled = events.flatMap((e) =>
+        e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : [],
+      );
+      const started = events.flatMap((e) =>
+        e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes] : [],
+      );
       assert.ok(scheduled.length >= 2);
       for (const s of scheduled) {
         assert.equal(s.taskQueue?.name, activityQueue);
         assert.equal(s.priority?.priorityKey, 2);
         assert.equal(s.priority?.fairnessKey, 'billing');
       }
-      assert.ok(started.every((s) => s.identity === 'activity-fleet'), 'the activity fleet ran them all');
+      assert.ok(
+        started.every((s) => s.identity === 'activity-fleet'),
+        'the activity fleet ran them all',
+      );
     } finally {
       activityWorker.shutdown();
       await activityRunning.catch(noop);
@@ -131,14 +176,24 @@ describe('one BrowserAI request limit for a whole fleet', () => {
     const connections = await Promise.all([1, 2].map(() => NativeConnection.connect({ address: stack.env.address })));
     const workers = await Promise.all(
       ['fleet-a', 'fleet-b'].map((identity, i) =>
-        Worker.create({ connection: connections[i]!, taskQueue: queue, identity, activities: createActivities(stack.browserai), maxTaskQueueActivitiesPerSecond: limit }),
+        Worker.create({
+          connection: connections[i]!,
+          taskQueue: queue,
+          identity,
+          activities: createActivities(stack.browserai),
+          maxTaskQueueActivitiesPerSecond: limit,
+        }),
       ),
     );
     const runs = workers.map((w) => w.run());
     try {
       const marker = randomUUID();
       const handles = await Promise.all(
-        Array.from({ length: 16 }, () => stack.tasks.start(taskInput({ instructions: [{ action: `${marker} [duration=2s]` }], activityOptions: { taskQueue: queue } }))),
+        Array.from({ length: 16 }, () =>
+          stack.tasks.start(
+            taskInput({ instructions: [{ action: `${marker} [duration=2s]` }], activityOptions: { taskQueue: queue } }),
+          ),
+        ),
       );
       await Promise.all(handles.map((h) => h.result()));
       const creates = stack.emulator.requests
@@ -149,10 +204,14 @@ describe('one BrowserAI request limit for a whole fleet', () => {
       // Polls are activities on the queue too, so creates get at most `limit` per second; the
       // server's token bucket lets one second's worth through at once.
       const spanSeconds = (creates.at(-1)! - creates[0]!) / 1_000;
-      assert.ok(spanSeconds >= (creates.length - limit) / limit - 1, `16 creates within ${spanSeconds.toFixed(1)} s: faster than ${limit}/s`);
+      assert.ok(
+        spanSeconds >= (creates.length - limit) / limit - 1,
+        `16 creates within ${spanSeconds.toFixed(1)} s: faster than ${limit}/s`,
+      );
       const identities = new Set<string>();
       for (const h of handles) {
-        for (const e of (await h.fetchHistory()).events ?? []) if (e.activityTaskStartedEventAttributes) identities.add(e.activityTaskStartedEventAttributes.identity!);
+        for (const e of (await h.fetchHistory()).events ?? [])
+          if (e.activityTaskStartedEventAttributes) identities.add(e.activityTaskStartedEventAttributes.identity!);
       }
       assert.deepEqual([...identities].sort(), ['fleet-a', 'fleet-b'], 'both workers took part');
     } finally {
@@ -172,12 +231,29 @@ describe('activityOptions are checked before anything is sent', () => {
           priorityKey: 9,
           fairnessKey: 'x'.repeat(65),
           fairnessWeight: 0,
-          retry: { initialIntervalMs: 10, maximumIntervalMs: 3_600_000, backoffCoefficient: 50, maximumAttempts: 1 } as never,
+          retry: {
+            initialIntervalMs: 10,
+            maximumIntervalMs: 3_600_000,
+            backoffCoefficient: 50,
+            maximumAttempts: 1,
+          } as never,
         },
       }),
     );
-    for (const field of ['taskQueue', 'priorityKey', 'fairnessKey', 'fairnessWeight', 'retry.initialIntervalMs', 'retry.maximumIntervalMs', 'retry.backoffCoefficient', 'maximumAttempts']) {
-      assert.ok(problems.some((p) => p.includes(field)), `${field}: ${problems.join(' | ')}`);
+    for (const field of [
+      'taskQueue',
+      'priorityKey',
+      'fairnessKey',
+      'fairnessWeight',
+      'retry.initialIntervalMs',
+      'retry.maximumIntervalMs',
+      'retry.backoffCoefficient',
+      'maximumAttempts',
+    ]) {
+      assert.ok(
+        problems.some((p) => p.includes(field)),
+        `${field}: ${problems.join(' | ')}`,
+      );
     }
   });
 

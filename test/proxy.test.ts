@@ -145,7 +145,12 @@ before(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      originSeen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      originSeen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ executionId: 'exec_1', status: 'running' }));
     });
@@ -186,7 +191,10 @@ describe('HTTPS through an HTTPS_PROXY', () => {
     const [connectRequest] = proxy.requests;
     assert.equal(connectRequest!.method, 'CONNECT');
     assert.equal(connectRequest!.url, `browserai.test:${originPort}`);
-    assert.equal(connectRequest!.headers['proxy-authorization'], `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64')}`);
+    assert.equal(
+      connectRequest!.headers['proxy-authorization'],
+      `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64')}`,
+    );
     assert.equal(connectRequest!.headers.authorization, undefined, 'the API token is not on the CONNECT');
 
     // BrowserAI got the request in full, and nothing meant for the proxy.
@@ -221,11 +229,19 @@ describe('HTTPS through an HTTPS_PROXY', () => {
 
   test('the proxy option overrides the environment; false turns the proxy off', async () => {
     setProxyEnv({ HTTPS_PROXY: 'http://127.0.0.1:1' });
-    const viaOption = new BrowserAIClient({ apiToken: TOKEN, baseUrl: `https://browserai.test:${originPort}/api/v1`, proxy: proxy.url });
+    const viaOption = new BrowserAIClient({
+      apiToken: TOKEN,
+      baseUrl: `https://browserai.test:${originPort}/api/v1`,
+      proxy: proxy.url,
+    });
     await viaOption.appendInstructions('exec_1', instructions);
     assert.equal(proxy.requests[0]?.method, 'CONNECT');
 
-    const direct = new BrowserAIClient({ apiToken: TOKEN, baseUrl: `https://127.0.0.1:${originPort}/api/v1`, proxy: false });
+    const direct = new BrowserAIClient({
+      apiToken: TOKEN,
+      baseUrl: `https://127.0.0.1:${originPort}/api/v1`,
+      proxy: false,
+    });
     await direct.appendInstructions('exec_1', instructions);
     assert.equal(proxy.requests.length, 1);
     assert.equal(originSeen.length, 2);
@@ -256,7 +272,12 @@ describe('a proxy that fails gives a typed error that was never sent', () => {
         assert.equal(err.mayHaveReachedServer, false, 'a refused tunnel means BrowserAI never got the request');
         assert.equal(err.retryable, true);
         const port = new URL(proxy.url).port;
-        assert.match(err.message, new RegExp(`was not sent: the proxy 127\\.0\\.0\\.1:${port} refused the tunnel to browserai\\.test:${originPort} with ${status}`));
+        assert.match(
+          err.message,
+          new RegExp(
+            `was not sent: the proxy 127\\.0\\.0\\.1:${port} refused the tunnel to browserai\\.test:${originPort} with ${status}`,
+          ),
+        );
         assert.match(err.message, hint);
         assertNoProxySecret(err.message);
         assertNoProxySecret(inspect(err, { showHidden: true, depth: 10 }));
@@ -276,7 +297,12 @@ describe('a proxy that fails gives a typed error that was never sent', () => {
     const client = new BrowserAIClient({ apiToken: TOKEN, baseUrl: `https://browserai.test:${originPort}/api/v1` });
     const err = await expectNetworkError(client.appendInstructions('exec_1', instructions));
     assert.equal(err.mayHaveReachedServer, false);
-    assert.match(err.message, new RegExp(`could not reach the proxy 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)\\. Check the proxy in HTTPS_PROXY`));
+    assert.match(
+      err.message,
+      new RegExp(
+        `could not reach the proxy 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)\\. Check the proxy in HTTPS_PROXY`,
+      ),
+    );
     assertNoProxySecret(err.message);
   });
 
@@ -291,7 +317,11 @@ describe('a proxy that fails gives a typed error that was never sent', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const { port } = silent.address() as AddressInfo;
-      const client = new BrowserAIClient({ apiToken: TOKEN, baseUrl: `https://browserai.test:${originPort}/api/v1`, proxy: `http://127.0.0.1:${port}` });
+      const client = new BrowserAIClient({
+        apiToken: TOKEN,
+        baseUrl: `https://browserai.test:${originPort}/api/v1`,
+        proxy: `http://127.0.0.1:${port}`,
+      });
       const started = Date.now();
       const err = await client.appendInstructions('exec_1', instructions).then(
         () => assert.fail('expected the request to fail'),
@@ -310,7 +340,10 @@ describe('a proxy that fails gives a typed error that was never sent', () => {
     setProxyEnv({ HTTPS_PROXY: `socks5://${PROXY_USER}:${PROXY_PASSWORD}@proxy.corp:1080` });
     assert.throws(
       () => new BrowserAIClient({ apiToken: TOKEN }),
-      (err: Error) => err instanceof TypeError && /HTTPS_PROXY names a socks5 proxy/.test(err.message) && !err.message.includes(PROXY_PASSWORD),
+      (err: Error) =>
+        err instanceof TypeError &&
+        /HTTPS_PROXY names a socks5 proxy/.test(err.message) &&
+        !err.message.includes(PROXY_PASSWORD),
     );
   });
 });
@@ -320,13 +353,35 @@ describe('choosing the proxy', () => {
 
   test('NO_PROXY entries', () => {
     const api = url('https://api.browser.ai/api/v1');
-    for (const entry of ['*', 'api.browser.ai', 'browser.ai', '.browser.ai', '*.browser.ai', 'API.Browser.AI', 'browser.ai:443', 'other.com, browser.ai', 'browser.ai.']) {
+    for (const entry of [
+      '*',
+      'api.browser.ai',
+      'browser.ai',
+      '.browser.ai',
+      '*.browser.ai',
+      'API.Browser.AI',
+      'browser.ai:443',
+      'other.com, browser.ai',
+      'browser.ai.',
+    ]) {
       assert.equal(bypassesProxy(api, entry), true, entry);
     }
-    for (const entry of ['', ' , ', 'rowser.ai', 'ai.browser.ai', 'browser.ai:8443', 'notbrowser.ai', 'x.api.browser.ai']) {
+    for (const entry of [
+      '',
+      ' , ',
+      'rowser.ai',
+      'ai.browser.ai',
+      'browser.ai:8443',
+      'notbrowser.ai',
+      'x.api.browser.ai',
+    ]) {
       assert.equal(bypassesProxy(api, entry), false, entry);
     }
-    assert.equal(bypassesProxy(url('https://notbrowser.ai/'), '.browser.ai'), false, 'a suffix matches at a label boundary');
+    assert.equal(
+      bypassesProxy(url('https://notbrowser.ai/'), '.browser.ai'),
+      false,
+      'a suffix matches at a label boundary',
+    );
     assert.equal(bypassesProxy(url('http://127.0.0.1:8787/api/v1'), 'localhost,127.0.0.1'), true);
     assert.equal(bypassesProxy(url('http://127.0.0.1:8787/api/v1'), '127.0.0.1:8787'), true);
     assert.equal(bypassesProxy(url('http://127.0.0.1:8787/api/v1'), '0.0.1'), false, 'IP addresses have no subdomains');
@@ -339,10 +394,20 @@ describe('choosing the proxy', () => {
   test('which variable applies', () => {
     const https = url('https://browser.ai/api/v1');
     const http = url('http://localhost:8787/api/v1');
-    assert.deepEqual(proxyFromEnv(https, { HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://q:2' }), { value: 'http://p:1', source: 'HTTPS_PROXY' });
+    assert.deepEqual(proxyFromEnv(https, { HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://q:2' }), {
+      value: 'http://p:1',
+      source: 'HTTPS_PROXY',
+    });
     assert.equal(proxyFromEnv(https, { HTTP_PROXY: 'http://q:2' }), undefined, 'HTTP_PROXY is not for https');
-    assert.deepEqual(proxyFromEnv(http, { HTTPS_PROXY: 'http://p:1', http_proxy: 'http://q:2' }), { value: 'http://q:2', source: 'http_proxy' });
-    assert.equal(proxyFromEnv(http, { HTTP_PROXY: 'http://q:2', no_proxy: 'localhost', NO_PROXY: 'other' }), undefined, 'no_proxy wins over NO_PROXY');
+    assert.deepEqual(proxyFromEnv(http, { HTTPS_PROXY: 'http://p:1', http_proxy: 'http://q:2' }), {
+      value: 'http://q:2',
+      source: 'http_proxy',
+    });
+    assert.equal(
+      proxyFromEnv(http, { HTTP_PROXY: 'http://q:2', no_proxy: 'localhost', NO_PROXY: 'other' }),
+      undefined,
+      'no_proxy wins over NO_PROXY',
+    );
     assert.equal(proxyFromEnv(https, { HTTPS_PROXY: '  ' }), undefined);
   });
 
@@ -350,6 +415,10 @@ describe('choosing the proxy', () => {
     assert.equal(createTransport('https://browser.ai/api/v1', 'proxy.corp:3128', {}).proxy?.label, 'proxy.corp:3128');
     assert.equal(createTransport('https://browser.ai/api/v1', 'https://proxy.corp', {}).proxy?.label, 'proxy.corp:443');
     assert.equal(createTransport('https://browser.ai/api/v1', undefined, {}).proxy, undefined);
-    assert.equal(createTransport('not a url', undefined, { HTTPS_PROXY: 'http://p:1' }).proxy, undefined, 'a bad base URL still fails per request');
+    assert.equal(
+      createTransport('not a url', undefined, { HTTPS_PROXY: 'http://p:1' }).proxy,
+      undefined,
+      'a bad base URL still fails per request',
+    );
   });
 });

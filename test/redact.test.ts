@@ -20,11 +20,21 @@ function assertMasked(text: string, ...secrets: string[]): void {
 
 describe('credentials in URLs', () => {
   test('the user information of a URL is masked, whatever the scheme; host and port stay', () => {
-    assert.equal(redactSecrets(`Connecting to browser: ${PROXY_URL}`), 'Connecting to browser: wss://•••@brd.superproxy.io:9222');
+    assert.equal(
+      redactSecrets(`Connecting to browser: ${PROXY_URL}`),
+      'Connecting to browser: wss://•••@brd.superproxy.io:9222',
+    );
     for (const scheme of ['ws', 'wss', 'http', 'https', 'ftp', 'socks5', 'postgres+ssl', 'chrome-devtools']) {
-      assert.equal(redactSecrets(`${scheme}://user:${PASSWORD}@host.example:1234/path?q=1`), `${scheme}://•••@host.example:1234/path?q=1`);
+      assert.equal(
+        redactSecrets(`${scheme}://user:${PASSWORD}@host.example:1234/path?q=1`),
+        `${scheme}://•••@host.example:1234/path?q=1`,
+      );
     }
-    assert.equal(redactSecrets('https://ghp_abcdef0123456789@github.com/org/repo.git'), 'https://•••@github.com/org/repo.git', 'a user alone (a token) too');
+    assert.equal(
+      redactSecrets('https://ghp_abcdef0123456789@github.com/org/repo.git'),
+      'https://•••@github.com/org/repo.git',
+      'a user alone (a token) too',
+    );
     assert.equal(redactSecrets('WSS://USER:PW@HOST'), 'WSS://•••@HOST');
   });
 
@@ -36,42 +46,77 @@ describe('credentials in URLs', () => {
 
   test('a URL percent-encoded once or twice inside a parameter (the inspector link) keeps its encoding around the mask', () => {
     const once = `Inspector: https://brightdata.com/cp/browser_ai/inspect?wss=${encodeURIComponent(PROXY_URL)}&tab=1`;
-    assert.equal(redactSecrets(once), 'Inspector: https://brightdata.com/cp/browser_ai/inspect?wss=wss%3A%2F%2F•••%40brd.superproxy.io%3A9222&tab=1');
+    assert.equal(
+      redactSecrets(once),
+      'Inspector: https://brightdata.com/cp/browser_ai/inspect?wss=wss%3A%2F%2F•••%40brd.superproxy.io%3A9222&tab=1',
+    );
     const twice = `https://a.example/?next=${encodeURIComponent(`https://b.example/inspect?wss=${encodeURIComponent(PROXY_URL)}`)}`;
     const masked = redactSecrets(twice);
     assertMasked(masked);
     assert.ok(masked.includes('wss%253A%252F%252F•••%2540brd.superproxy.io%253A9222'), masked);
-    assert.equal(redactSecrets(`u=${encodeURIComponent(PROXY_URL).toLowerCase()}`), 'u=wss%3a%2f%2f•••%40brd.superproxy.io%3a9222');
+    assert.equal(
+      redactSecrets(`u=${encodeURIComponent(PROXY_URL).toLowerCase()}`),
+      'u=wss%3a%2f%2f•••%40brd.superproxy.io%3a9222',
+    );
     assertMasked(redactSecrets(encodeURIComponent(encodeURIComponent(encodeURIComponent(PROXY_URL)))));
   });
 
   test('a DevTools-style endpoint parameter without a scheme (wss=, ws=, cdp=, proxy=) loses its user information', () => {
     for (const name of ['wss', 'ws', 'cdp', 'proxy']) {
       const link = `devtools://devtools/bundled/inspector.html?x=1&${name}=user:${PASSWORD}@brd.superproxy.io:9222/devtools/page/1`;
-      assert.equal(redactSecrets(link), `devtools://devtools/bundled/inspector.html?x=1&${name}=•••@brd.superproxy.io:9222/devtools/page/1`);
+      assert.equal(
+        redactSecrets(link),
+        `devtools://devtools/bundled/inspector.html?x=1&${name}=•••@brd.superproxy.io:9222/devtools/page/1`,
+      );
     }
     assert.equal(redactSecrets(`?wss=${encodeURIComponent(`user:${PASSWORD}@h:1`)}`), '?wss=•••%40h%3A1');
   });
 
   test('JSON-escaped: in a JSON text inside a string, with \\/ or \\u0040 escapes', () => {
     assert.equal(redactSecrets(JSON.stringify({ log: PROXY_URL })), '{"log":"wss://•••@brd.superproxy.io:9222"}');
-    assert.equal(redactSecrets(JSON.stringify(PROXY_URL).replaceAll('/', '\\/')), '"wss:\\/\\/•••@brd.superproxy.io:9222"');
+    assert.equal(
+      redactSecrets(JSON.stringify(PROXY_URL).replaceAll('/', '\\/')),
+      '"wss:\\/\\/•••@brd.superproxy.io:9222"',
+    );
     assert.equal(redactSecrets(`"wss://u:${PASSWORD}\\u0040h:1"`), '"wss://•••\\u0040h:1"');
-    assertMasked(redactSecrets(JSON.stringify(JSON.stringify({ inspector: `https://x/?wss=${encodeURIComponent(PROXY_URL)}` }))));
+    assertMasked(
+      redactSecrets(JSON.stringify(JSON.stringify({ inspector: `https://x/?wss=${encodeURIComponent(PROXY_URL)}` }))),
+    );
   });
 });
 
 describe('token-like query parameters', () => {
   test('the whole value of token, apikey, api_key, access_token, password, pass, secret, auth and key goes', () => {
-    for (const name of ['token', 'apikey', 'api_key', 'access_token', 'password', 'pass', 'secret', 'auth', 'key', 'API_KEY', 'Token']) {
-      assert.equal(redactSecrets(`https://api.example/v1?a=1&${name}=${PASSWORD}&b=2#top`), `https://api.example/v1?a=1&${name}=•••&b=2#top`);
+    for (const name of [
+      'token',
+      'apikey',
+      'api_key',
+      'access_token',
+      'password',
+      'pass',
+      'secret',
+      'auth',
+      'key',
+      'API_KEY',
+      'Token',
+    ]) {
+      assert.equal(
+        redactSecrets(`https://api.example/v1?a=1&${name}=${PASSWORD}&b=2#top`),
+        `https://api.example/v1?a=1&${name}=•••&b=2#top`,
+      );
     }
-    assert.equal(redactSecrets(`login with password=${PASSWORD} then --api-key=${PASSWORD}`), 'login with password=••• then --api-key=•••');
+    assert.equal(
+      redactSecrets(`login with password=${PASSWORD} then --api-key=${PASSWORD}`),
+      'login with password=••• then --api-key=•••',
+    );
   });
 
   test('encoded once or twice, inside another URL: only the parameter of that URL', () => {
     const inner = `https://cb.example/done?token=${PASSWORD}&state=ok`;
-    assert.equal(redactSecrets(`https://a.example/?next=${encodeURIComponent(inner)}&x=1`), 'https://a.example/?next=https%3A%2F%2Fcb.example%2Fdone%3Ftoken%3D•••%26state%3Dok&x=1');
+    assert.equal(
+      redactSecrets(`https://a.example/?next=${encodeURIComponent(inner)}&x=1`),
+      'https://a.example/?next=https%3A%2F%2Fcb.example%2Fdone%3Ftoken%3D•••%26state%3Dok&x=1',
+    );
     const twice = redactSecrets(`?next=${encodeURIComponent(`https://b.example/?next=${encodeURIComponent(inner)}`)}`);
     assertMasked(twice);
     assert.ok(twice.includes('token%253D•••%2526state%253Dok'), twice);
@@ -89,10 +134,19 @@ describe('token-like query parameters', () => {
 
 describe('secrets named by the caller', () => {
   test('the API token, as is, percent-encoded once or twice (either hex case), and JSON-escaped', () => {
-    const spellings = [TOKEN, encodeURIComponent(TOKEN), encodeURIComponent(encodeURIComponent(TOKEN)), encodeURIComponent(TOKEN).toLowerCase(), JSON.stringify(`"${TOKEN}"`)];
+    const spellings = [
+      TOKEN,
+      encodeURIComponent(TOKEN),
+      encodeURIComponent(encodeURIComponent(TOKEN)),
+      encodeURIComponent(TOKEN).toLowerCase(),
+      JSON.stringify(`"${TOKEN}"`),
+    ];
     for (const spelling of spellings) {
       const out = redactSecrets(`before ${spelling} after`, [TOKEN]);
-      assert.ok(!out.includes(TOKEN) && !out.includes(encodeURIComponent(TOKEN)) && !out.includes('9f8e7d6c5b4a3210'), `${spelling} -> ${out}`);
+      assert.ok(
+        !out.includes(TOKEN) && !out.includes(encodeURIComponent(TOKEN)) && !out.includes('9f8e7d6c5b4a3210'),
+        `${spelling} -> ${out}`,
+      );
       assert.ok(out.startsWith('before ') && out.endsWith(' after') && out.includes(MASK), out);
     }
   });
@@ -123,7 +177,9 @@ describe('no false positives', () => {
   });
 
   test('masking twice changes nothing more', () => {
-    const once = redactSecrets(`${PROXY_URL} ?token=${PASSWORD} https://x/?wss=${encodeURIComponent(PROXY_URL)}`, [TOKEN]);
+    const once = redactSecrets(`${PROXY_URL} ?token=${PASSWORD} https://x/?wss=${encodeURIComponent(PROXY_URL)}`, [
+      TOKEN,
+    ]);
     assert.equal(redactSecrets(once, [TOKEN]), once);
   });
 });
@@ -151,10 +207,16 @@ describe('deep values', () => {
   });
 
   test('a JSON-escaped answer inside a string, a __proto__ key, deep nesting and a cycle', () => {
-    const parsed = JSON.parse(`{"__proto__": "${PASSWORD}", "raw": ${JSON.stringify(JSON.stringify({ url: PROXY_URL }))}}`) as Record<string, unknown>;
+    const parsed = JSON.parse(
+      `{"__proto__": "${PASSWORD}", "raw": ${JSON.stringify(JSON.stringify({ url: PROXY_URL }))}}`,
+    ) as Record<string, unknown>;
     const redacted = redactSecretsDeep(parsed);
     assert.equal(Object.getPrototypeOf(redacted), Object.prototype, 'the copy keeps a plain prototype');
-    assert.equal(Object.getOwnPropertyDescriptor(redacted, '__proto__')?.value, PASSWORD, 'not a token-like context: kept');
+    assert.equal(
+      Object.getOwnPropertyDescriptor(redacted, '__proto__')?.value,
+      PASSWORD,
+      'not a token-like context: kept',
+    );
     assert.equal(redacted.raw, '{"url":"wss://•••@brd.superproxy.io:9222"}');
 
     let deep: unknown = PROXY_URL;
@@ -178,7 +240,18 @@ describe('large and hostile input', () => {
     const out = redactSecrets(page, [TOKEN]);
     assert.ok(out.length > 3_000_000);
     assert.ok(!out.includes(PASSWORD));
-    for (const fragment of ['://', '%3A%2F%2F', '&ws=', '?wss=a', 'token=', '%252540', 'a@', '\\u0040', '=:', 'wss://' + 'a'.repeat(9_000)]) {
+    for (const fragment of [
+      '://',
+      '%3A%2F%2F',
+      '&ws=',
+      '?wss=a',
+      'token=',
+      '%252540',
+      'a@',
+      '\\u0040',
+      '=:',
+      'wss://' + 'a'.repeat(9_000),
+    ]) {
       const hostile = '=' + fragment.repeat(Math.ceil(2_000_000 / fragment.length));
       assert.equal(typeof redactSecrets(hostile, [TOKEN]), 'string', fragment);
     }
@@ -199,20 +272,39 @@ describe('the client redacts every answer', () => {
   const dirty = (body: Record<string, unknown>) => ({
     ...body,
     note: `token ${TOKEN} ${encodeURIComponent(TOKEN)}`,
-    progress: { status: 'running', logs: [`Connecting to browser: ${PROXY_URL}`, `Inspector: https://x/?wss=${encodeURIComponent(PROXY_URL)}`] },
+    progress: {
+      status: 'running',
+      logs: [`Connecting to browser: ${PROXY_URL}`, `Inspector: https://x/?wss=${encodeURIComponent(PROXY_URL)}`],
+    },
     result: { page: `see ${PROXY_URL}` },
     error: `failed at https://api.example/?apikey=${PASSWORD}`,
   });
 
   test('task answers, instructions answers, stop answers, results and error messages', async () => {
     emulator.inject({ method: 'POST', path: /^\/tasks$/, answer: { transform: dirty } });
-    const created = await client.createTask({ instructions: [{ action: 'Crawl [duration=30s]' }], geoLocation: { country: 'US' }, project: 'p', type: 'crawler_automation' });
+    const created = await client.createTask({
+      instructions: [{ action: 'Crawl [duration=30s]' }],
+      geoLocation: { country: 'US' },
+      project: 'p',
+      type: 'crawler_automation',
+    });
     const id = created.executionId;
     emulator.inject({ method: 'GET', path: /^\/tasks\//, answer: { transform: dirty } });
     emulator.inject({ method: 'POST', path: /\/instructions$/, answer: { transform: dirty } });
     emulator.inject({ method: 'POST', path: /\/command$/, answer: { json: `stopped ${PROXY_URL}` } });
-    emulator.inject({ method: 'GET', path: /^\/results\//, answer: { json: { results: [{ result: PROXY_URL, screenshot_url: `https://s.example/a.png?token=${PASSWORD}` }] } } });
-    emulator.inject({ method: 'GET', path: /^\/tasks\/exec_missing/, status: 500, error: `proxy ${PROXY_URL} failed (token ${TOKEN})` });
+    emulator.inject({
+      method: 'GET',
+      path: /^\/results\//,
+      answer: {
+        json: { results: [{ result: PROXY_URL, screenshot_url: `https://s.example/a.png?token=${PASSWORD}` }] },
+      },
+    });
+    emulator.inject({
+      method: 'GET',
+      path: /^\/tasks\/exec_missing/,
+      status: 500,
+      error: `proxy ${PROXY_URL} failed (token ${TOKEN})`,
+    });
     const answers = [
       created,
       await client.getTask(id),
@@ -224,15 +316,29 @@ describe('the client redacts every answer', () => {
     for (const answer of answers) assertMasked(JSON.stringify(answer), TOKEN, encodeURIComponent(TOKEN));
     assertMasked(`${error.message} ${error.apiMessage}`, TOKEN);
     const task = answers[1] as Awaited<ReturnType<BrowserAIClient['getTask']>>;
-    assert.deepEqual(task.progress?.logs, ['Connecting to browser: wss://•••@brd.superproxy.io:9222', 'Inspector: https://x/?wss=wss%3A%2F%2F•••%40brd.superproxy.io%3A9222']);
+    assert.deepEqual(task.progress?.logs, [
+      'Connecting to browser: wss://•••@brd.superproxy.io:9222',
+      'Inspector: https://x/?wss=wss%3A%2F%2F•••%40brd.superproxy.io%3A9222',
+    ]);
     assert.equal(task.error, 'failed at https://api.example/?apikey=•••');
   });
 
   test('saved tasks: every field but the instruction texts, which a run of the saved task types', async () => {
     const instructions = [{ action: `Log in at https://admin:${PASSWORD}@intranet.example/` }];
     const name = `creds-${Date.now()}`;
-    emulator.inject({ method: 'POST', path: /^\/saved_tasks$/, answer: { transform: (body: Record<string, unknown>) => ({ ...body, message: `saved with ${TOKEN}` }) } });
-    const created = await client.createSavedTask({ name, instructions, type: 'natural_language', project: `p?token=${PASSWORD}`, geoLocation: { country: 'US' }, cron_settings: '' });
+    emulator.inject({
+      method: 'POST',
+      path: /^\/saved_tasks$/,
+      answer: { transform: (body: Record<string, unknown>) => ({ ...body, message: `saved with ${TOKEN}` }) },
+    });
+    const created = await client.createSavedTask({
+      name,
+      instructions,
+      type: 'natural_language',
+      project: `p?token=${PASSWORD}`,
+      geoLocation: { country: 'US' },
+      cron_settings: '',
+    });
     assertMasked(JSON.stringify(created), TOKEN);
     const read = await client.getSavedTask(name);
     assert.equal(read.instructions[0]!.action, instructions[0]!.action);

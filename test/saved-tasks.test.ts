@@ -79,7 +79,13 @@ describe('saved tasks', () => {
       const requests = stack.emulator.requests.length;
       await assert.rejects(saved.create(input), InvalidInputError);
       // The workflow checks again for callers that skip the starter.
-      const type = await failureType(stack.env.client.workflow.execute('savedTaskCreate', { taskQueue: stack.taskQueue, workflowId: `bad-${Date.now()}`, args: [input] }));
+      const type = await failureType(
+        stack.env.client.workflow.execute('savedTaskCreate', {
+          taskQueue: stack.taskQueue,
+          workflowId: `bad-${Date.now()}`,
+          args: [input],
+        }),
+      );
       assert.equal(type, 'InvalidInput');
       assert.equal(stack.emulator.requests.length, requests);
     });
@@ -116,7 +122,11 @@ describe('runSavedTask', () => {
 describe('schedules', () => {
   test('schedule ID is derived from the name: scheduling twice updates the one schedule', async () => {
     await saved.create(definition('Nightly crawl'));
-    const first = await saved.schedule('Nightly crawl', { cron: '0 3 * * *', timezone: 'Europe/Berlin', note: 'first' });
+    const first = await saved.schedule('Nightly crawl', {
+      cron: '0 3 * * *',
+      timezone: 'Europe/Berlin',
+      note: 'first',
+    });
     const second = await saved.schedule('Nightly crawl', { cron: '30 4 * * *', timezone: 'Europe/Berlin' });
     assert.equal(first.scheduleId, scheduleIdFor('Nightly crawl'));
     assert.deepEqual([first.created, second.created], [true, false]);
@@ -125,10 +135,12 @@ describe('schedules', () => {
     assert.deepEqual(described.cron, ['30 4 * * *']);
     assert.equal(described.timezone, 'Europe/Berlin');
     assert.ok(described.nextRunTimes.length > 0, 'next run times are shown');
-    const mine = (await eventually('listed', async () => {
-      const list = await saved.listSchedules();
-      return list.filter((s) => s.scheduleId === first.scheduleId).length === 1 ? list : undefined;
-    })).filter((s) => s.scheduleId === first.scheduleId);
+    const mine = (
+      await eventually('listed', async () => {
+        const list = await saved.listSchedules();
+        return list.filter((s) => s.scheduleId === first.scheduleId).length === 1 ? list : undefined;
+      })
+    ).filter((s) => s.scheduleId === first.scheduleId);
     assert.equal(mine.length, 1);
     await saved.deleteSchedule('Nightly crawl');
   });
@@ -137,7 +149,10 @@ describe('schedules', () => {
     await saved.create(definition('Triggered task'));
     await saved.schedule('Triggered task', { cron: '0 0 1 1 *' });
     await saved.trigger('Triggered task');
-    const run = await eventually('a run started', async () => (await saved.describeSchedule('Triggered task')).recentRuns[0]);
+    const run = await eventually(
+      'a run started',
+      async () => (await saved.describeSchedule('Triggered task')).recentRuns[0],
+    );
     const result = await stack.env.client.workflow.getHandle(run.workflowId).result();
     assert.equal(result.status, 'finalized');
     await saved.deleteSchedule('Triggered task');
@@ -163,14 +178,22 @@ describe('schedules', () => {
   test('an invalid cron or time zone is rejected before anything is read or created', async () => {
     const requests = stack.emulator.requests.length;
     await assert.rejects(saved.schedule('Nightly crawl', { cron: '0 25 * * *' }), /hour/);
-    await assert.rejects(saved.schedule('Nightly crawl', { cron: '0 1 * * *', timezone: 'Mars/Olympus' }), InvalidInputError);
-    await assert.rejects(saved.create(definition('never created'), { schedule: { cron: 'every day' } }), InvalidInputError);
+    await assert.rejects(
+      saved.schedule('Nightly crawl', { cron: '0 1 * * *', timezone: 'Mars/Olympus' }),
+      InvalidInputError,
+    );
+    await assert.rejects(
+      saved.create(definition('never created'), { schedule: { cron: 'every day' } }),
+      InvalidInputError,
+    );
     assert.equal(stack.emulator.requests.length, requests);
     await assert.rejects(saved.describeSchedule('never created'), ScheduleNotFoundError);
   });
 
   test('createSavedTask with a schedule creates both in one call', async () => {
-    const created = await saved.create(definition('Created with schedule'), { schedule: { cron: '0 12 * * *', paused: true } });
+    const created = await saved.create(definition('Created with schedule'), {
+      schedule: { cron: '0 12 * * *', paused: true },
+    });
     assert.equal(created.scheduleId, scheduleIdFor('Created with schedule'));
     const described = await saved.describeSchedule('Created with schedule');
     assert.equal(described.paused, true);

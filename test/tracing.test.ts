@@ -22,7 +22,10 @@ describe('traces', () => {
   let tracing: Tracing;
   let stack: Stack;
   before(async () => {
-    tracing = installTracing({ spanProcessor: new SimpleSpanProcessor(exporter), serviceName: 'browserai-temporal-test' });
+    tracing = installTracing({
+      spanProcessor: new SimpleSpanProcessor(exporter),
+      serviceName: 'browserai-temporal-test',
+    });
     stack = await startStack({ plugins: [tracing.plugin] });
   });
   after(async () => {
@@ -49,7 +52,7 @@ describe('traces', () => {
     /** The names from a span up to its root: every parent must have been exported (no broken link). */
     const chain = (s: ReadableSpan): string[] => {
       const names = [s.name];
-      for (let p = s.parentSpanId; p; ) {
+      for (let p = s.parentSpanId; p;) {
         const parent = byId.get(p);
         assert.ok(parent, `the parent of ${names.at(-1)} was exported`);
         names.push(parent.name);
@@ -79,7 +82,13 @@ describe('traces', () => {
       const sent = requests(method, route);
       assert.ok(sent.length > 0, `${method} ${route} traced`);
       for (const request of sent) {
-        assert.deepEqual(chain(request), [`${method} ${route}`, `RunActivity:${activity}`, `StartActivity:${activity}`, 'RunWorkflow:browserTask', 'StartWorkflow:browserTask']);
+        assert.deepEqual(chain(request), [
+          `${method} ${route}`,
+          `RunActivity:${activity}`,
+          `StartActivity:${activity}`,
+          'RunWorkflow:browserTask',
+          'StartWorkflow:browserTask',
+        ]);
         assert.equal(request.kind, 2 /* SpanKind.CLIENT */);
         assert.equal(request.attributes['http.request.method'], method);
         assert.equal(request.attributes['url.template'], route);
@@ -90,7 +99,10 @@ describe('traces', () => {
     // Exactly the requests BrowserAI got for this task: none untraced, none traced twice.
     const executionId = result.executionId;
     assert.equal(requests('POST', '/tasks').length, 1);
-    assert.equal(requests('GET', '/tasks/{id}').length, stack.emulator.count('GET', new RegExp(`^/tasks/${executionId}$`)));
+    assert.equal(
+      requests('GET', '/tasks/{id}').length,
+      stack.emulator.count('GET', new RegExp(`^/tasks/${executionId}$`)),
+    );
     assert.equal(requests('POST', '/tasks/{id}/instructions').length, 1, 'the code was sent once');
 
     // The signal is its own client call: its span and the workflow's handling of it are linked.
@@ -102,7 +114,15 @@ describe('traces', () => {
     // No code, token or instruction in any name, attribute or event. (Temporal's workflow spans
     // carry the workflow's info, search attributes included, so BrowserAIExecutionId shows there as
     // in the UI; the request spans carry route templates, never the path with the execution ID.)
-    const text = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status, resource: s.resource.attributes })));
+    const text = JSON.stringify(
+      spans.map((s) => ({
+        name: s.name,
+        attributes: s.attributes,
+        events: s.events,
+        status: s.status,
+        resource: s.resource.attributes,
+      })),
+    );
     for (const [what, secret] of [
       ['the code', code],
       ['the API token', stack.emulator.apiToken],
@@ -111,7 +131,10 @@ describe('traces', () => {
       assert.ok(!text.includes(secret), `${what} found in the spans`);
     }
     const requestSpans = inTrace.filter((s) => s.kind === 2 /* SpanKind.CLIENT */);
-    assert.ok(!JSON.stringify(requestSpans.map((s) => [s.name, s.attributes])).includes(executionId), 'a request span names the execution ID');
+    assert.ok(
+      !JSON.stringify(requestSpans.map((s) => [s.name, s.attributes])).includes(executionId),
+      'a request span names the execution ID',
+    );
   });
 
   test('settings: off unless OTEL_* asks; what cannot be honoured is refused with what to write', () => {
@@ -122,15 +145,25 @@ describe('traces', () => {
     assert.deepEqual(settings({}), { settings: undefined, problems: [] });
     assert.deepEqual(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).settings, { exporter: 'otlp' });
     assert.deepEqual(settings({ OTEL_TRACES_EXPORTER: 'console' }).settings, { exporter: 'console' });
-    assert.deepEqual(settings({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).settings, undefined);
+    assert.deepEqual(
+      settings({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).settings,
+      undefined,
+    );
     assert.deepEqual(settings({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }).settings, undefined);
     const zipkin = settings({ OTEL_TRACES_EXPORTER: 'zipkin' });
     assert.equal(zipkin.settings, undefined);
     assert.match(zipkin.problems[0]!, /use otlp/);
     const grpc = settings({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
     assert.match(grpc.problems[0]!, /^OTEL_EXPORTER_OTLP_PROTOCOL="grpc".*http\/protobuf/);
-    const tracesGrpc = settings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' });
-    assert.match(tracesGrpc.problems[0]!, /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc"/, 'names the variable that set it');
+    const tracesGrpc = settings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+    });
+    assert.match(
+      tracesGrpc.problems[0]!,
+      /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc"/,
+      'names the variable that set it',
+    );
   });
 
   test('the install command a missing package error gives matches the optional peers of package.json', () => {
@@ -140,7 +173,10 @@ describe('traces', () => {
     };
     const optional = Object.keys(peerDependenciesMeta).filter((name) => peerDependenciesMeta[name]!.optional);
     // `@scope/name@range`: the name ends at the second `@`.
-    const parsed = TRACING_PACKAGES.map((spec) => ({ name: spec.slice(0, spec.indexOf('@', 1)), range: spec.slice(spec.indexOf('@', 1) + 1) }));
+    const parsed = TRACING_PACKAGES.map((spec) => ({
+      name: spec.slice(0, spec.indexOf('@', 1)),
+      range: spec.slice(spec.indexOf('@', 1) + 1),
+    }));
     assert.deepEqual(parsed.map((p) => p.name).sort(), optional.sort());
     for (const { name, range } of parsed) {
       if (!range.startsWith('<')) assert.equal(range, peerDependencies[name], `${name}'s range`);
@@ -166,7 +202,10 @@ describe('traces from OTEL_* in the worker and the CLI', () => {
       });
     }).listen(0, '127.0.0.1');
     await once(collector, 'listening');
-    [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: 100, defaultDurationMs: 800, ...emulatorOptionsFromEnv(process.env) })]);
+    [env, emulator] = await Promise.all([
+      startTemporal(),
+      BrowserAIEmulator.start({ queueMs: 100, defaultDurationMs: 800, ...emulatorOptionsFromEnv(process.env) }),
+    ]);
   });
   after(async () => {
     worker?.kill();
@@ -182,21 +221,41 @@ describe('traces from OTEL_* in the worker and the CLI', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
       OTEL_BSP_SCHEDULE_DELAY: '200',
     };
-    worker = await startWorkerProcess({ ...otel, BROWSERAI_BASE_URL: emulator.baseUrl, BROWSERAI_API_TOKEN: emulator.apiToken, WORKER_SHUTDOWN_GRACE_MS: '1000' });
-    assert.match(worker.stdout, new RegExp(`traces: otlp http/protobuf to ${otel.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`));
+    worker = await startWorkerProcess({
+      ...otel,
+      BROWSERAI_BASE_URL: emulator.baseUrl,
+      BROWSERAI_API_TOKEN: emulator.apiToken,
+      WORKER_SHUTDOWN_GRACE_MS: '1000',
+    });
+    assert.match(
+      worker.stdout,
+      new RegExp(`traces: otlp http/protobuf to ${otel.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`),
+    );
 
     const cli = require.resolve('../src/cli/main');
     const args = ['start', '--instruction', 'Read the traced title', '--project', 'demo', '--country', 'US', '--wait'];
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, ...otel } });
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], {
+      env: { ...process.env, ...otel },
+    });
     assert.match(stdout, /finalized/);
     await worker.stop(); // exports what its batch processor still holds
 
     // Spans are protobuf-encoded; their names and the resources' service names are plain UTF-8 in it.
-    const sent = (service: string) => exports.filter((body) => body.includes(service)).map((body) => body.toString('latin1')).join('');
+    const sent = (service: string) =>
+      exports
+        .filter((body) => body.includes(service))
+        .map((body) => body.toString('latin1'))
+        .join('');
     const fromCli = sent('browserai-temporal-cli');
     const fromWorker = sent('browserai-temporal-worker');
     assert.ok(fromCli.includes('StartWorkflow:browserTask'), 'the CLI exported its start span before exiting');
-    for (const name of ['RunWorkflow:browserTask', 'RunActivity:browserAICreateTask', 'POST /tasks', 'RunActivity:browserAIPollTask', 'GET /tasks/{id}']) {
+    for (const name of [
+      'RunWorkflow:browserTask',
+      'RunActivity:browserAICreateTask',
+      'POST /tasks',
+      'RunActivity:browserAIPollTask',
+      'GET /tasks/{id}',
+    ]) {
       assert.ok(fromWorker.includes(name), `the worker exported ${name}`);
     }
   });

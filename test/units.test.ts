@@ -25,7 +25,10 @@ describe('nextPollDelay', () => {
 
   test('sleeps towards estimatedCompletion (plus the grace) and resets the interval', () => {
     const eta = now + 10_000;
-    assert.deepEqual(nextPollDelay(schedule, 8_000, { estimatedCompletionMs: eta }, now), { delayMs: 10_000 + ETA_GRACE_MS, nextIntervalMs: 1_000 });
+    assert.deepEqual(nextPollDelay(schedule, 8_000, { estimatedCompletionMs: eta }, now), {
+      delayMs: 10_000 + ETA_GRACE_MS,
+      nextIntervalMs: 1_000,
+    });
   });
 
   test('never sleeps longer than maxIntervalMs, however far the estimate', () => {
@@ -51,7 +54,12 @@ describe('nextPollDelay', () => {
     const afterEta = now + 5_000 + ETA_GRACE_MS;
     const first = nextPollDelay(schedule, towards.nextIntervalMs, { estimatedCompletionMs: now + 5_000 }, afterEta);
     assert.equal(first.delayMs, 1_000);
-    const second = nextPollDelay(schedule, first.nextIntervalMs, { estimatedCompletionMs: now + 5_000 }, afterEta + first.delayMs);
+    const second = nextPollDelay(
+      schedule,
+      first.nextIntervalMs,
+      { estimatedCompletionMs: now + 5_000 },
+      afterEta + first.delayMs,
+    );
     assert.equal(second.delayMs, 1_500);
     assert.ok(second.nextIntervalMs > second.delayMs);
   });
@@ -96,7 +104,7 @@ describe('polling where tasks of a kind end', () => {
   function looks(window: EndWindow, untilMs: number): number[] {
     const at: number[] = [];
     let interval = schedule.initialIntervalMs;
-    for (let now = start; now - start < untilMs; ) {
+    for (let now = start; now - start < untilMs;) {
       const next = nextPollDelay(schedule, interval, { window: { ...window, startedAtMs: start } }, now);
       interval = next.nextIntervalMs;
       now += next.delayMs;
@@ -121,7 +129,15 @@ describe('polling where tasks of a kind end', () => {
   });
 
   test('an estimate, when BrowserAI gives one, wins over the window', () => {
-    const next = nextPollDelay(schedule, 1_000, { estimatedCompletionMs: start + 5_000, window: { fromMs: 40_000, toMs: 50_000, basis: 'kind', startedAtMs: start } }, start);
+    const next = nextPollDelay(
+      schedule,
+      1_000,
+      {
+        estimatedCompletionMs: start + 5_000,
+        window: { fromMs: 40_000, toMs: 50_000, basis: 'kind', startedAtMs: start },
+      },
+      start,
+    );
     assert.equal(next.delayMs, 5_000 + ETA_GRACE_MS);
   });
 
@@ -131,7 +147,10 @@ describe('polling where tasks of a kind end', () => {
     durations.record('k', { afterMs: 58_000, byMs: 60_000 });
     const one = durations.expectedEnd('k');
     assert.equal(one.basis, 'kind');
-    assert.ok(one.fromMs < 59_000 && one.fromMs > 50_000 && one.toMs > 59_000 && one.toMs < 68_000, JSON.stringify(one));
+    assert.ok(
+      one.fromMs < 59_000 && one.fromMs > 50_000 && one.toMs > 59_000 && one.toMs < 68_000,
+      JSON.stringify(one),
+    );
     durations.record('k', { afterMs: 61_000, byMs: 62_000 });
     durations.record('k', { afterMs: 59_000, byMs: 60_000 });
     const three = durations.expectedEnd('k');
@@ -155,7 +174,11 @@ describe('polling where tasks of a kind end', () => {
   });
 
   test('taskKind: the same type, project and instructions make one kind; any difference makes another', () => {
-    const task = { type: 'crawler_automation' as const, project: 'p', instructions: [{ action: 'a' }, { action: 'b' }] };
+    const task = {
+      type: 'crawler_automation' as const,
+      project: 'p',
+      instructions: [{ action: 'a' }, { action: 'b' }],
+    };
     assert.equal(taskKind(task), taskKind({ ...task, instructions: [{ action: 'a' }, { action: 'b' }] }));
     assert.notEqual(taskKind(task), taskKind({ ...task, instructions: [{ action: 'ab' }] }));
     assert.notEqual(taskKind(task), taskKind({ ...task, project: 'q' }));
@@ -250,7 +273,13 @@ describe('truncateString and fitResults', () => {
   test('fitResults truncates fields to fit the budget, never splitting characters, and reports what it cut', () => {
     const results: ResultEntry[] = [
       { model_output: 'Step 1 ok', result: 'small', state: 'done', history_index: 0 },
-      { model_output: 'Step 2 ok', result: '日本語😀é'.repeat(20_000), state: 'done', history_index: 1, metadata: { big: 'x'.repeat(50_000) } },
+      {
+        model_output: 'Step 2 ok',
+        result: '日本語😀é'.repeat(20_000),
+        state: 'done',
+        history_index: 1,
+        metadata: { big: 'x'.repeat(50_000) },
+      },
     ];
     const maxBytes = 16 * 1024;
     const { results: kept, trimmed } = fitResults(results, maxBytes);
@@ -315,7 +344,10 @@ describe('taskInputProblems', () => {
   function assertProblem(input: unknown, pattern: RegExp): void {
     const problems = taskInputProblems(input as BrowserTaskInput);
     assert.ok(problems.length > 0, `no problem found for ${JSON.stringify(input)}`);
-    assert.ok(problems.some((p) => pattern.test(p)), `${JSON.stringify(problems)} should match ${pattern}`);
+    assert.ok(
+      problems.some((p) => pattern.test(p)),
+      `${JSON.stringify(problems)} should match ${pattern}`,
+    );
   }
 
   test('a valid input has no problems', () => {
@@ -346,7 +378,10 @@ describe('taskInputProblems', () => {
     assertProblem(withInput({ instructions: [] }), /^instructions must be a non-empty array/);
     assertProblem(withInput({ instructions: undefined }), /^instructions must be a non-empty array/);
     assertProblem(withInput({ instructions: 'Open example.com' }), /^instructions must be a non-empty array/);
-    assertProblem(withInput({ instructions: [{ action: '   ' }] }), /instructions\[0\]\.action must be a non-empty string/);
+    assertProblem(
+      withInput({ instructions: [{ action: '   ' }] }),
+      /instructions\[0\]\.action must be a non-empty string/,
+    );
   });
 
   test('a non-string action', () => {
@@ -356,17 +391,24 @@ describe('taskInputProblems', () => {
   });
 
   test('an unknown type', () => {
-    assertProblem(withInput({ type: 'magic_automation' }), /^type must be one of crawler_automation, script_automation/);
+    assertProblem(
+      withInput({ type: 'magic_automation' }),
+      /^type must be one of crawler_automation, script_automation/,
+    );
     assertProblem(withInput({ type: undefined }), /^type must be one of/);
   });
 
   test('an empty project', () => {
-    for (const project of ['', '   ', undefined, 7]) assertProblem(withInput({ project }), /^project must be a non-empty string/);
+    for (const project of ['', '   ', undefined, 7])
+      assertProblem(withInput({ project }), /^project must be a non-empty string/);
   });
 
   test('a country that is not an ISO 3166-1 alpha-2 code', () => {
     for (const country of ['UK', 'usa', 'USA', 'XX', '', 1]) {
-      assertProblem(withInput({ geoLocation: { country } }), /^geoLocation\.country must be an ISO 3166-1 alpha-2 code/);
+      assertProblem(
+        withInput({ geoLocation: { country } }),
+        /^geoLocation\.country must be an ISO 3166-1 alpha-2 code/,
+      );
     }
     assertProblem(withInput({ geoLocation: undefined }), /^geoLocation\.country/);
   });
@@ -374,30 +416,61 @@ describe('taskInputProblems', () => {
   test('bad numbers', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000']) {
       assertProblem(withInput({ timeoutMs: bad }), /^timeoutMs must be a number of milliseconds from 1000 to/);
-      assertProblem(withInput({ awaitingInputTimeoutMs: bad }), /^awaitingInputTimeoutMs must be a number of milliseconds from 1000 to/);
-      assertProblem(withInput({ stopRetryWindowMs: bad }), /^stopRetryWindowMs must be a number of milliseconds from 1000 to/);
+      assertProblem(
+        withInput({ awaitingInputTimeoutMs: bad }),
+        /^awaitingInputTimeoutMs must be a number of milliseconds from 1000 to/,
+      );
+      assertProblem(
+        withInput({ stopRetryWindowMs: bad }),
+        /^stopRetryWindowMs must be a number of milliseconds from 1000 to/,
+      );
       for (const field of ['initialIntervalMs', 'maxIntervalMs', 'heartbeatTimeoutMs', 'maxSpanMs']) {
-        assertProblem(withInput({ polling: { [field]: bad } }), new RegExp(`^polling\\.${field} must be a number of milliseconds from`));
+        assertProblem(
+          withInput({ polling: { [field]: bad } }),
+          new RegExp(`^polling\\.${field} must be a number of milliseconds from`),
+        );
       }
     }
     // Sane bounds: polling faster than 4 requests a second, or a heartbeat timeout under a second, is refused.
-    assertProblem(withInput({ polling: { initialIntervalMs: 249 } }), /^polling\.initialIntervalMs must be a number of milliseconds from 250 to 60000/);
-    assertProblem(withInput({ polling: { heartbeatTimeoutMs: 999 } }), /^polling\.heartbeatTimeoutMs must be a number of milliseconds from 1000/);
-    assertProblem(withInput({ polling: { inputSettleMs: 60_001 } }), /^polling\.inputSettleMs must be a number of milliseconds from 0 to 60000/);
-    assert.deepEqual(taskInputProblems({ ...withInput({}), resume: { executionId: 'exec_x' } } as never), ['resume is not an input: continue-as-new carries its own state']);
-    assertProblem(withInput({ polling: { initialIntervalMs: 5_000, maxIntervalMs: 1_000 } }), /initialIntervalMs must not exceed/);
+    assertProblem(
+      withInput({ polling: { initialIntervalMs: 249 } }),
+      /^polling\.initialIntervalMs must be a number of milliseconds from 250 to 60000/,
+    );
+    assertProblem(
+      withInput({ polling: { heartbeatTimeoutMs: 999 } }),
+      /^polling\.heartbeatTimeoutMs must be a number of milliseconds from 1000/,
+    );
+    assertProblem(
+      withInput({ polling: { inputSettleMs: 60_001 } }),
+      /^polling\.inputSettleMs must be a number of milliseconds from 0 to 60000/,
+    );
+    assert.deepEqual(taskInputProblems({ ...withInput({}), resume: { executionId: 'exec_x' } } as never), [
+      'resume is not an input: continue-as-new carries its own state',
+    ]);
+    assertProblem(
+      withInput({ polling: { initialIntervalMs: 5_000, maxIntervalMs: 1_000 } }),
+      /initialIntervalMs must not exceed/,
+    );
     for (const bad of [0, 100, 1023, 10 * 1024 * 1024, Number.NaN]) {
       assertProblem(withInput({ maxResultBytes: bad }), /^maxResultBytes must be between 1024 and/);
     }
   });
 
   test('a code template without {code}, and an unknown delivery', () => {
-    assertProblem(withInput({ codeInstructionTemplate: 'Enter the code' }), /codeInstructionTemplate must contain the placeholder \{code\}/);
+    assertProblem(
+      withInput({ codeInstructionTemplate: 'Enter the code' }),
+      /codeInstructionTemplate must contain the placeholder \{code\}/,
+    );
     assertProblem(withInput({ delivery: 'exactly-once' }), /^delivery must be/);
   });
 
   test('lists every problem, not just the first', () => {
-    const problems = taskInputProblems({ instructions: [], type: 'x', project: '', geoLocation: { country: 'UK' } } as unknown as BrowserTaskInput);
+    const problems = taskInputProblems({
+      instructions: [],
+      type: 'x',
+      project: '',
+      geoLocation: { country: 'UK' },
+    } as unknown as BrowserTaskInput);
     assert.equal(problems.length, 4, JSON.stringify(problems));
   });
 });
@@ -408,7 +481,19 @@ describe('codeProblems', () => {
   });
 
   test('rejects anything else', () => {
-    for (const code of ['', 'x'.repeat(65), '12 34', '1234\n', '12;DROP', '１２３４', '١٢٣٤', 123456, null, undefined, ['1234']]) {
+    for (const code of [
+      '',
+      'x'.repeat(65),
+      '12 34',
+      '1234\n',
+      '12;DROP',
+      '１２３４',
+      '١٢٣٤',
+      123456,
+      null,
+      undefined,
+      ['1234'],
+    ]) {
       const problems = codeProblems(code);
       assert.equal(problems.length, 1, JSON.stringify(code));
       assert.match(problems[0]!, /^code must be 1-64 letters, digits or dashes/);
@@ -425,7 +510,10 @@ describe('renderDetails', () => {
       executionId: 'exec_abc',
       status: 'awaiting',
       awaitingInput: true,
-      progress: { status: `Typing ${CODE}`, logs: ['Opening browser', `Entered code ${CODE}`, 'Waiting for a one-time code'] },
+      progress: {
+        status: `Typing ${CODE}`,
+        logs: ['Opening browser', `Entered code ${CODE}`, 'Waiting for a one-time code'],
+      },
       started: '2025-01-01T00:00:00.000Z',
       estimatedCompletion: '2025-01-01T00:05:00.000Z',
       pendingInstructions: 2,
@@ -482,14 +570,11 @@ describe('renderDetails', () => {
     assert.equal(redact('abc', ['']), 'abc');
   });
 
-  test(
-    'redact masks a code whole when another code is its prefix',
-    () => {
-      // Two codes sent in one session, the first a prefix of the second (a retyped code).
-      const text = redact('Entered 123456', ['1234', '123456']);
-      assert.ok(!text.includes('56'), `leaks the tail of the longer code: ${text}`);
-    },
-  );
+  test('redact masks a code whole when another code is its prefix', () => {
+    // Two codes sent in one session, the first a prefix of the second (a retyped code).
+    const text = redact('Entered 123456', ['1234', '123456']);
+    assert.ok(!text.includes('56'), `leaks the tail of the longer code: ${text}`);
+  });
 });
 
 describe('parseRetryAfter', () => {
@@ -508,7 +593,8 @@ describe('parseRetryAfter', () => {
   });
 
   test('absent or unreadable', () => {
-    for (const value of [undefined, null, '', '   ', 'soon', 5, ['5']]) assert.equal(parseRetryAfter(value), undefined, String(value));
+    for (const value of [undefined, null, '', '   ', 'soon', 5, ['5']])
+      assert.equal(parseRetryAfter(value), undefined, String(value));
   });
 });
 
@@ -541,7 +627,10 @@ describe('kindForStatus', () => {
 
 describe('version', () => {
   test("PACKAGE_VERSION and PACKAGE_NAME equal package.json's", () => {
-    const pkg = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { name: string; version: string };
+    const pkg = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+    };
     assert.equal(PACKAGE_VERSION, pkg.version);
     assert.equal(PACKAGE_NAME, pkg.name);
   });
@@ -550,7 +639,8 @@ describe('version', () => {
 describe('CLI stop sentence', () => {
   test('never says a task was stopped unless the stop was confirmed', () => {
     assert.match(stopSentence(true, 'exec_1'), /was stopped/);
-    for (const unconfirmed of [false, null, undefined]) assert.doesNotMatch(stopSentence(unconfirmed, 'exec_1'), /was stopped/);
+    for (const unconfirmed of [false, null, undefined])
+      assert.doesNotMatch(stopSentence(unconfirmed, 'exec_1'), /was stopped/);
     assert.match(stopSentence(false, 'exec_1'), /could NOT be confirmed: it may still be running/);
     assert.match(stopSentence(null, null), /No BrowserAI task had been created/);
   });

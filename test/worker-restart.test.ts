@@ -22,7 +22,10 @@ let emulator: BrowserAIEmulator;
 const children = new Set<ChildProcess>();
 
 before(async () => {
-  [env, emulator] = await Promise.all([startTemporal(), BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) })]);
+  [env, emulator] = await Promise.all([
+    startTemporal(),
+    BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
+  ]);
 });
 beforeEach(() => {
   emulator.clearFaults();
@@ -94,7 +97,8 @@ const WORKER_EXIT_MS = 30_000;
 const creates = () => emulator.count('POST', /^\/tasks$/);
 const stops = () => emulator.count('POST', /^\/tasks\/[^/]+\/command$/);
 /** Requests the emulator has received and not answered yet: on the wire. */
-const onTheWire = (method: string, path: RegExp) => emulator.requests.filter((r) => r.method === method && path.test(r.path) && r.status === 0);
+const onTheWire = (method: string, path: RegExp) =>
+  emulator.requests.filter((r) => r.method === method && path.test(r.path) && r.status === 0);
 
 /** Signals the worker process and waits until it has exited; a worker that never exits fails the test. */
 async function stopWorkerProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -102,7 +106,10 @@ async function stopWorkerProcess(child: ChildProcess, signal: NodeJS.Signals): P
   child.kill(signal);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the worker did not exit within ${WORKER_EXIT_MS} ms of ${signal}`)), WORKER_EXIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`the worker did not exit within ${WORKER_EXIT_MS} ms of ${signal}`)),
+      WORKER_EXIT_MS,
+    );
   });
   try {
     await Promise.race([exited, late]);
@@ -118,7 +125,13 @@ async function endWithin<T>(handle: WorkflowHandle, ms: number): Promise<{ resul
     timer = setTimeout(() => reject(new Error(`the workflow was still open ${ms} ms after the worker died`)), ms);
   });
   try {
-    return await Promise.race([handle.result().then((result: T) => ({ result }), (failure: unknown) => ({ failure })), hung]);
+    return await Promise.race([
+      handle.result().then(
+        (result: T) => ({ result }),
+        (failure: unknown) => ({ failure }),
+      ),
+      hung,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -134,15 +147,22 @@ async function failedAttempts(workflowId: string): Promise<string[]> {
   return runs.flatMap((run) => {
     const events = run.history.events ?? [];
     const typeOf = (scheduledId: unknown) =>
-      events.find((e) => String(e.eventId) === String(scheduledId))?.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      events.find((e) => String(e.eventId) === String(scheduledId))?.activityTaskScheduledEventAttributes?.activityType
+        ?.name ?? '?';
     return events.flatMap((e) => {
       const failed = e.activityTaskFailedEventAttributes;
-      if (failed) return [`${typeOf(failed.scheduledEventId)}: ${failed.failure?.applicationFailureInfo?.type ?? ''}: ${failed.failure?.message ?? ''}`];
+      if (failed)
+        return [
+          `${typeOf(failed.scheduledEventId)}: ${failed.failure?.applicationFailureInfo?.type ?? ''}: ${failed.failure?.message ?? ''}`,
+        ];
       const timedOut = e.activityTaskTimedOutEventAttributes;
       if (timedOut) return [`${typeOf(timedOut.scheduledEventId)}: timed out: ${timedOut.failure?.message ?? ''}`];
       // A retried attempt's failure is only in the pending activity; the last one is in ActivityTaskStarted.
       const started = e.activityTaskStartedEventAttributes;
-      if (started?.lastFailure) return [`${typeOf(started.scheduledEventId)} (attempt ${started.attempt}): ${started.lastFailure.message ?? ''}`];
+      if (started?.lastFailure)
+        return [
+          `${typeOf(started.scheduledEventId)} (attempt ${started.attempt}): ${started.lastFailure.message ?? ''}`,
+        ];
       return [];
     });
   });
@@ -185,23 +205,37 @@ async function createOnTheWire() {
   const tasks = new BrowserTasks(env.client, taskQueue);
   const first = await startWorkerProcess(taskQueue);
   emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 3_000 });
-  const handle = await tasks.start(taskInput({ polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } }));
+  const handle = await tasks.start(
+    taskInput({ polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } }),
+  );
   await eventually('the create on the wire', () => onTheWire('POST', /^\/tasks$/).length === 1);
   return { taskQueue, tasks, first, handle };
 }
 
-test('SIGTERM while the create is on the wire: the create finishes, and the next worker completes the task with one create', { timeout: 120_000 }, async () => {
-  const { taskQueue, tasks, first, handle } = await createOnTheWire();
-  await stopWorkerProcess(first, 'SIGTERM');
-  await startWorkerProcess(taskQueue);
-  const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
-  assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
-  assert.equal(result!.status, 'finalized');
-  assert.equal(creates(), 1, 'one create');
-  assert.equal(emulator.requests.find((r) => r.method === 'POST' && r.path === '/tasks')!.status, 200, 'the create was answered, not cut');
-  assert.deepEqual(await failedAttempts(handle.workflowId), [], 'no attempt failed: the create finished in the first one');
-  assert.equal(stops(), 0, 'no stop');
-});
+test(
+  'SIGTERM while the create is on the wire: the create finishes, and the next worker completes the task with one create',
+  { timeout: 120_000 },
+  async () => {
+    const { taskQueue, tasks, first, handle } = await createOnTheWire();
+    await stopWorkerProcess(first, 'SIGTERM');
+    await startWorkerProcess(taskQueue);
+    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
+    assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
+    assert.equal(result!.status, 'finalized');
+    assert.equal(creates(), 1, 'one create');
+    assert.equal(
+      emulator.requests.find((r) => r.method === 'POST' && r.path === '/tasks')!.status,
+      200,
+      'the create was answered, not cut',
+    );
+    assert.deepEqual(
+      await failedAttempts(handle.workflowId),
+      [],
+      'no attempt failed: the create finished in the first one',
+    );
+    assert.equal(stops(), 0, 'no stop');
+  },
+);
 
 /** A worker, an OTP task awaiting its code, and the code's append delayed so it is on the wire now. */
 async function codeOnTheWire() {
@@ -216,70 +250,109 @@ async function codeOnTheWire() {
   return { taskQueue, tasks, first, handle, executionId };
 }
 
-test('SIGTERM while the one-time code is on the wire: the append finishes, and the code is typed exactly once', { timeout: 120_000 }, async () => {
-  const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
-  await stopWorkerProcess(first, 'SIGTERM');
-  await startWorkerProcess(taskQueue);
-  const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
-  assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
-  assert.equal(result!.status, 'finalized');
-  assert.equal(result!.executionId, executionId);
-  assert.deepEqual(emulator.task(executionId)!.codesReceived, ['482913'], 'the code typed exactly once');
-  // The append itself finished: not cut by the shutdown and then found ambiguous (which the
-  // workflow survives, since the task moved on anyway, but which says the send was aborted).
-  assert.equal(result!.error, null, `the workflow recorded an error: ${result!.error}`);
-  assert.deepEqual(await failedAttempts(handle.workflowId), [], 'no attempt failed: the append finished in the first one');
-  assert.equal(creates(), 1, 'one create');
-  assert.equal(stops(), 0, 'no stop');
-});
+test(
+  'SIGTERM while the one-time code is on the wire: the append finishes, and the code is typed exactly once',
+  { timeout: 120_000 },
+  async () => {
+    const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
+    await stopWorkerProcess(first, 'SIGTERM');
+    await startWorkerProcess(taskQueue);
+    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
+    assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
+    assert.equal(result!.status, 'finalized');
+    assert.equal(result!.executionId, executionId);
+    assert.deepEqual(emulator.task(executionId)!.codesReceived, ['482913'], 'the code typed exactly once');
+    // The append itself finished: not cut by the shutdown and then found ambiguous (which the
+    // workflow survives, since the task moved on anyway, but which says the send was aborted).
+    assert.equal(result!.error, null, `the workflow recorded an error: ${result!.error}`);
+    assert.deepEqual(
+      await failedAttempts(handle.workflowId),
+      [],
+      'no attempt failed: the append finished in the first one',
+    );
+    assert.equal(creates(), 1, 'one create');
+    assert.equal(stops(), 0, 'no stop');
+  },
+);
 
-test('SIGKILL while the create is on the wire: at-most-once fails AmbiguousRequest and never creates a second task', { timeout: 180_000 }, async () => {
-  const { taskQueue, first, handle } = await createOnTheWire();
-  await stopWorkerProcess(first, 'SIGKILL');
-  await startWorkerProcess(taskQueue);
-  const { result, failure } = await endWithin(handle, 150_000);
-  assert.equal(result, undefined, 'the workflow cannot know whether its task was created: it must not complete');
-  assert.equal(failureType(failure), 'AmbiguousRequest');
-  assert.equal(creates(), 1, 'exactly one create reached BrowserAI');
-});
+test(
+  'SIGKILL while the create is on the wire: at-most-once fails AmbiguousRequest and never creates a second task',
+  { timeout: 180_000 },
+  async () => {
+    const { taskQueue, first, handle } = await createOnTheWire();
+    await stopWorkerProcess(first, 'SIGKILL');
+    await startWorkerProcess(taskQueue);
+    const { result, failure } = await endWithin(handle, 150_000);
+    assert.equal(result, undefined, 'the workflow cannot know whether its task was created: it must not complete');
+    assert.equal(failureType(failure), 'AmbiguousRequest');
+    assert.equal(creates(), 1, 'exactly one create reached BrowserAI');
+  },
+);
 
-test('SIGKILL while the one-time code is on the wire: the code is typed at most once and the workflow ends', { timeout: 180_000 }, async (t) => {
-  const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
-  await stopWorkerProcess(first, 'SIGKILL');
-  await startWorkerProcess(taskQueue);
-  const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 150_000);
-  t.diagnostic(
-    `ended ${failure === undefined ? `completed (${result!.status})` : `failed ${failureType(failure)}`}; code typed ${emulator.task(executionId)!.codesReceived.length} time(s)`,
-  );
-  if (failure !== undefined) assert.equal(failureType(failure), 'AmbiguousRequest', `the workflow failed: ${oneLine(failure)}`);
-  else assert.equal(result!.executionId, executionId);
-  assert.ok(emulator.task(executionId)!.codesReceived.length <= 1, `the code typed ${emulator.task(executionId)!.codesReceived.length} times`);
-  assert.equal(creates(), 1, 'one create');
-});
+test(
+  'SIGKILL while the one-time code is on the wire: the code is typed at most once and the workflow ends',
+  { timeout: 180_000 },
+  async (t) => {
+    const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
+    await stopWorkerProcess(first, 'SIGKILL');
+    await startWorkerProcess(taskQueue);
+    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 150_000);
+    t.diagnostic(
+      `ended ${failure === undefined ? `completed (${result!.status})` : `failed ${failureType(failure)}`}; code typed ${emulator.task(executionId)!.codesReceived.length} time(s)`,
+    );
+    if (failure !== undefined)
+      assert.equal(failureType(failure), 'AmbiguousRequest', `the workflow failed: ${oneLine(failure)}`);
+    else assert.equal(result!.executionId, executionId);
+    assert.ok(
+      emulator.task(executionId)!.codesReceived.length <= 1,
+      `the code typed ${emulator.task(executionId)!.codesReceived.length} times`,
+    );
+    assert.equal(creates(), 1, 'one create');
+  },
+);
 
-test('a deploy during a burst: SIGTERM while 20 creates are on the wire, and every workflow completes with one create each', { timeout: 180_000 }, async () => {
-  const taskQueue = `restart-${randomUUID()}`;
-  const tasks = new BrowserTasks(env.client, taskQueue);
-  const first = await startWorkerProcess(taskQueue);
-  emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 1_500, times: 20 });
-  const handles = await Promise.all(
-    Array.from({ length: 20 }, (_, i) =>
-      tasks.start(taskInput({ instructions: [{ action: `Burst task ${i}` }], polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } })),
-    ),
-  );
-  // Shut down while creates are on the wire: as many as arrive within half a second of the first.
-  const firstOnWire = await eventually('creates on the wire', () => onTheWire('POST', /^\/tasks$/)[0]);
-  await eventually('the burst on the wire', () => onTheWire('POST', /^\/tasks$/).length === 20 || Date.now() - firstOnWire.at > 500);
-  const inFlight = onTheWire('POST', /^\/tasks$/).length;
-  assert.ok(inFlight > 0, 'creates were on the wire at the shutdown');
-  await stopWorkerProcess(first, 'SIGTERM');
-  await startWorkerProcess(taskQueue);
-  const ends = await Promise.all(handles.map((handle) => endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 120_000)));
-  const failed = ends.flatMap((end, i) => (end.failure === undefined ? [] : [`${handles[i]!.workflowId}: ${oneLine(end.failure)}`]));
-  assert.ok(failed.length === 0, `${failed.length} of 20 workflows failed (${inFlight} creates were on the wire at SIGTERM); first: ${failed[0]}`);
-  for (const end of ends) assert.equal(end.result!.status, 'finalized');
-  const cut = (await Promise.all(handles.map((h) => failedAttempts(h.workflowId)))).flat();
-  assert.deepEqual(cut, [], 'no create attempt failed');
-  assert.equal(creates(), 20, 'exactly 20 creates');
-  assert.equal(stops(), 0, 'no stop');
-});
+test(
+  'a deploy during a burst: SIGTERM while 20 creates are on the wire, and every workflow completes with one create each',
+  { timeout: 180_000 },
+  async () => {
+    const taskQueue = `restart-${randomUUID()}`;
+    const tasks = new BrowserTasks(env.client, taskQueue);
+    const first = await startWorkerProcess(taskQueue);
+    emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 1_500, times: 20 });
+    const handles = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        tasks.start(
+          taskInput({
+            instructions: [{ action: `Burst task ${i}` }],
+            polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 },
+          }),
+        ),
+      ),
+    );
+    // Shut down while creates are on the wire: as many as arrive within half a second of the first.
+    const firstOnWire = await eventually('creates on the wire', () => onTheWire('POST', /^\/tasks$/)[0]);
+    await eventually(
+      'the burst on the wire',
+      () => onTheWire('POST', /^\/tasks$/).length === 20 || Date.now() - firstOnWire.at > 500,
+    );
+    const inFlight = onTheWire('POST', /^\/tasks$/).length;
+    assert.ok(inFlight > 0, 'creates were on the wire at the shutdown');
+    await stopWorkerProcess(first, 'SIGTERM');
+    await startWorkerProcess(taskQueue);
+    const ends = await Promise.all(
+      handles.map((handle) => endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 120_000)),
+    );
+    const failed = ends.flatMap((end, i) =>
+      end.failure === undefined ? [] : [`${handles[i]!.workflowId}: ${oneLine(end.failure)}`],
+    );
+    assert.ok(
+      failed.length === 0,
+      `${failed.length} of 20 workflows failed (${inFlight} creates were on the wire at SIGTERM); first: ${failed[0]}`,
+    );
+    for (const end of ends) assert.equal(end.result!.status, 'finalized');
+    const cut = (await Promise.all(handles.map((h) => failedAttempts(h.workflowId)))).flat();
+    assert.deepEqual(cut, [], 'no create attempt failed');
+    assert.equal(creates(), 20, 'exactly 20 creates');
+    assert.equal(stops(), 0, 'no stop');
+  },
+);

@@ -50,8 +50,19 @@ export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_
 Durations: 500ms, 30s, 8m; a bare number is seconds.`;
 
 const FLAGS = [
-  'workflows', 'workers', 'seed', 'deadline', 'mix', 'fault-rate', 'start-spread',
-  'kill-every', 'deploy-at', 'grace', 'request-timeout', 'output', 'raw-json',
+  'workflows',
+  'workers',
+  'seed',
+  'deadline',
+  'mix',
+  'fault-rate',
+  'start-spread',
+  'kill-every',
+  'deploy-at',
+  'grace',
+  'request-timeout',
+  'output',
+  'raw-json',
 ] as const;
 type Flag = (typeof FLAGS)[number];
 
@@ -70,7 +81,9 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     values.set(flag, value);
   }
   const get = (flag: Flag, fallback: string) => values.get(flag) ?? fallback;
-  const [killMinMs, killMaxMs] = get('kill-every', '5s-10s').split('-').map((part) => duration('kill-every', part));
+  const [killMinMs, killMaxMs] = get('kill-every', '5s-10s')
+    .split('-')
+    .map((part) => duration('kill-every', part));
   if (killMinMs === undefined || killMaxMs === undefined || killMinMs > killMaxMs || killMinMs < 500) {
     throw new Error('--kill-every must be "A-B" with 500ms <= A <= B, e.g. 5s-10s');
   }

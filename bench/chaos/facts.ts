@@ -46,12 +46,19 @@ export interface ChaosFacts {
   requests: { total: number; creates: number; appends: number; createsOrAppendsWithoutAnswer: number };
 }
 
-export async function gatherFacts(records: WorkflowRecord[], emulator: BrowserAIEmulator, view: TaskView, tasks: BrowserTasks): Promise<ChaosFacts> {
+export async function gatherFacts(
+  records: WorkflowRecord[],
+  emulator: BrowserAIEmulator,
+  view: TaskView,
+  tasks: BrowserTasks,
+): Promise<ChaosFacts> {
   const byWorkflow = view.refresh();
   const workflows = await mapLimit(records, 20, async (record): Promise<WorkflowFacts> => {
     const { plan } = record;
     const own = (byWorkflow.get(plan.workflowId) ?? []).map(taskFacts);
-    const problems = [record.startError, record.codeError, record.cancelError, record.resultError].filter((p): p is string => Boolean(p));
+    const problems = [record.startError, record.codeError, record.cancelError, record.resultError].filter(
+      (p): p is string => Boolean(p),
+    );
     const description = record.startError ? undefined : await describe(tasks, plan.workflowId, problems);
     return {
       workflowId: plan.workflowId,
@@ -64,7 +71,9 @@ export async function gatherFacts(records: WorkflowRecord[], emulator: BrowserAI
       tasks: own,
       code: plan.code,
       codeSubmitted: record.codeSubmittedAt !== undefined,
-      codeTyped: plan.code ? own.reduce((sum, task) => sum + task.codesReceived.filter((code) => code === plan.code).length, 0) : 0,
+      codeTyped: plan.code
+        ? own.reduce((sum, task) => sum + task.codesReceived.filter((code) => code === plan.code).length, 0)
+        : 0,
       cancelRequested: record.cancel !== undefined && record.cancelError === undefined,
       cancelTrigger: record.cancel?.trigger,
       stops: own.reduce((sum, task) => sum + task.stopCommands, 0),
@@ -76,24 +85,37 @@ export async function gatherFacts(records: WorkflowRecord[], emulator: BrowserAI
   const createsOrAppends = requests.filter((r) => isCreate(r) || isAppend(r));
   return {
     workflows,
-    runningTasks: emulator.runningTasks().map((task) => ({ executionId: task.executionId, status: task.status, workflowId: workflowIdOfTask(task) })),
+    runningTasks: emulator
+      .runningTasks()
+      .map((task) => ({ executionId: task.executionId, status: task.status, workflowId: workflowIdOfTask(task) })),
     faultsByKind: { ...emulator.injectedFaults() },
     requests: {
       total: requests.length,
       creates: requests.filter(isCreate).length,
       appends: requests.filter(isAppend).length,
       // Answers that never arrived whole: a hang, a dropped connection or a 5xx (a 429 is provably not sent).
-      createsOrAppendsWithoutAnswer: createsOrAppends.filter((r) => r.fault === 'hang' || r.fault === 'drop' || r.status >= 500).length,
+      createsOrAppendsWithoutAnswer: createsOrAppends.filter(
+        (r) => r.fault === 'hang' || r.fault === 'drop' || r.status >= 500,
+      ).length,
     },
   };
 }
 
 function taskFacts(task: EmulatedTask): TaskFacts {
-  return { executionId: task.executionId, status: task.status, stopCommands: task.stopCommands, codesReceived: task.codesReceived };
+  return {
+    executionId: task.executionId,
+    status: task.status,
+    stopCommands: task.stopCommands,
+    codesReceived: task.codesReceived,
+  };
 }
 
 /** Temporal's view of a workflow: its status and the execution ID it recorded. Needs no worker. */
-async function describe(tasks: BrowserTasks, workflowId: string, problems: string[]): Promise<{ status: string; executionId?: string } | undefined> {
+async function describe(
+  tasks: BrowserTasks,
+  workflowId: string,
+  problems: string[],
+): Promise<{ status: string; executionId?: string } | undefined> {
   try {
     const description = await within(15_000, tasks.handle(workflowId).describe());
     if (!description) throw new Error('describe took longer than 15 s');

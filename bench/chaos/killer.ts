@@ -67,7 +67,9 @@ export async function runKiller(options: KillerOptions): Promise<KillerReport> {
     // The replacement starts at once and is not awaited: kills keep coming while it boots.
     const { pid, exit } = await pool.replace(slot, 'SIGKILL', { exitTimeoutMs: 5_000, awaitReady: false });
     report.kills.push({ at, slot, pid, signal: 'SIGKILL', trigger, exit });
-    log(`SIGKILL worker ${slot} (pid ${pid})${trigger === 'timer' ? '' : ` right after ${trigger === 'create' ? 'a create' : 'an append'} reached the emulator`}; restarting it`);
+    log(
+      `SIGKILL worker ${slot} (pid ${pid})${trigger === 'timer' ? '' : ` right after ${trigger === 'create' ? 'a create' : 'an append'} reached the emulator`}; restarting it`,
+    );
   }
   return report;
 }
@@ -85,7 +87,9 @@ async function deploy(options: KillerOptions, kills: KillRecord[]): Promise<NonN
       awaitReady: true,
     });
     kills.push({ at, slot, pid, signal: 'SIGTERM', trigger: 'deploy', exit });
-    log(`deploy: worker ${slot} (pid ${pid}) ${exit}; replacement ${replacementReady ? 'ready' : 'NOT ready'} ${((Date.now() - at) / 1000).toFixed(1)} s after the SIGTERM`);
+    log(
+      `deploy: worker ${slot} (pid ${pid}) ${exit}; replacement ${replacementReady ? 'ready' : 'NOT ready'} ${((Date.now() - at) / 1000).toFixed(1)} s after the SIGTERM`,
+    );
   }
   log('deploy: done');
   return { startedAt, endedAt: Date.now(), completed: true };

@@ -56,7 +56,9 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
   const startedAt = Date.now();
   const deadlineAt = startedAt + config.deadlineMs;
   setLogOrigin(startedAt);
-  log(`starting ${plans.length} workflows over ${formatDuration(config.startSpreadMs)}; deadline in ${formatDuration(config.deadlineMs)}`);
+  log(
+    `starting ${plans.length} workflows over ${formatDuration(config.startSpreadMs)}; deadline in ${formatDuration(config.deadlineMs)}`,
+  );
   let finished = false;
   const killer = runKiller({
     pool,
@@ -89,14 +91,27 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
   const rows = evaluateTargets(facts, killsAtRequests);
   const section = renderSection(
     config,
-    { command: commandLine(), startedAt, endedAt, allClosed, plans, killer: killerReport, workerStarts: pool.starts, workerCrashes: pool.crashes.length },
+    {
+      command: commandLine(),
+      startedAt,
+      endedAt,
+      allClosed,
+      plans,
+      killer: killerReport,
+      workerStarts: pool.starts,
+      workerCrashes: pool.crashes.length,
+    },
     facts,
     rows,
   );
   console.log(`\n${section}`);
   writeSection(config.output, section);
   log(`written to ${config.output}`);
-  if (config.rawJson) writeFileSync(config.rawJson, JSON.stringify({ config, facts, kills: killerReport, crashes: pool.crashes }, null, 2));
+  if (config.rawJson)
+    writeFileSync(
+      config.rawJson,
+      JSON.stringify({ config, facts, kills: killerReport, crashes: pool.crashes }, null, 2),
+    );
   const missed = rows.filter((row) => row.met === false);
   if (missed.length > 0) log(`MISSED ${missed.length} target(s): ${missed.map((row) => row.measure).join('; ')}`);
   return missed.length > 0 ? 1 : 0;

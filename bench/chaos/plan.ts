@@ -43,7 +43,10 @@ export interface PlannedWorkflow {
 export function countsByKind(total: number, mix: Mix): Record<WorkflowKind, number> {
   const sum = KINDS.reduce((acc, kind) => acc + mix[kind], 0);
   const exact = KINDS.map((kind) => ({ kind, value: (total * mix[kind]) / sum }));
-  const counts = Object.fromEntries(exact.map(({ kind, value }) => [kind, Math.floor(value)])) as Record<WorkflowKind, number>;
+  const counts = Object.fromEntries(exact.map(({ kind, value }) => [kind, Math.floor(value)])) as Record<
+    WorkflowKind,
+    number
+  >;
   let left = total - KINDS.reduce((acc, kind) => acc + counts[kind], 0);
   for (const { kind } of [...exact].sort((a, b) => (b.value % 1) - (a.value % 1))) {
     if (left-- <= 0) break;
@@ -57,7 +60,10 @@ export function workflowIdInInstruction(action: string | undefined): string | un
   return action ? /^Chaos task (\S+) /.exec(action)?.[1] : undefined;
 }
 
-export function planWorkflows(options: { workflows: number; mix: Mix; startSpreadMs: number; deadlineMs: number }, rng: Random): PlannedWorkflow[] {
+export function planWorkflows(
+  options: { workflows: number; mix: Mix; startSpreadMs: number; deadlineMs: number },
+  rng: Random,
+): PlannedWorkflow[] {
   const counts = countsByKind(options.workflows, options.mix);
   const kinds = rng.shuffle(KINDS.flatMap((kind) => Array.from({ length: counts[kind] }, () => kind)));
   const usedCodes = new Set<string>();
@@ -66,7 +72,11 @@ export function planWorkflows(options: { workflows: number; mix: Mix; startSprea
     const workflowId = `chaos-${String(index + 1).padStart(width, '0')}-${kind}`;
     const [min, max] = TASK_SECONDS[kind];
     const taskSeconds = rng.int(min, max);
-    const markers = [kind === 'otp' ? '[needs-code]' : '', kind === 'fail' ? '[fail]' : '', `[duration=${taskSeconds}s]`].filter(Boolean);
+    const markers = [
+      kind === 'otp' ? '[needs-code]' : '',
+      kind === 'fail' ? '[fail]' : '',
+      `[duration=${taskSeconds}s]`,
+    ].filter(Boolean);
     const planned: PlannedWorkflow = {
       workflowId,
       kind,

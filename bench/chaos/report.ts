@@ -25,15 +25,24 @@ export interface RunSummary {
 }
 
 export function renderSection(config: ChaosConfig, run: RunSummary, facts: ChaosFacts, rows: TargetRow[]): string {
-  const lines = [SECTION_HEADING, '', `Run: \`${run.command}\`, ${new Date(run.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC.`, ''];
+  const lines = [
+    SECTION_HEADING,
+    '',
+    `Run: \`${run.command}\`, ${new Date(run.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+    '',
+  ];
   lines.push(...settings(config, run, facts), '');
   lines.push('| Measure | Target | Measured | Met |', '|---|---|---|---|');
-  for (const row of rows) lines.push(`| ${row.measure} | ${row.target} | ${row.measured} | ${row.met === undefined ? '—' : row.met ? 'yes' : '**MISSED**'} |`);
+  for (const row of rows)
+    lines.push(
+      `| ${row.measure} | ${row.target} | ${row.measured} | ${row.met === undefined ? '—' : row.met ? 'yes' : '**MISSED**'} |`,
+    );
   lines.push('', ...outcomes(facts), '');
   lines.push('### Misses', '');
   const missed = rows.filter((row) => row.met === false);
   if (missed.length === 0) lines.push('None: every target was met.');
-  for (const row of missed) lines.push(`- **${row.measure}** (target ${row.target}): ${row.misses.length}`, ...listed(row.misses));
+  for (const row of missed)
+    lines.push(`- **${row.measure}** (target ${row.target}): ${row.misses.length}`, ...listed(row.misses));
   const ambiguous = rows.find((row) => row.met === undefined && row.misses.length > 0);
   if (ambiguous) lines.push('', `${ambiguous.measure}, for reference:`, ...listed(ambiguous.misses));
   return `${lines.join('\n')}\n`;
@@ -41,7 +50,8 @@ export function renderSection(config: ChaosConfig, run: RunSummary, facts: Chaos
 
 function listed(items: string[]): string[] {
   const shown = items.slice(0, MAX_LISTED).map((item) => `  - ${item}`);
-  if (items.length > MAX_LISTED) shown.push(`  - … and ${items.length - MAX_LISTED} more (all of them with \`--raw-json FILE\`)`);
+  if (items.length > MAX_LISTED)
+    shown.push(`  - … and ${items.length - MAX_LISTED} more (all of them with \`--raw-json FILE\`)`);
   return shown;
 }
 
@@ -52,7 +62,10 @@ function settings(config: ChaosConfig, run: RunSummary, facts: ChaosFacts): stri
   const byTrigger = (trigger: string) => kills.filter((k) => k.trigger === trigger).length;
   const deploy = run.killer.deploy;
   const deployKills = run.killer.kills.filter((k) => k.trigger === 'deploy');
-  const faults = Object.entries(facts.faultsByKind).map(([kind, n]) => `${kind} ${n}`).join(', ') || 'none recorded';
+  const faults =
+    Object.entries(facts.faultsByKind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ') || 'none recorded';
   const faultTotal = Object.values(facts.faultsByKind).reduce((a, b) => a + b, 0);
   return [
     `- **Workflows**: ${config.workflows}, started over the first ${formatDuration(config.startSpreadMs)} through \`BrowserTasks.start\`: ` +
@@ -82,7 +95,10 @@ function outcomes(facts: ChaosFacts): string[] {
     if (of.length === 0) continue;
     const tally = new Map<string, number>();
     for (const w of of) tally.set(w.outcome, (tally.get(w.outcome) ?? 0) + 1);
-    const text = [...tally].sort((a, b) => b[1] - a[1]).map(([outcome, n]) => `${outcome} ${n}`).join(' · ');
+    const text = [...tally]
+      .sort((a, b) => b[1] - a[1])
+      .map(([outcome, n]) => `${outcome} ${n}`)
+      .join(' · ');
     lines.push(`| ${kind} | ${of.length} | ${of[0]!.expected} | ${text} |`);
   }
   return lines;

@@ -25,7 +25,10 @@ export interface WorkflowRecord {
   /** When the code was signalled (only set if the signal call succeeded). */
   codeSubmittedAt?: number;
   codeError?: string;
-  cancel?: { at: number; trigger: 'create request' | 'task running' | 'no create seen in 15 s' | 'no running task seen in 30 s' };
+  cancel?: {
+    at: number;
+    trigger: 'create request' | 'task running' | 'no create seen in 15 s' | 'no running task seen in 30 s';
+  };
   cancelError?: string;
   closedAt?: number;
   outcome?: Outcome;
@@ -55,7 +58,10 @@ async function driveWorkflow(record: WorkflowRecord, options: RunOptions, pastDe
   const { plan } = record;
   const { tasks } = options;
   await sleep(options.firstStartAt + plan.startAtMs - Date.now());
-  const createSeen = plan.cancelAt === 'create' ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 15_000) : undefined;
+  const createSeen =
+    plan.cancelAt === 'create'
+      ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 15_000)
+      : undefined;
   record.startedAt = Date.now();
   try {
     await tasks.start(plan.input, { workflowId: plan.workflowId });
@@ -137,7 +143,8 @@ function outcomeOfFailure(err: WorkflowFailedError): Outcome {
   if (cause instanceof CancelledFailure) return { status: 'cancelled' };
   if (cause instanceof TerminatedFailure) return { status: 'terminated', message: cause.message };
   if (cause instanceof TimeoutFailure) return { status: 'timed-out', message: cause.message };
-  if (cause instanceof ApplicationFailure) return { status: 'failed', failureType: cause.type ?? 'Error', message: cause.message };
+  if (cause instanceof ApplicationFailure)
+    return { status: 'failed', failureType: cause.type ?? 'Error', message: cause.message };
   return { status: 'failed', failureType: cause?.name ?? 'unknown', message: cause?.message ?? err.message };
 }
 

@@ -22,7 +22,12 @@ function spread(counts: number[]): string {
 
 /** One line per workflow: what it is, how it ended and what BrowserAI holds for it. */
 export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
-  const tasks = w.tasks.length === 0 ? 'no task' : w.tasks.map((t) => `${t.executionId} ${t.status}${t.stopCommands ? ` (${t.stopCommands} stop)` : ''}`).join(', ');
+  const tasks =
+    w.tasks.length === 0
+      ? 'no task'
+      : w.tasks
+          .map((t) => `${t.executionId} ${t.status}${t.stopCommands ? ` (${t.stopCommands} stop)` : ''}`)
+          .join(', ');
   const problems = w.problems.length > 0 ? `; ${w.problems.join('; ')}` : '';
   return `\`${w.workflowId}\` (${w.kind}, ${w.outcome}${w.message ? `: ${shorten(w.message, 200)}` : ''}; ${tasks}${extra}${problems})`;
 }
@@ -40,7 +45,9 @@ export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): Tar
   const unambiguous = started.filter((w) => w.outcome !== AMBIGUOUS);
   const createMisses = [
     ...unambiguous.filter((w) => w.tasks.length !== 1).map((w) => describeWorkflow(w)),
-    ...ambiguous.filter((w) => w.tasks.length > 1).map((w) => describeWorkflow(w, '; more than one task despite AmbiguousRequest')),
+    ...ambiguous
+      .filter((w) => w.tasks.length > 1)
+      .map((w) => describeWorkflow(w, '; more than one task despite AmbiguousRequest')),
     ...started
       .filter((w) => w.recordedExecutionId && !w.tasks.some((t) => t.executionId === w.recordedExecutionId))
       .map((w) => describeWorkflow(w, `; records ${w.recordedExecutionId}, which is not among its tasks`)),
@@ -88,7 +95,12 @@ export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): Tar
     target: '0',
     measured: `${stillOpen.length} of ${started.length}`,
     met: stillOpen.length === 0,
-    misses: stillOpen.map((w) => describeWorkflow(w, `; Temporal: ${w.temporalStatus ?? '?'}${w.code ? `; code ${w.codeSubmitted ? 'submitted' : 'not submitted'}` : ''}${w.cancelRequested ? '; cancel sent' : ''}`)),
+    misses: stillOpen.map((w) =>
+      describeWorkflow(
+        w,
+        `; Temporal: ${w.temporalStatus ?? '?'}${w.code ? `; code ${w.codeSubmitted ? 'submitted' : 'not submitted'}` : ''}${w.cancelRequested ? '; cancel sent' : ''}`,
+      ),
+    ),
   });
 
   // A workflow cancelled before any task existed has nothing to stop: it is left out, and counted.
@@ -99,7 +111,9 @@ export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): Tar
     target: 'exactly 1 each',
     measured: `${spread(withTask.map((w) => w.stops))}; cancelled before any task existed: ${cancelled.length - withTask.length}`,
     met: withTask.every((w) => w.stops === 1),
-    misses: withTask.filter((w) => w.stops !== 1).map((w) => describeWorkflow(w, `; ${w.stops} stops, cancel sent at: ${w.cancelTrigger}`)),
+    misses: withTask
+      .filter((w) => w.stops !== 1)
+      .map((w) => describeWorkflow(w, `; ${w.stops} stops, cancel sent at: ${w.cancelTrigger}`)),
   });
 
   // A workflow that ends AmbiguousRequest after its task exists stops it on purpose (an append or
@@ -107,14 +121,17 @@ export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): Tar
   const neverCancelled = started.filter((w) => !w.cancelRequested && w.outcome !== AMBIGUOUS);
   const stoppedAnyway = neverCancelled.filter((w) => w.stops > 0);
   rows.push({
-    measure: 'Stops sent for workflows neither cancelled nor ended AmbiguousRequest (kills and deploys must not stop tasks)',
+    measure:
+      'Stops sent for workflows neither cancelled nor ended AmbiguousRequest (kills and deploys must not stop tasks)',
     target: '0',
     measured: `${stoppedAnyway.reduce((sum, w) => sum + w.stops, 0)} stops on ${stoppedAnyway.length} of ${neverCancelled.length} workflows`,
     met: stoppedAnyway.length === 0,
     misses: stoppedAnyway.map((w) => describeWorkflow(w)),
   });
 
-  const unexpected = facts.workflows.filter((w) => w.outcome !== w.expected && w.outcome !== AMBIGUOUS && w.outcome !== 'not closed');
+  const unexpected = facts.workflows.filter(
+    (w) => w.outcome !== w.expected && w.outcome !== AMBIGUOUS && w.outcome !== 'not closed',
+  );
   rows.push({
     measure: 'Workflows ending otherwise than their kind should (AmbiguousRequest and not closed aside)',
     target: '0',

@@ -60,9 +60,12 @@ export class WorkerPool {
       if (worker.exitExpected || this.shuttingDown) return;
       const exit = signal ?? `code ${code}`;
       this.crashes.push({ at: Date.now(), slot, pid: worker.pid, exit, outputTail: worker.outputTail.slice(-10) });
-      log(`worker ${slot} (pid ${worker.pid}) exited by itself (${exit}); restarting it. Last output:\n  ${worker.outputTail.slice(-5).join('\n  ')}`);
+      log(
+        `worker ${slot} (pid ${worker.pid}) exited by itself (${exit}); restarting it. Last output:\n  ${worker.outputTail.slice(-5).join('\n  ')}`,
+      );
       // A worker that cannot start at all would otherwise be respawned forever.
-      if (this.crashes.length > MAX_CRASH_RESTARTS) return log(`more than ${MAX_CRASH_RESTARTS} crashes: not restarting worker ${slot}`);
+      if (this.crashes.length > MAX_CRASH_RESTARTS)
+        return log(`more than ${MAX_CRASH_RESTARTS} crashes: not restarting worker ${slot}`);
       if (this.slots[slot] === worker) this.slots[slot] = this.spawn(slot);
     });
     return worker;

@@ -9,7 +9,8 @@ type StoreOfTasks = { tasks?: { get?(executionId: string): { endedAt?: number | 
 
 export function emulatorEndTime(emulator: BrowserAIEmulator, executionId: string): number | undefined {
   const view = emulator.task(executionId) as ViewWithEnd | undefined;
-  if (view?.endedAt !== undefined && view.endedAt !== null) return typeof view.endedAt === 'number' ? view.endedAt : Date.parse(view.endedAt);
+  if (view?.endedAt !== undefined && view.endedAt !== null)
+    return typeof view.endedAt === 'number' ? view.endedAt : Date.parse(view.endedAt);
   // Until the public view carries the end time, the task store's own record: exact, and on the
   // same clock as everything else the bench measures (the emulator runs in this process).
   const stored = (emulator as unknown as StoreOfTasks).tasks?.get?.(executionId)?.endedAt;

@@ -24,14 +24,26 @@ export async function probeEmulator(emulator: BrowserAIEmulator, book: DurationB
   const response = await fetch(`${emulator.baseUrl}/tasks`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ instructions: [{ action: PROBE_TEXT }], type: 'crawler_automation', project: PROBE_PROJECT, geoLocation: { country: 'US' } }),
+    body: JSON.stringify({
+      instructions: [{ action: PROBE_TEXT }],
+      type: 'crawler_automation',
+      project: PROBE_PROJECT,
+      geoLocation: { country: 'US' },
+    }),
   });
   const answer = (await response.json()) as { executionId?: string; estimatedCompletion?: unknown; started?: unknown };
   if (!response.ok || !answer.executionId) throw new Error(`the emulator refused the probe task (${response.status})`);
   const duration = emulator.task(answer.executionId)?.scenario.durationMs;
-  await fetch(`${emulator.baseUrl}/tasks/${answer.executionId}/command`, { method: 'POST', headers, body: JSON.stringify({ command: 'stop' }) });
+  await fetch(`${emulator.baseUrl}/tasks/${answer.executionId}/command`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ command: 'stop' }),
+  });
   emulator.resetRequests();
-  if (duration !== PROBE_DURATION_MS) throw new Error(`the emulator ignored durationFor (probe ran ${duration} ms, not ${PROBE_DURATION_MS}): planned durations would not apply`);
+  if (duration !== PROBE_DURATION_MS)
+    throw new Error(
+      `the emulator ignored durationFor (probe ran ${duration} ms, not ${PROBE_DURATION_MS}): planned durations would not apply`,
+    );
   return {
     mode: emulator.mode,
     sendsEstimate: answer.estimatedCompletion !== undefined && answer.estimatedCompletion !== null,

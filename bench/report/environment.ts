@@ -11,12 +11,25 @@ import { fmt } from '../format';
 export function codeVersion(): string {
   const root = resolve(__dirname, '../../..');
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 10_000 }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8', timeout: 10_000 })
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 10_000,
+    })
       .split('\n')
       .map((line) => line.slice(3).trim())
       .filter(Boolean);
-    return `commit \`${head}\`` + (dirty.length > 0 ? ` plus uncommitted changes in ${dirty.map((f) => `\`${f}\``).join(', ')}` : ', src/ unmodified');
+    return (
+      `commit \`${head}\`` +
+      (dirty.length > 0
+        ? ` plus uncommitted changes in ${dirty.map((f) => `\`${f}\``).join(', ')}`
+        : ', src/ unmodified')
+    );
   } catch {
     return 'unknown (no git)';
   }
@@ -34,7 +47,8 @@ export function temporalVersion(): string {
 
 function sdkVersion(): string {
   try {
-    return (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }

@@ -17,15 +17,25 @@ export function targetTable(rows: TargetRow[]): string[] {
   return [
     '| Measure | Target | Measured | Result |',
     '|---|---|---|---|',
-    ...rows.map((row) => `| ${row.measure} | ${row.target} | ${row.measured} | ${row.met === undefined ? '—' : row.met ? '**PASS**' : '**MISS**'} |`),
+    ...rows.map(
+      (row) =>
+        `| ${row.measure} | ${row.target} | ${row.measured} | ${row.met === undefined ? '—' : row.met ? '**PASS**' : '**MISS**'} |`,
+    ),
   ];
 }
 
 /** "Misses" paragraph: every missed target by name, or that there were none. */
 export function missLines(rows: TargetRow[]): string[] {
   const missed = rows.filter((row) => row.met === false);
-  if (missed.length === 0) return rows.some((row) => row.met !== undefined) ? ['**Misses:** none; every target was met.'] : [];
-  return ['**Misses:**', '', ...missed.map((row) => `- **${row.measure}**: target ${row.target}, measured ${row.measured}.${row.why ? ` ${row.why}` : ''}`)];
+  if (missed.length === 0)
+    return rows.some((row) => row.met !== undefined) ? ['**Misses:** none; every target was met.'] : [];
+  return [
+    '**Misses:**',
+    '',
+    ...missed.map(
+      (row) => `- **${row.measure}**: target ${row.target}, measured ${row.measured}.${row.why ? ` ${row.why}` : ''}`,
+    ),
+  ];
 }
 
 export const DISTRIBUTION_HEADER = ['| Measure | n | min | p50 | mean | p99 | max |', '|---|---|---|---|---|---|---|'];
@@ -36,5 +46,10 @@ export function distributionRow(label: string, s: Stats | undefined, unit: (v: n
 }
 
 export function quickBanner(quick: boolean): string[] {
-  return quick ? ['> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.', ''] : [];
+  return quick
+    ? [
+        '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.',
+        '',
+      ]
+    : [];
 }

@@ -2,7 +2,9 @@
 import type { TaskRecord } from '../task';
 
 export function typicalHistory(records: TaskRecord[]): string {
-  const sorted = records.filter((r) => r.facts?.history).sort((a, b) => a.facts!.history!.events - b.facts!.history!.events);
+  const sorted = records
+    .filter((r) => r.facts?.history)
+    .sort((a, b) => a.facts!.history!.events - b.facts!.history!.events);
   const median = sorted[Math.floor((sorted.length - 1) / 2)]?.facts?.history;
   if (!median) return 'n/a';
   const parts = Object.entries(median.eventTypes)

@@ -18,24 +18,20 @@ export interface TwinSpec {
 }
 
 export function plannedTwins(stack: BenchStack, specs: TwinSpec[]): { ours: PlannedTask[]; mcp: McpTask[] } {
-  const ours = specs.map(
-    (spec): PlannedTask => ({
-      workflowId: spec.workflowId,
-      group: spec.group,
-      input: taskInput(stack, spec.shape),
-      startAtMs: spec.startAtMs,
-      durationMs: spec.shape.durationMs,
-      code: spec.code,
-    }),
-  );
-  const mcp = specs.map(
-    (spec): McpTask => ({
-      key: spec.workflowId,
-      startAtMs: spec.startAtMs,
-      input: taskInput(stack, { ...spec.shape, project: MCP_PROJECT }),
-      code: spec.code?.value,
-      codeInstruction: DEFAULTS.codeInstructionTemplate,
-    }),
-  );
+  const ours = specs.map((spec): PlannedTask => ({
+    workflowId: spec.workflowId,
+    group: spec.group,
+    input: taskInput(stack, spec.shape),
+    startAtMs: spec.startAtMs,
+    durationMs: spec.shape.durationMs,
+    code: spec.code,
+  }));
+  const mcp = specs.map((spec): McpTask => ({
+    key: spec.workflowId,
+    startAtMs: spec.startAtMs,
+    input: taskInput(stack, { ...spec.shape, project: MCP_PROJECT }),
+    code: spec.code?.value,
+    codeInstruction: DEFAULTS.codeInstructionTemplate,
+  }));
   return { ours, mcp };
 }

@@ -54,9 +54,12 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
   if (previous?.phase === 'delivered') return previous.answer;
   const previousNotSent = previous?.phase === 'not-sent' && previous.attempt === ctx.info.attempt - 1;
   if (ctx.info.attempt > 1 && !previousNotSent && delivery === 'at-most-once') {
-    throw ambiguous(`${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`);
+    throw ambiguous(
+      `${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`,
+    );
   }
-  const attemptLeftMs = ctx.info.startToCloseTimeoutMs - (Date.now() - ctx.info.currentAttemptScheduledTimestampMs) - ATTEMPT_MARGIN_MS;
+  const attemptLeftMs =
+    ctx.info.startToCloseTimeoutMs - (Date.now() - ctx.info.currentAttemptScheduledTimestampMs) - ATTEMPT_MARGIN_MS;
   const waitMs = Math.max(1_000, Math.min(options.requestTimeoutMs, attemptLeftMs));
   try {
     const answer = await answerWithin(options, waitMs);
@@ -82,7 +85,11 @@ function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T>
     timer = setTimeout(() => {
       request.then(
         (late) =>
-          options.onLateAnswer(late).catch((err: unknown) => log.error(`${options.what}: handling a late answer failed`, { error: String(err) })),
+          options
+            .onLateAnswer(late)
+            .catch((err: unknown) =>
+              log.error(`${options.what}: handling a late answer failed`, { error: String(err) }),
+            ),
         () => undefined,
       );
       reject(

@@ -12,7 +12,9 @@ export function toActivityFailure(err: unknown, { alwaysRetryable = false } = {}
   if (!isBrowserAIError(err)) return err instanceof Error ? err : new Error(String(err));
   if (err.kind === 'Aborted') {
     const signal = Context.current().cancellationSignal;
-    return signal.aborted && signal.reason instanceof Error ? signal.reason : ApplicationFailure.retryable(err.message, FailureType.Timeout);
+    return signal.aborted && signal.reason instanceof Error
+      ? signal.reason
+      : ApplicationFailure.retryable(err.message, FailureType.Timeout);
   }
   return ApplicationFailure.create({
     type: err.kind,
@@ -25,5 +27,12 @@ export function toActivityFailure(err: unknown, { alwaysRetryable = false } = {}
 
 /** What a caller may want to branch on; never the request itself (its headers hold the token). */
 function errorDetails(err: BrowserAIError) {
-  return { kind: err.kind, status: err.status ?? null, apiMessage: err.apiMessage ?? null, method: err.method, path: err.path, executionId: err.executionId ?? null };
+  return {
+    kind: err.kind,
+    status: err.status ?? null,
+    apiMessage: err.apiMessage ?? null,
+    method: err.method,
+    path: err.path,
+    executionId: err.executionId ?? null,
+  };
 }

@@ -1,7 +1,15 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { FailureType } from '../errors';
 import { recordAmbiguousRequest } from '../telemetry/activity-metrics';
-import { isBrowserAIError, type BrowserAIClient, type CreateSavedTaskRequest, type CreateSavedTaskResponse, type SavedTask, type TaskExecution, type InstructionsAnswer } from '../browserai';
+import {
+  isBrowserAIError,
+  type BrowserAIClient,
+  type CreateSavedTaskRequest,
+  type CreateSavedTaskResponse,
+  type SavedTask,
+  type TaskExecution,
+  type InstructionsAnswer,
+} from '../browserai';
 import { deliverOnce } from './at-most-once';
 import { toActivityFailure } from './failures';
 import { maskCodesInFailure } from './mask-codes';
@@ -43,39 +51,54 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
   };
 
   /** Append (POST) or replace (PUT) instructions, at most once unless the caller chose otherwise. */
-  const sendInstructions = async (kind: 'append' | 'replace', input: SendInstructionsInput): Promise<TaskExecutionAnswer> => {
+  const sendInstructions = async (
+    kind: 'append' | 'replace',
+    input: SendInstructionsInput,
+  ): Promise<TaskExecutionAnswer> => {
     const { executionId, instructions, awaitable, delivery, codes } = input;
-    const answer = await countingAmbiguous(deliverOnce({
-      what: kind === 'append' ? `Appending instructions to ${executionId}` : `Replacing the instructions of ${executionId}`,
-      delivery,
-      requestTimeoutMs: client.requestTimeoutMs,
-      send: (timeoutMs) =>
-        (kind === 'append'
-          ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
-          : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs })
-        ).catch((err: unknown) => {
-          throw maskCodesInFailure(err, codes);
-        }),
-      // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
-      onLateAnswer: async () => log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', { executionId }),
-    }));
+    const answer = await countingAmbiguous(
+      deliverOnce({
+        what:
+          kind === 'append'
+            ? `Appending instructions to ${executionId}`
+            : `Replacing the instructions of ${executionId}`,
+        delivery,
+        requestTimeoutMs: client.requestTimeoutMs,
+        send: (timeoutMs) =>
+          (kind === 'append'
+            ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
+            : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs })
+          ).catch((err: unknown) => {
+            throw maskCodesInFailure(err, codes);
+          }),
+        // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
+        onLateAnswer: async () =>
+          log.warn('Instructions reached BrowserAI after their attempt gave up (the workflow saw AmbiguousRequest)', {
+            executionId,
+          }),
+      }),
+    );
     return executionAnswer(answer);
   };
 
   return {
     async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
-      const answer = await countingAmbiguous(deliverOnce({
-        what: 'Creating the BrowserAI task',
-        delivery,
-        requestTimeoutMs: client.requestTimeoutMs,
-        send: (timeoutMs) => client.createTask(body, { timeoutMs }),
-        // Nobody else will ever learn this task's ID: stop it rather than leave it running.
-        onLateAnswer: async (late) => {
-          log.warn('A create answered after its attempt gave up; stopping the task it started', { executionId: late.executionId });
-          await client.stopTask(late.executionId);
-        },
-      }));
+      const answer = await countingAmbiguous(
+        deliverOnce({
+          what: 'Creating the BrowserAI task',
+          delivery,
+          requestTimeoutMs: client.requestTimeoutMs,
+          send: (timeoutMs) => client.createTask(body, { timeoutMs }),
+          // Nobody else will ever learn this task's ID: stop it rather than leave it running.
+          onLateAnswer: async (late) => {
+            log.warn('A create answered after its attempt gave up; stopping the task it started', {
+              executionId: late.executionId,
+            });
+            await client.stopTask(late.executionId);
+          },
+        }),
+      );
       return { ...executionAnswer(answer), kind: taskKind(body) };
     },
 
@@ -111,7 +134,8 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
         // A retry after a lost answer meets its own earlier create: same name, same content.
         if (Context.current().info.attempt > 1 && isBrowserAIError(err) && err.kind === 'Conflict') {
           const existing = await call(() => client.getSavedTask(input.name, { signal: signal() }));
-          if (sameSavedTask(existing, input)) return { taskId: existing.taskId, message: 'Saved task created (by an earlier attempt)' };
+          if (sameSavedTask(existing, input))
+            return { taskId: existing.taskId, message: 'Saved task created (by an earlier attempt)' };
         }
         throw toActivityFailure(err);
       }

@@ -62,10 +62,17 @@ export function nextPollDelay(
 function inWindow(schedule: PollSchedule, window: NonNullable<EndKnowledge['window']>, now: number) {
   const { initialIntervalMs, maxIntervalMs, targetDetectionMs } = schedule;
   const elapsed = now - window.startedAtMs;
-  const spacing = Math.min(maxIntervalMs, Math.max(initialIntervalMs, 2 * targetDetectionMs, (window.toMs - window.fromMs) / LOOKS_PER_WINDOW));
+  const spacing = Math.min(
+    maxIntervalMs,
+    Math.max(initialIntervalMs, 2 * targetDetectionMs, (window.toMs - window.fromMs) / LOOKS_PER_WINDOW),
+  );
   if (elapsed < window.fromMs) {
     // Early looks grow their distance from the start, landing on the window's opening.
-    const next = Math.max(elapsed + initialIntervalMs, EARLY_GROWTH * elapsed, window.basis === 'kind' ? window.fromMs * FIRST_EARLY_LOOK : 0);
+    const next = Math.max(
+      elapsed + initialIntervalMs,
+      EARLY_GROWTH * elapsed,
+      window.basis === 'kind' ? window.fromMs * FIRST_EARLY_LOOK : 0,
+    );
     const delayMs = Math.min(window.fromMs - elapsed, next - elapsed, maxIntervalMs);
     return { delayMs: Math.max(delayMs, 0), nextIntervalMs: spacing };
   }

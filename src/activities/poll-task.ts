@@ -46,7 +46,12 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
   const { client, durations } = deps;
   const ctx = Context.current();
   const resumed = ctx.info.heartbeatDetails as PollProgress | undefined;
-  const progress: PollProgress = resumed ?? { polls: 0, intervalMs: input.initialIntervalMs, spanStartedAt: Date.now(), lastRunningAt: Date.now() };
+  const progress: PollProgress = resumed ?? {
+    polls: 0,
+    intervalMs: input.initialIntervalMs,
+    spanStartedAt: Date.now(),
+    lastRunningAt: Date.now(),
+  };
   const heartbeatEveryMs = HEARTBEAT_SHARE * (ctx.info.heartbeatTimeoutMs ?? 600_000);
   let lastHeartbeatAt = Date.now();
   const heartbeatIfDue = () => {
@@ -83,15 +88,22 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
   for (;;) {
     let snapshot: TaskSnapshot;
     try {
-      snapshot = snapshotOf(maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes));
+      snapshot = snapshotOf(
+        maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes),
+      );
     } catch (err) {
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
-      if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0))) throw toActivityFailure(maskCodesInFailure(err, input.codes));
+      if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0)))
+        throw toActivityFailure(maskCodesInFailure(err, input.codes));
       await sleep(input.initialIntervalMs);
       continue;
     }
     progress.polls++;
-    progress.lastSeen = { status: snapshot.status, progress: snapshot.progress, estimatedCompletion: snapshot.estimatedCompletion };
+    progress.lastSeen = {
+      status: snapshot.status,
+      progress: snapshot.progress,
+      estimatedCompletion: snapshot.estimatedCompletion,
+    };
     noteUnknownStatus(snapshot.status, input.executionId, unknownStatuses);
     if (snapshot.category !== 'awaiting') progress.sawInputTaken = true;
     const changed = isNews(input, snapshot, progress);
@@ -104,7 +116,11 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     knowledge.estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? knowledge.estimatedCompletionMs;
     const delayMs = planNext();
     // A stale `awaiting` becomes trustworthy at a known moment: look again then, not later.
-    await sleep(isStaleAwaiting(input, snapshot, progress) ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50) : delayMs);
+    await sleep(
+      isStaleAwaiting(input, snapshot, progress)
+        ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50)
+        : delayMs,
+    );
   }
 }
 
@@ -125,24 +141,40 @@ function isNews(input: PollTaskInput, snapshot: TaskSnapshot, progress: PollProg
  * still reports the old `awaiting`.
  */
 function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot, progress: PollProgress): boolean {
-  if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined || progress.sawInputTaken) return false;
+  if (snapshot.category !== 'awaiting' || input.awaitingTrustedFromMs === undefined || progress.sawInputTaken)
+    return false;
   return Date.now() < input.awaitingTrustedFromMs;
 }
 
 /** A task of a known kind that ran to its end teaches the next ones where to look (a failure or a stop says nothing). */
 function learnDuration(durations: TaskDurations, input: PollTaskInput, status: string, progress: PollProgress): void {
-  if (input.kind === undefined || input.phaseStartedAtMs === undefined || isFailedStatus(status) || normalizeStatus(status) === 'stopped') return;
+  if (
+    input.kind === undefined ||
+    input.phaseStartedAtMs === undefined ||
+    isFailedStatus(status) ||
+    normalizeStatus(status) === 'stopped'
+  )
+    return;
   const lastRunningAt = Math.max(progress.lastRunningAt ?? progress.spanStartedAt, input.phaseStartedAtMs);
-  durations.record(input.kind, { afterMs: lastRunningAt - input.phaseStartedAtMs, byMs: Date.now() - input.phaseStartedAtMs });
+  durations.record(input.kind, {
+    afterMs: lastRunningAt - input.phaseStartedAtMs,
+    byMs: Date.now() - input.phaseStartedAtMs,
+  });
 }
 
 /** The results, read in the same activity; if that fails, the workflow reads them itself with its own retries. */
-async function resultsIfReadable(client: BrowserAIClient, input: PollTaskInput): Promise<TaskResultsSummary | undefined> {
+async function resultsIfReadable(
+  client: BrowserAIClient,
+  input: PollTaskInput,
+): Promise<TaskResultsSummary | undefined> {
   if (input.resultBytes === undefined) return undefined;
   try {
     return await readResults(client, input, input.resultBytes, Context.current().cancellationSignal);
   } catch (err) {
-    log.warn('Reading the results of an ended task failed; the workflow will read them', { executionId: input.executionId, error: String(err) });
+    log.warn('Reading the results of an ended task failed; the workflow will read them', {
+      executionId: input.executionId,
+      error: String(err),
+    });
     return undefined;
   }
 }

@@ -26,18 +26,25 @@ export async function stopTask(client: BrowserAIClient, input: StopTaskInput): P
     await client.stopTask(input.executionId, { signal });
     return { outcome: 'stopped' };
   } catch (err) {
-    if (!isBrowserAIError(err) || !['Conflict', 'InvalidCommand', 'InvalidInput', 'TaskNotFound'].includes(err.kind)) throw retryable(err);
+    if (!isBrowserAIError(err) || !['Conflict', 'InvalidCommand', 'InvalidInput', 'TaskNotFound'].includes(err.kind))
+      throw retryable(err);
   }
   // Refused: either the task has ended (nothing to stop) or it is not visible yet.
   try {
     const task = await client.getTask(input.executionId, { signal });
     if (categorize(task.status) === 'ended') return { outcome: 'already-ended', status: task.status };
-    throw ApplicationFailure.retryable(`BrowserAI refused to stop ${input.executionId} while it is "${task.status}"; retrying.`, FailureType.Conflict);
+    throw ApplicationFailure.retryable(
+      `BrowserAI refused to stop ${input.executionId} while it is "${task.status}"; retrying.`,
+      FailureType.Conflict,
+    );
   } catch (err) {
     if (isBrowserAIError(err) && err.kind === 'TaskNotFound') {
       // Right after a create the task may not be visible yet: a stop must not give up then.
       if (Date.now() < input.notFoundRetryUntilMs) {
-        throw ApplicationFailure.retryable(`BrowserAI does not know ${input.executionId} yet (just created); retrying the stop.`, FailureType.TaskNotFound);
+        throw ApplicationFailure.retryable(
+          `BrowserAI does not know ${input.executionId} yet (just created); retrying the stop.`,
+          FailureType.TaskNotFound,
+        );
       }
       return { outcome: 'not-found' };
     }

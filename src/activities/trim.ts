@@ -23,7 +23,10 @@ export function jsonBytes(value: unknown): number {
 /** Cuts a string to at most `maxBytes` UTF-8 bytes (plus the mark), never splitting a character. */
 export function truncateString(value: string, maxBytes: number): string {
   if (Buffer.byteLength(value, 'utf8') <= maxBytes) return value;
-  const cut = Buffer.from(value, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  const cut = Buffer.from(value, 'utf8')
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return cut + MARK;
 }
 
@@ -65,7 +68,13 @@ function truncateEntry(entry: ResultEntry, cap: number): ResultEntry {
   return out;
 }
 
-function report(original: ResultEntry[], kept: ResultEntry[], originalBytes: number, droppedEntries: number, maxBytes: number): TrimReport {
+function report(
+  original: ResultEntry[],
+  kept: ResultEntry[],
+  originalBytes: number,
+  droppedEntries: number,
+  maxBytes: number,
+): TrimReport {
   let truncatedFields = 0;
   kept.forEach((entry, i) => {
     const source = original[original.length - kept.length + i] ?? {};

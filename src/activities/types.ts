@@ -111,7 +111,10 @@ export interface TaskResultsSummary {
 }
 
 /** What create, append and replace answered. `status` is null when an append's answer carried none (a 2xx still means accepted). */
-export type TaskExecutionAnswer = Pick<TaskExecution, 'executionId' | 'started' | 'estimatedCompletion' | 'scriptType'> & {
+export type TaskExecutionAnswer = Pick<
+  TaskExecution,
+  'executionId' | 'started' | 'estimatedCompletion' | 'scriptType'
+> & {
   status: string | null;
   /** Create only: the task's kind, for the worker's duration model (see PollTaskInput.kind). */
   kind?: string;

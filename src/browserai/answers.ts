@@ -102,7 +102,8 @@ export function lenientBody(raw: unknown): unknown {
 export function createAnswer(body: unknown, origin: AnswerOrigin): TaskExecution {
   const answer = requireObject(body, origin);
   if (!isUsableExecutionId(answer.executionId)) {
-    const problem = 'executionId' in answer ? 'with an "executionId" that is not a usable ID' : 'without an "executionId"';
+    const problem =
+      'executionId' in answer ? 'with an "executionId" that is not a usable ID' : 'without an "executionId"';
     throw malformed(origin, problem, body);
   }
   const executionId = answer.executionId;
@@ -178,7 +179,11 @@ export function stopAnswer(body: unknown, origin: AnswerOrigin): StopResponse {
 export function createSavedTaskAnswer(body: unknown, origin: AnswerOrigin): CreateSavedTaskResponse {
   const answer = requireObject(body, origin);
   if (!isNonEmptyString(answer.taskId)) {
-    throw malformed(origin, 'taskId' in answer ? 'with a "taskId" that is not a non-empty string' : 'without a "taskId"', body);
+    throw malformed(
+      origin,
+      'taskId' in answer ? 'with a "taskId" that is not a non-empty string' : 'without a "taskId"',
+      body,
+    );
   }
   const out: CreateSavedTaskResponse = { ...answer, taskId: answer.taskId };
   dropUnless(out, 'message', isString);
@@ -232,7 +237,9 @@ export function describeJson(value: unknown): string {
   const plain = keys.filter((k) => FIELD_NAME.test(k));
   const shown = plain.slice(0, MAX_FIELDS);
   const others = keys.length - shown.length;
-  const list = shown.join(', ') + (others > 0 ? `${shown.length > 0 ? ' and ' : ''}${others} other field${others === 1 ? '' : 's'}` : '');
+  const list =
+    shown.join(', ') +
+    (others > 0 ? `${shown.length > 0 ? ' and ' : ''}${others} other field${others === 1 ? '' : 's'}` : '');
   return `an object with field${keys.length === 1 ? '' : 's'} ${list}`;
 }
 
@@ -256,7 +263,13 @@ function mediaType(contentType: unknown): string | undefined {
   return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,62}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,62}$/.test(type) ? type : undefined;
 }
 
-function malformed(origin: AnswerOrigin, problem: string, body?: unknown, executionId?: string, extra?: string): BrowserAIError {
+function malformed(
+  origin: AnswerOrigin,
+  problem: string,
+  body?: unknown,
+  executionId?: string,
+  extra?: string,
+): BrowserAIError {
   const got = body === undefined ? '' : ` (got ${describeJson(body)})`;
   return new BrowserAIError({
     kind: 'MalformedAnswer',

@@ -85,7 +85,14 @@ export interface RequestOptions {
 type Redactor = <T>(value: T) => T;
 
 // Connection failures that prove the request never reached BrowserAI.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_INVALID_URL',
+]);
 
 /**
  * Typed client for the BrowserAI HTTP API. Every failure is a {@link BrowserAIError};
@@ -161,12 +168,20 @@ export class BrowserAIClient {
   }
 
   /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
-  appendInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+  appendInstructions(
+    executionId: string,
+    body: InstructionsRequest,
+    options?: RequestOptions,
+  ): Promise<InstructionsAnswer> {
     return this.#instructions('POST', executionId, body, options);
   }
 
   /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
-  replaceInstructions(executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+  replaceInstructions(
+    executionId: string,
+    body: InstructionsRequest,
+    options?: RequestOptions,
+  ): Promise<InstructionsAnswer> {
     return this.#instructions('PUT', executionId, body, options);
   }
 
@@ -207,7 +222,12 @@ export class BrowserAIClient {
     return savedTaskListAnswer(answer.body).map((task) => redactSavedTask(task, this.#redact));
   }
 
-  async #instructions(method: 'POST' | 'PUT', executionId: string, body: InstructionsRequest, options?: RequestOptions): Promise<InstructionsAnswer> {
+  async #instructions(
+    method: 'POST' | 'PUT',
+    executionId: string,
+    body: InstructionsRequest,
+    options?: RequestOptions,
+  ): Promise<InstructionsAnswer> {
     const path = `/tasks/${executionIdSegment(method, '/tasks/{executionId}/instructions', executionId)}/instructions`;
     const answer = await this.#request(method, path, body, options);
     return this.#redact(instructionsAnswer(answer.body, answer.origin, executionId));
@@ -217,14 +237,25 @@ export class BrowserAIClient {
    * Sends one request; resolves with the JSON body of a 2xx answer (checked and redacted by the
    * caller), throws a BrowserAIError otherwise, its API message redacted.
    */
-  async #request(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<{ body: unknown; origin: AnswerOrigin }> {
+  async #request(
+    method: Method,
+    path: string,
+    body: unknown,
+    options: RequestOptions = {},
+  ): Promise<{ body: unknown; origin: AnswerOrigin }> {
     const config: AxiosRequestConfig = { method, url: path, data: body, signal: options.signal };
     if (options.timeoutMs !== undefined) config.timeout = options.timeoutMs;
     try {
       await this.#pacer?.wait(options.signal);
       options.signal?.throwIfAborted();
     } catch {
-      throw new BrowserAIError({ kind: 'Aborted', mayHaveReachedServer: false, method, path, message: `BrowserAI ${method} ${path} was cancelled before it was sent.` });
+      throw new BrowserAIError({
+        kind: 'Aborted',
+        mayHaveReachedServer: false,
+        method,
+        path,
+        message: `BrowserAI ${method} ${path} was cancelled before it was sent.`,
+      });
     }
     let response;
     const route = routeTemplate(path);
@@ -247,7 +278,12 @@ export class BrowserAIClient {
     }
     if (response.status >= 200 && response.status < 300) {
       report({ status: response.status });
-      const origin: AnswerOrigin = { method, path, status: response.status, contentType: response.headers['content-type'] };
+      const origin: AnswerOrigin = {
+        method,
+        path,
+        status: response.status,
+        contentType: response.headers['content-type'],
+      };
       return { body: jsonBody(response.data, origin), origin };
     }
     const apiMessage = this.#redact(extractApiMessage(lenientBody(response.data)));
@@ -274,7 +310,8 @@ export class BrowserAIClient {
     else if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') kind = 'Timeout';
     const cause = err instanceof AxiosError ? err.cause : undefined;
     const causeCode = (cause as NodeJS.ErrnoException | undefined)?.code;
-    const notSent = (code !== undefined && NOT_SENT_CODES.has(code)) || (causeCode !== undefined && NOT_SENT_CODES.has(causeCode));
+    const notSent =
+      (code !== undefined && NOT_SENT_CODES.has(code)) || (causeCode !== undefined && NOT_SENT_CODES.has(causeCode));
     // The proxy's own failures (unreachable, tunnel refused) happen before anything is sent to
     // BrowserAI. Their messages name the proxy's host, never the URL with its credentials.
     const viaProxy = kind === 'NetworkError' && this.#proxy ? proxyFailure(cause ?? err, this.#proxy) : undefined;
@@ -302,7 +339,9 @@ export class BrowserAIClient {
 const ROUTE_SEGMENTS = new Set(['tasks', 'results', 'saved_tasks', 'name', 'instructions', 'command']);
 function routeTemplate(path: string): string {
   const segments = path.split('?')[0].split('/');
-  return segments.map((s, i) => (s === '' || ROUTE_SEGMENTS.has(s) ? s : segments[i - 1] === 'name' ? '{name}' : '{id}')).join('/');
+  return segments
+    .map((s, i) => (s === '' || ROUTE_SEGMENTS.has(s) ? s : segments[i - 1] === 'name' ? '{name}' : '{id}'))
+    .join('/');
 }
 
 /** The encoded path segment of an execution ID; throws InvalidInput, before anything is sent, for one that is not usable. */
@@ -313,7 +352,11 @@ function executionIdSegment(method: string, template: string, executionId: strin
 
 function invalidPathInput(method: string, template: string, what: string, value: unknown): BrowserAIError {
   const shown =
-    typeof value !== 'string' ? `a ${value === null ? 'null' : typeof value}` : value.length > 64 ? `a ${value.length}-character string` : JSON.stringify(value);
+    typeof value !== 'string'
+      ? `a ${value === null ? 'null' : typeof value}`
+      : value.length > 64
+        ? `a ${value.length}-character string`
+        : JSON.stringify(value);
   return new BrowserAIError({
     kind: 'InvalidInput',
     mayHaveReachedServer: false,

@@ -57,7 +57,12 @@ export class BrowserAIError extends Error {
 
   /** 4xx answers other than 429 will answer the same way however often they are retried. */
   get retryable(): boolean {
-    return this.kind === 'RateLimited' || this.kind === 'ServerError' || this.kind === 'NetworkError' || this.kind === 'Timeout';
+    return (
+      this.kind === 'RateLimited' ||
+      this.kind === 'ServerError' ||
+      this.kind === 'NetworkError' ||
+      this.kind === 'Timeout'
+    );
   }
 }
 
@@ -66,7 +71,8 @@ export function isBrowserAIError(err: unknown): err is BrowserAIError {
 }
 
 const ADVICE: Record<BrowserAIErrorKind, string> = {
-  InvalidInput: 'Check the instructions, type, project (it must exist in your BrowserAI account) and geoLocation.country.',
+  InvalidInput:
+    'Check the instructions, type, project (it must exist in your BrowserAI account) and geoLocation.country.',
   InvalidCommand: 'Only the "stop" command exists; check the execution ID.',
   Unauthorized: 'Check BROWSERAI_API_TOKEN: it must be a valid BrowserAI API token.',
   TaskNotFound: 'Check the execution ID; it is the executionId returned when the task was created.',
@@ -76,12 +82,14 @@ const ADVICE: Record<BrowserAIErrorKind, string> = {
   ServerError: 'BrowserAI answered with a server error; it is retried with backoff.',
   NetworkError: 'BrowserAI could not be reached: check BROWSERAI_BASE_URL and the network.',
   Timeout: 'BrowserAI did not answer in time.',
-  MalformedAnswer: 'BrowserAI answered with something this client does not understand; report it with the request path.',
+  MalformedAnswer:
+    'BrowserAI answered with something this client does not understand; report it with the request path.',
   Aborted: 'The request was cancelled.',
 };
 
 export function adviceFor(kind: BrowserAIErrorKind, path = ''): string {
-  if (kind === 'Conflict' && path.startsWith('/saved_tasks')) return 'A saved task with this name already exists: choose another name, or use the existing one.';
+  if (kind === 'Conflict' && path.startsWith('/saved_tasks'))
+    return 'A saved task with this name already exists: choose another name, or use the existing one.';
   return ADVICE[kind];
 }
 

@@ -57,22 +57,37 @@ const AGENT_OPTIONS = { keepAlive: true, scheduling: 'lifo', timeout: 5000, prox
  * (used as given, NO_PROXY not consulted), `false` (never a proxy), or undefined (from `env`).
  * Throws a TypeError, naming the variable but never its value, for a proxy URL it cannot use.
  */
-export function createTransport(baseUrl: string, option: string | false | undefined, env: NodeJS.ProcessEnv = process.env): Transport {
+export function createTransport(
+  baseUrl: string,
+  option: string | false | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Transport {
   const direct = { httpAgent: new http.Agent(AGENT_OPTIONS), httpsAgent: new https.Agent(AGENT_OPTIONS) };
   // An unusable base URL fails each request, unsent (ERR_INVALID_URL), as it always has.
   if (!URL.canParse(baseUrl)) return direct;
   const target = new URL(baseUrl);
-  const chosen = option === false ? undefined : option !== undefined ? { value: option, source: 'the proxy option' } : proxyFromEnv(target, env);
+  const chosen =
+    option === false
+      ? undefined
+      : option !== undefined
+        ? { value: option, source: 'the proxy option' }
+        : proxyFromEnv(target, env);
   if (!chosen) return direct;
   const proxyUrl = parseProxyUrl(chosen.value, chosen.source);
   const proxy: ProxyRoute = { label: hostPort(proxyUrl), source: chosen.source, target: hostPort(target) };
   const transport =
     target.protocol === 'https:'
-      ? { ...direct, httpsAgent: new https.Agent({ ...AGENT_OPTIONS, proxyEnv: { HTTPS_PROXY: proxyUrl.href } }), proxy }
+      ? {
+          ...direct,
+          httpsAgent: new https.Agent({ ...AGENT_OPTIONS, proxyEnv: { HTTPS_PROXY: proxyUrl.href } }),
+          proxy,
+        }
       : { ...direct, httpAgent: new http.Agent({ ...AGENT_OPTIONS, proxyEnv: { HTTP_PROXY: proxyUrl.href } }), proxy };
   // A Node.js without built-in proxy support ignores proxyEnv and would connect directly.
   if (!usesProxy(target.protocol === 'https:' ? transport.httpsAgent : transport.httpAgent)) {
-    throw new TypeError(`${chosen.source} is set, but Node.js ${process.version} cannot use a proxy by itself: run BrowserAIClient on Node.js 24.5 or later.`);
+    throw new TypeError(
+      `${chosen.source} is set, but Node.js ${process.version} cannot use a proxy by itself: run BrowserAIClient on Node.js 24.5 or later.`,
+    );
   }
   return transport;
 }
@@ -85,7 +100,12 @@ function usesProxy(agent: http.Agent): boolean {
 
 /** The proxy variable that applies to `target`, or undefined when there is none or NO_PROXY exempts it. */
 export function proxyFromEnv(target: URL, env: NodeJS.ProcessEnv): { value: string; source: string } | undefined {
-  const names = target.protocol === 'https:' ? ['https_proxy', 'HTTPS_PROXY'] : target.protocol === 'http:' ? ['http_proxy', 'HTTP_PROXY'] : [];
+  const names =
+    target.protocol === 'https:'
+      ? ['https_proxy', 'HTTPS_PROXY']
+      : target.protocol === 'http:'
+        ? ['http_proxy', 'HTTP_PROXY']
+        : [];
   const source = names.find((name) => env[name]?.trim());
   if (!source) return undefined;
   if (bypassesProxy(target, env.no_proxy?.trim() ? env.no_proxy : env.NO_PROXY)) return undefined;
@@ -110,7 +130,11 @@ export function bypassesProxy(target: URL, noProxy: string | undefined): boolean
     const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
     const colon = entry.indexOf(':');
     let name = bracketed ? bracketed[1] : colon > 0 && colon === entry.lastIndexOf(':') ? entry.slice(0, colon) : entry;
-    const entryPort = bracketed ? bracketed[2] : colon > 0 && colon === entry.lastIndexOf(':') ? entry.slice(colon + 1) : undefined;
+    const entryPort = bracketed
+      ? bracketed[2]
+      : colon > 0 && colon === entry.lastIndexOf(':')
+        ? entry.slice(colon + 1)
+        : undefined;
     if (entryPort && entryPort !== port) continue;
     name = bare(name.replace(/^\*?\./, ''));
     if (name === '') continue;
@@ -130,7 +154,10 @@ export function proxyFailure(err: unknown, proxy: ProxyRoute): { detail: string;
     // proxy closing the connection, or no answer within the agent's 5 s.
     const status = typeof e?.statusCode === 'number' ? e.statusCode : undefined;
     if (status === undefined) {
-      return { detail: `the proxy ${proxy.label} did not open a tunnel to ${proxy.target}`, advice: `Check the proxy in ${proxy.source} and the network.` };
+      return {
+        detail: `the proxy ${proxy.label} did not open a tunnel to ${proxy.target}`,
+        advice: `Check the proxy in ${proxy.source} and the network.`,
+      };
     }
     const advice =
       status === 407
@@ -142,9 +169,18 @@ export function proxyFailure(err: unknown, proxy: ProxyRoute): { detail: string;
             : `Check the proxy in ${proxy.source}.`;
     return { detail: `the proxy ${proxy.label} refused the tunnel to ${proxy.target} with ${status}`, advice };
   }
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH'
+  ) {
     // Through a proxy the client connects to nothing else, and the proxy resolves BrowserAI's name.
-    return { detail: `could not reach the proxy ${proxy.label} (${code})`, advice: `Check the proxy in ${proxy.source} and the network.` };
+    return {
+      detail: `could not reach the proxy ${proxy.label} (${code})`,
+      advice: `Check the proxy in ${proxy.source} and the network.`,
+    };
   }
   return undefined;
 }
@@ -156,10 +192,14 @@ function parseProxyUrl(value: string, source: string): URL {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new TypeError(`${source} is not a usable proxy URL: write it as http://host:port (or http://user:password@host:port).`);
+    throw new TypeError(
+      `${source} is not a usable proxy URL: write it as http://host:port (or http://user:password@host:port).`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`${source} names a ${url.protocol.slice(0, -1)} proxy; BrowserAIClient supports only http:// and https:// proxies.`);
+    throw new TypeError(
+      `${source} names a ${url.protocol.slice(0, -1)} proxy; BrowserAIClient supports only http:// and https:// proxies.`,
+    );
   }
   if (url.hostname === '') throw new TypeError(`${source} has no proxy host: write it as http://host:port.`);
   return url;
@@ -171,7 +211,10 @@ function hostPort(url: URL): string {
 
 /** Lower case, without IPv6 brackets or a trailing dot. */
 function bare(host: string): string {
-  return host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 function inCidr(ip: string, cidr: string): boolean {

@@ -80,7 +80,8 @@ function isContainer(value: unknown): value is Container {
 
 /** Plain assignment of `__proto__` (a key JSON.parse may produce) would change the copy's prototype. */
 function setOwn(target: Container, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else (target as Record<string, unknown>)[key] = value;
 }
 
@@ -231,12 +232,32 @@ function hexPair(text: string, at: number): number {
 
 /** Characters a parameter name or a scheme is made of. */
 function isWordChar(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d || c === 0x2e || c === 0x2b;
+  return (
+    (c >= 0x61 && c <= 0x7a) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    (c >= 0x30 && c <= 0x39) ||
+    c === 0x5f ||
+    c === 0x2d ||
+    c === 0x2e ||
+    c === 0x2b
+  );
 }
 
 /** Characters no URL holds unencoded, at any depth: whatever they are in, it ends there. */
 function endsAnyUrl(c: number): boolean {
-  return c <= 0x20 || c === 0x7f || c === 0x22 || c === 0x3c || c === 0x3e || c === 0x60 || c === 0x7b || c === 0x7d || c === 0x7c || c === 0x5e || c === BACKSLASH;
+  return (
+    c <= 0x20 ||
+    c === 0x7f ||
+    c === 0x22 ||
+    c === 0x3c ||
+    c === 0x3e ||
+    c === 0x60 ||
+    c === 0x7b ||
+    c === 0x7d ||
+    c === 0x7c ||
+    c === 0x5e ||
+    c === BACKSLASH
+  );
 }
 
 /** The masked stretches of a text, in order and disjoint, as [start, end) pairs. */
@@ -284,7 +305,11 @@ function maskPatterns(text: string): string {
         stretches.push(end, valueEnd);
         maskEnd = valueEnd;
       }
-    } else if (ENDPOINT_PARAMETERS.has(name) && (beforeWord === QUESTION || beforeWord === AMPERSAND) && !startsWithScheme(scout, end)) {
+    } else if (
+      ENDPOINT_PARAMETERS.has(name) &&
+      (beforeWord === QUESTION || beforeWord === AMPERSAND) &&
+      !startsWithScheme(scout, end)
+    ) {
       // A value with a scheme is a URL (often percent-encoded): read on, and the `scheme://`
       // case masks only its user information.
       const userinfoEnd = userinfoEndOf(scout, end, depth, true);
@@ -346,7 +371,8 @@ function userinfoEndOf(scout: DecodingReader, start: number, depth: number, isPa
     scout.read(at);
     const c = scout.code;
     if (endsAnyUrl(c)) break;
-    if (scout.depth <= depth && (c === SLASH || c === QUESTION || c === HASH || (isParameterValue && c === AMPERSAND))) break;
+    if (scout.depth <= depth && (c === SLASH || c === QUESTION || c === HASH || (isParameterValue && c === AMPERSAND)))
+      break;
     if (c === AT) lastAt = at;
   }
   return lastAt;

@@ -189,7 +189,10 @@ async function main(argv: string[]): Promise<number> {
       watched = needId();
       const result = await tasks.result(watched);
       if (values.full) {
-        const browserai = new (load.browserai().BrowserAIClient)({ apiToken: process.env.BROWSERAI_API_TOKEN ?? '', baseUrl: process.env.BROWSERAI_BASE_URL });
+        const browserai = new (load.browserai().BrowserAIClient)({
+          apiToken: process.env.BROWSERAI_API_TOKEN ?? '',
+          baseUrl: process.env.BROWSERAI_BASE_URL,
+        });
         const full = await load.tasks().fetchFullResults(browserai, result.executionId);
         return printResult({ ...result, results: full.results, trimmed: undefined });
       }
@@ -204,7 +207,8 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'
 
 function startInput(values: Values, instructions: () => Array<{ action: string }>): BrowserTaskInput {
   const fromFile = values.input ? (JSON.parse(readFileSync(values.input, 'utf8')) as Partial<BrowserTaskInput>) : {};
-  const number = (name: 'timeout-ms' | 'awaiting-timeout-ms') => (values[name] === undefined ? undefined : Number(values[name]));
+  const number = (name: 'timeout-ms' | 'awaiting-timeout-ms') =>
+    values[name] === undefined ? undefined : Number(values[name]);
   const input: BrowserTaskInput = {
     ...fromFile,
     instructions: values.instruction ? instructions() : (fromFile.instructions ?? instructions()),
@@ -252,13 +256,18 @@ main(process.argv.slice(2)).then(
 
 /** Exports the spans still buffered (tracing on) before the process exits; an exporter that fails costs a line, not the exit code. */
 async function afterFlush(code: number): Promise<number> {
-  await tracing?.shutdown().catch((err: unknown) => console.error(`Traces not exported: ${err instanceof Error ? err.message : err}`));
+  await tracing
+    ?.shutdown()
+    .catch((err: unknown) => console.error(`Traces not exported: ${err instanceof Error ? err.message : err}`));
   return code;
 }
 
 /** Prints what went wrong, and returns the exit code. Loads the Temporal SDK only for errors a command can have raised. */
 async function reportError(err: unknown): Promise<number> {
-  if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+  if (
+    err instanceof UsageError ||
+    (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+  ) {
     console.error(`${err.message}\n\n${USAGE}`);
     return 2;
   }
@@ -300,7 +309,9 @@ async function reportError(err: unknown): Promise<number> {
   }
   const message = err instanceof Error ? err.message : String(err);
   if (/connect|UNAVAILABLE|ECONNREFUSED|transport/i.test(message)) {
-    console.error(`Cannot reach Temporal at ${temporalAddress()}: ${message}\nIs your Temporal server running${CLI === 'browserai-temporal' ? '' : ' (`npm start` runs one)'}?`);
+    console.error(
+      `Cannot reach Temporal at ${temporalAddress()}: ${message}\nIs your Temporal server running${CLI === 'browserai-temporal' ? '' : ' (`npm start` runs one)'}?`,
+    );
     return 3;
   }
   console.error(message);

@@ -44,7 +44,12 @@ export async function savedTaskCommand(
   switch (`${command} ${sub}`) {
     case 'saved-task create': {
       const instructions: Instruction[] = (values.instruction ?? []).map((action) => ({ action }));
-      const definition = { name: needName(), instructions, project: values.project ?? '', geoLocation: { country: values.country ?? '', city: values.city, zipcode: values.zipcode } };
+      const definition = {
+        name: needName(),
+        instructions,
+        project: values.project ?? '',
+        geoLocation: { country: values.country ?? '', city: values.city, zipcode: values.zipcode },
+      };
       out(await saved.create(definition, values.cron ? { schedule: spec() } : {}));
       return 0;
     }
@@ -56,7 +61,9 @@ export async function savedTaskCommand(
       return 0;
     case 'saved-task run': {
       const overrides = {
-        ...(values.country ? { geoLocation: { country: values.country, city: values.city, zipcode: values.zipcode } } : {}),
+        ...(values.country
+          ? { geoLocation: { country: values.country, city: values.city, zipcode: values.zipcode } }
+          : {}),
         ...(values.awaitable ? { awaitable: true } : {}),
       };
       const handle = await saved.run(needName(), overrides, { workflowId: values.id });

@@ -1,7 +1,10 @@
 // The CLI's one sentence about a task's stop. It never says "stopped" unless BrowserAI took the stop.
 
 /** What became of the BrowserAI task, as the workflow recorded it: never "stopped" unless BrowserAI took the stop. */
-export function stopSentence(stopConfirmed: boolean | null | undefined, executionId: string | null | undefined): string {
+export function stopSentence(
+  stopConfirmed: boolean | null | undefined,
+  executionId: string | null | undefined,
+): string {
   if (!executionId) return 'No BrowserAI task had been created.';
   if (stopConfirmed === true) return `BrowserAI task ${executionId} was stopped.`;
   if (stopConfirmed === false) {

@@ -88,8 +88,14 @@ export class SavedTasks {
   ) {}
 
   /** Creates the saved task; with `schedule`, also its Temporal Schedule. */
-  async create(definition: SavedTaskDefinition, options: { schedule?: ScheduleSpecInput } = {}): Promise<CreateSavedTaskResponse & { scheduleId?: string }> {
-    const problems = [...savedTaskProblems(definition), ...(options.schedule ? scheduleProblems(options.schedule) : [])];
+  async create(
+    definition: SavedTaskDefinition,
+    options: { schedule?: ScheduleSpecInput } = {},
+  ): Promise<CreateSavedTaskResponse & { scheduleId?: string }> {
+    const problems = [
+      ...savedTaskProblems(definition),
+      ...(options.schedule ? scheduleProblems(options.schedule) : []),
+    ];
     if (problems.length > 0) throw new InvalidInputError(problems);
     const created = await this.#execute<CreateSavedTaskResponse>('savedTaskCreate', [definition]);
     if (!options.schedule) return created;
@@ -111,7 +117,11 @@ export class SavedTasks {
   }
 
   /** Runs a saved task now; the handle takes the same signals, update and query as browserTask. */
-  async run(name: string, overrides?: SavedTaskOverrides, options: { workflowId?: string } = {}): Promise<WorkflowHandle<typeof runSavedTask>> {
+  async run(
+    name: string,
+    overrides?: SavedTaskOverrides,
+    options: { workflowId?: string } = {},
+  ): Promise<WorkflowHandle<typeof runSavedTask>> {
     checkName(name);
     const input: RunSavedTaskInput = { name, ...(overrides ? { overrides } : {}) };
     const common = {
@@ -121,7 +131,10 @@ export class SavedTasks {
       staticSummary: `Saved BrowserAI task "${name}"`,
     };
     return withSearchAttributeFallback((on) =>
-      this.client.workflow.start('runSavedTask', { ...common, typedSearchAttributes: on ? startSearchAttributes() : undefined }),
+      this.client.workflow.start('runSavedTask', {
+        ...common,
+        typedSearchAttributes: on ? startSearchAttributes() : undefined,
+      }),
     );
   }
 
@@ -129,7 +142,11 @@ export class SavedTasks {
    * Creates or updates the schedule of a saved task. The schedule ID is derived from the name,
    * so calling this again updates the one schedule instead of adding another.
    */
-  async schedule(name: string, spec: ScheduleSpecInput, project?: string): Promise<{ scheduleId: string; created: boolean }> {
+  async schedule(
+    name: string,
+    spec: ScheduleSpecInput,
+    project?: string,
+  ): Promise<{ scheduleId: string; created: boolean }> {
     checkName(name);
     const problems = scheduleProblems(spec);
     if (problems.length > 0) throw new InvalidInputError(problems);
@@ -148,14 +165,20 @@ export class SavedTasks {
           spec: options.spec,
           action,
           policies: options.policies,
-          state: { ...previous.state, paused: spec.paused ?? previous.state.paused, note: spec.note ?? previous.state.note },
+          state: {
+            ...previous.state,
+            paused: spec.paused ?? previous.state.paused,
+            note: spec.note ?? previous.state.note,
+          },
         }));
       await withSearchAttributeFallback((on) => update(withoutSearchAttributesUnless(on, options.action)));
       return { scheduleId, created: false };
     }
   }
 
-  async listSchedules(): Promise<Array<{ scheduleId: string; savedTaskName?: string; paused: boolean; nextRunTimes: Date[] }>> {
+  async listSchedules(): Promise<
+    Array<{ scheduleId: string; savedTaskName?: string; paused: boolean; nextRunTimes: Date[] }>
+  > {
     const out = [];
     for await (const schedule of this.client.schedule.list()) {
       if (!schedule.scheduleId.startsWith('browserai-saved-')) continue;
@@ -189,11 +212,16 @@ export class SavedTasks {
   async updateCron(name: string, cron: string, timezone?: string): Promise<void> {
     const problems = [...cronProblems(cron), ...timezoneProblems(timezone)];
     if (problems.length > 0) throw new InvalidInputError(problems);
-    await this.#onSchedule(name, (handle) => handle.update((previous) => {
-      const zone = timezone ?? previous.spec.timezone;
-      const action = previous.action.type === 'startWorkflow' ? { ...previous.action, memo: scheduleMemo(name, cron, zone) } : previous.action;
-      return { ...previous, action, spec: { cronExpressions: [cron], timezone: zone } };
-    }));
+    await this.#onSchedule(name, (handle) =>
+      handle.update((previous) => {
+        const zone = timezone ?? previous.spec.timezone;
+        const action =
+          previous.action.type === 'startWorkflow'
+            ? { ...previous.action, memo: scheduleMemo(name, cron, zone) }
+            : previous.action;
+        return { ...previous, action, spec: { cronExpressions: [cron], timezone: zone } };
+      }),
+    );
   }
 
   async deleteSchedule(name: string): Promise<void> {
@@ -208,7 +236,10 @@ export class SavedTasks {
       return await fn(this.client.schedule.getHandle(scheduleId));
     } catch (err) {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
-      throw new ScheduleNotFoundError(`Saved task "${name}" has no schedule (schedule ID ${scheduleId}); create one with \`schedule create\``, scheduleId);
+      throw new ScheduleNotFoundError(
+        `Saved task "${name}" has no schedule (schedule ID ${scheduleId}); create one with \`schedule create\``,
+        scheduleId,
+      );
     }
   }
 
@@ -236,11 +267,17 @@ export class SavedTasks {
   }
 
   async #createSchedule(options: ScheduleOptions): Promise<void> {
-    await withSearchAttributeFallback((on) => this.client.schedule.create({ ...options, action: withoutSearchAttributesUnless(on, options.action) }));
+    await withSearchAttributeFallback((on) =>
+      this.client.schedule.create({ ...options, action: withoutSearchAttributesUnless(on, options.action) }),
+    );
   }
 
   async #execute<T>(workflowType: string, args: unknown[]): Promise<T> {
-    return this.client.workflow.execute(workflowType, { taskQueue: this.taskQueue, workflowId: `browserai-${workflowType}-${randomUUID()}`, args });
+    return this.client.workflow.execute(workflowType, {
+      taskQueue: this.taskQueue,
+      workflowId: `browserai-${workflowType}-${randomUUID()}`,
+      args,
+    });
   }
 }
 
@@ -255,11 +292,11 @@ function scheduleProblems(spec: ScheduleSpecInput): string[] {
   return [
     ...cronProblems(spec?.cron),
     ...timezoneProblems(spec?.timezone),
-    ...(spec?.overlap === undefined || spec.overlap in OVERLAP ? [] : [`overlap must be one of ${Object.keys(OVERLAP).join(', ')}`]),
+    ...(spec?.overlap === undefined || spec.overlap in OVERLAP
+      ? []
+      : [`overlap must be one of ${Object.keys(OVERLAP).join(', ')}`]),
   ];
 }
-
-
 
 function withoutSearchAttributesUnless(keep: boolean, action: ScheduleOptions['action']): ScheduleOptions['action'] {
   return keep || action.type !== 'startWorkflow' ? action : { ...action, typedSearchAttributes: undefined };
@@ -270,7 +307,10 @@ function scheduleMemo(savedTaskName: string, cron: string, timezone?: string): R
 }
 
 function summarize(name: string, description: ScheduleDescription): ScheduleSummary {
-  const memo = description.action.type === 'startWorkflow' ? (description.action.memo as { cron?: string } | undefined) : undefined;
+  const memo =
+    description.action.type === 'startWorkflow'
+      ? (description.action.memo as { cron?: string } | undefined)
+      : undefined;
   return {
     scheduleId: description.scheduleId,
     savedTaskName: name,

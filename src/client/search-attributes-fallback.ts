@@ -2,7 +2,12 @@
 // that lacks any of them refuses the start (and the starter retries without them), instead of
 // the workflow failing its first upsert later, forever.
 import { TypedSearchAttributes } from '@temporalio/common';
-import { BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../workflows/search-attributes';
+import {
+  BrowserAIAwaitingInput,
+  BrowserAIExecutionId,
+  BrowserAIProject,
+  BrowserAIStatus,
+} from '../workflows/search-attributes';
 
 export function startSearchAttributes(project?: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
@@ -22,7 +27,11 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
  */
 function isMissingSearchAttribute(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (/search attribute/i.test(e.message) && /(no mapping|not defined|unknown|not registered|invalid)/i.test(e.message)) return true;
+    if (
+      /search attribute/i.test(e.message) &&
+      /(no mapping|not defined|unknown|not registered|invalid)/i.test(e.message)
+    )
+      return true;
   }
   return false;
 }

@@ -2,13 +2,28 @@
 // while it runs, and get its result. Every input is checked here first, so bad input throws
 // InvalidInputError before anything reaches Temporal or BrowserAI.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type ClientPlugin, WithStartWorkflowOperation, WorkflowNotFoundError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type ClientPlugin,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';
-import { codeProblems, instructionProblems, InvalidInputError, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../workflows/input';
+import {
+  codeProblems,
+  instructionProblems,
+  InvalidInputError,
+  taskInputProblems,
+  type BrowserTaskInput,
+  type BrowserTaskResult,
+} from '../workflows/input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -67,12 +82,20 @@ export class BrowserTasks {
   static async fromEnv(env: NodeJS.ProcessEnv = process.env, options: FromEnvOptions = {}): Promise<BrowserTasks> {
     const config = loadTemporalConfig(env);
     const connection = await Connection.connect(connectionOptions(config));
-    const client = new Client({ connection, namespace: config.namespace, dataConverter: encryptedDataConverterFromEnv(env), plugins: options.plugins });
+    const client = new Client({
+      connection,
+      namespace: config.namespace,
+      dataConverter: encryptedDataConverterFromEnv(env),
+      plugins: options.plugins,
+    });
     return new BrowserTasks(client, config.taskQueue);
   }
 
   async start(input: BrowserTaskInput, options: StartOptions & { waitForExecutionId: true }): Promise<StartedTask>;
-  async start(input: BrowserTaskInput, options?: StartOptions): Promise<WorkflowHandleWithFirstExecutionRunId<typeof browserTask>>;
+  async start(
+    input: BrowserTaskInput,
+    options?: StartOptions,
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof browserTask>>;
   async start(input: BrowserTaskInput, options: StartOptions = {}): Promise<WorkflowHandle<typeof browserTask>> {
     const problems = taskInputProblems(input);
     if (problems.length > 0) throw new InvalidInputError(problems);
@@ -100,12 +123,17 @@ export class BrowserTasks {
           // A second start with this ID fails, as a plain start does: never a second task.
           workflowIdConflictPolicy: 'FAIL',
         });
-        const executionId = await this.client.workflow.executeUpdateWithStart(executionIdUpdate, { startWorkflowOperation: start });
+        const executionId = await this.client.workflow.executeUpdateWithStart(executionIdUpdate, {
+          startWorkflowOperation: start,
+        });
         return Object.assign(await start.workflowHandle(), { executionId });
       });
     }
     return withSearchAttributeFallback((on) =>
-      this.client.workflow.start('browserTask', { ...common, typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined }),
+      this.client.workflow.start('browserTask', {
+        ...common,
+        typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+      }),
     );
   }
 
@@ -151,9 +179,11 @@ export class BrowserTasks {
     const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
     const live: LiveState = { ...state, workflowStatus: description.status.name };
     const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
-    const details = await this.#decode<{ polls?: number; lastSeen?: { status?: string; progress?: unknown }; nextPollAt?: string }>(
-      poll?.heartbeatDetails?.payloads?.[0],
-    );
+    const details = await this.#decode<{
+      polls?: number;
+      lastSeen?: { status?: string; progress?: unknown };
+      nextPollAt?: string;
+    }>(poll?.heartbeatDetails?.payloads?.[0]);
     if (details) {
       live.lastPoll = {
         polls: details.polls,
@@ -197,4 +227,3 @@ function checkInstructions(instructions: Instruction[]): void {
   const problems = instructionProblems(instructions);
   if (problems.length > 0) throw new InvalidInputError(problems);
 }
-

@@ -63,18 +63,25 @@ interface JSONPayload {
 }
 
 const fromJSON = ({ metadata, data }: JSONPayload): Payload => ({
-  metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])) : undefined,
+  metadata: metadata
+    ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')]))
+    : undefined,
   data: data ? Buffer.from(data, 'base64') : undefined,
 });
 
 const toJSON = ({ metadata, data }: Payload): JSONPayload => ({
-  metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) : undefined,
+  metadata: metadata
+    ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v).toString('base64')]))
+    : undefined,
   data: data ? Buffer.from(data).toString('base64') : undefined,
 });
 
 /** 127.0.0.0/8, ::1, localhost (and the IPv4-mapped forms). */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   if (h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
   const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
@@ -84,17 +91,29 @@ export function isLoopbackHost(host: string): boolean {
 function normalizeOrigin(origin: string): string {
   const trimmed = origin.trim().replace(/\/+$/, '');
   if (trimmed === '*' || trimmed === 'null') {
-    throw new TypeError(`"${trimmed}" is not allowed as the codec server's UI origin: give the Temporal UI's origin, e.g. https://temporal.example.com.`);
+    throw new TypeError(
+      `"${trimmed}" is not allowed as the codec server's UI origin: give the Temporal UI's origin, e.g. https://temporal.example.com.`,
+    );
   }
   let url: URL;
   try {
     url = new URL(trimmed);
   } catch {
-    throw new TypeError(`"${origin}" is not an origin: give scheme, host and port if any, e.g. https://temporal.example.com or http://localhost:8233.`);
+    throw new TypeError(
+      `"${origin}" is not an origin: give scheme, host and port if any, e.g. https://temporal.example.com or http://localhost:8233.`,
+    );
   }
-  const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !/\/.+/.test(trimmed.replace(/^[a-z]+:\/\//i, ''));
+  const bare =
+    url.pathname === '/' &&
+    !url.search &&
+    !url.hash &&
+    !url.username &&
+    !url.password &&
+    !/\/.+/.test(trimmed.replace(/^[a-z]+:\/\//i, ''));
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare) {
-    throw new TypeError(`"${origin}" is not an origin (scheme, host and port only): e.g. https://temporal.example.com or http://localhost:8233.`);
+    throw new TypeError(
+      `"${origin}" is not an origin (scheme, host and port only): e.g. https://temporal.example.com or http://localhost:8233.`,
+    );
   }
   return url.origin;
 }
@@ -105,7 +124,9 @@ function hostKey(host: string): { name: string; port: string | undefined } {
   if (bracketed) return { name: `[${bracketed[1]}]`, port: bracketed[2] };
   if (isIP(h) === 6) return { name: `[${h}]`, port: undefined };
   const colon = h.lastIndexOf(':');
-  return colon > 0 && /^\d+$/.test(h.slice(colon + 1)) ? { name: h.slice(0, colon), port: h.slice(colon + 1) } : { name: h, port: undefined };
+  return colon > 0 && /^\d+$/.test(h.slice(colon + 1))
+    ? { name: h.slice(0, colon), port: h.slice(colon + 1) }
+    : { name: h, port: undefined };
 }
 
 function sha256(value: string): Buffer {
@@ -152,16 +173,24 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 /** Starts the codec server; throws (before binding) when the options are unsafe or incomplete, saying what to set. */
-export async function startCodecServer(codec: PayloadCodec, options: CodecServerOptions = {}): Promise<{ url: string; server: Server }> {
+export async function startCodecServer(
+  codec: PayloadCodec,
+  options: CodecServerOptions = {},
+): Promise<{ url: string; server: Server }> {
   const host = options.host?.trim() || DEFAULT_CODEC_SERVER_HOST;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new TypeError(`maxBodyBytes must be a positive integer, got ${options.maxBodyBytes}.`);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0)
+    throw new TypeError(`maxBodyBytes must be a positive integer, got ${options.maxBodyBytes}.`);
   const token = options.token?.trim() || undefined;
   if (token && token.length < MIN_TOKEN_LENGTH) {
-    throw new TypeError(`The codec server token is too short (${token.length} characters, at least ${MIN_TOKEN_LENGTH}): generate one with \`openssl rand -base64 32\`.`);
+    throw new TypeError(
+      `The codec server token is too short (${token.length} characters, at least ${MIN_TOKEN_LENGTH}): generate one with \`openssl rand -base64 32\`.`,
+    );
   }
   if (options.open && (token || options.authenticate)) {
-    throw new TypeError('The codec server was given both a token (or an authenticate check) and `open`: drop one (CODEC_SERVER_TOKEN or CODEC_SERVER_OPEN).');
+    throw new TypeError(
+      'The codec server was given both a token (or an authenticate check) and `open`: drop one (CODEC_SERVER_TOKEN or CODEC_SERVER_OPEN).',
+    );
   }
   if (options.open && !isLoopbackHost(host)) {
     throw new TypeError(
@@ -176,7 +205,12 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
     );
   }
   const origins = new Set(
-    [...(typeof options.allowedOrigins === 'string' ? options.allowedOrigins.split(',') : (options.allowedOrigins ?? [])), ...(options.allowOrigin ? options.allowOrigin.split(',') : [])]
+    [
+      ...(typeof options.allowedOrigins === 'string'
+        ? options.allowedOrigins.split(',')
+        : (options.allowedOrigins ?? [])),
+      ...(options.allowOrigin ? options.allowOrigin.split(',') : []),
+    ]
       .map((o) => o.trim())
       .filter(Boolean)
       .map(normalizeOrigin),
@@ -193,7 +227,14 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
   const refuse = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
     // A body left unread is not read later either: the connection closes once the answer is out.
     const unread = !res.req.complete ? { connection: 'close' } : {};
-    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...unread, ...headers }).end(`${message}\n`);
+    res
+      .writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+        ...unread,
+        ...headers,
+      })
+      .end(`${message}\n`);
   };
 
   const authenticated = async (req: IncomingMessage): Promise<boolean> => {
@@ -209,7 +250,11 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
     res.setHeader('vary', 'Origin');
     // DNS rebinding: a page whose name now resolves to this address sends its own name as Host.
     if (!hostAllowed(req.headers.host)) {
-      return refuse(res, 421, `Host "${req.headers.host ?? ''}" is not served here: add it to CODEC_SERVER_ALLOWED_HOSTS (the name clients use to reach this codec server).`);
+      return refuse(
+        res,
+        421,
+        `Host "${req.headers.host ?? ''}" is not served here: add it to CODEC_SERVER_ALLOWED_HOSTS (the name clients use to reach this codec server).`,
+      );
     }
     const origin = req.headers.origin;
     if (origin !== undefined) {
@@ -232,14 +277,23 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
       res.setHeader('access-control-allow-headers', 'content-type, x-namespace, authorization');
       res.setHeader('access-control-max-age', '600');
       // Chrome's Private Network Access: a UI on a public origin calling a codec server on a private address.
-      if (req.headers['access-control-request-private-network'] === 'true') res.setHeader('access-control-allow-private-network', 'true');
+      if (req.headers['access-control-request-private-network'] === 'true')
+        res.setHeader('access-control-allow-private-network', 'true');
       return void res.writeHead(204).end();
     }
     // The protocol lets the endpoints sit at any depth (e.g. /{namespace}/decode): only the last part counts.
-    const action = path.endsWith('/encode') ? 'encode' : path.endsWith('/decode') ? 'decode' : path === '/' ? 'root' : undefined;
+    const action = path.endsWith('/encode')
+      ? 'encode'
+      : path.endsWith('/decode')
+        ? 'decode'
+        : path === '/'
+          ? 'root'
+          : undefined;
     if (!action) return refuse(res, 404, 'Not found: POST /decode or /encode.');
     if (action === 'root' ? req.method !== 'GET' && req.method !== 'HEAD' : req.method !== 'POST') {
-      return refuse(res, 405, action === 'root' ? 'GET only.' : `POST /${action} only.`, { allow: action === 'root' ? 'GET, HEAD' : 'POST, OPTIONS' });
+      return refuse(res, 405, action === 'root' ? 'GET only.' : `POST /${action} only.`, {
+        allow: action === 'root' ? 'GET, HEAD' : 'POST, OPTIONS',
+      });
     }
     if (!(await authenticated(req))) {
       // On `/`, a Basic challenge: visiting the codec server's URL in the browser logs in, and the UI's
@@ -250,10 +304,17 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
         (req.headers.authorization ? 'Wrong credentials' : 'Authentication required') +
           ': send `Authorization: Bearer <CODEC_SERVER_TOKEN>` (Temporal CLI: --codec-auth "Bearer <token>"), or log in at this URL in the browser ' +
           '(any user name, the token as password) and turn on "Include cross-origin credentials" in the UI\'s codec server settings.',
-        { 'www-authenticate': action === 'root' ? `Basic realm="${REALM}", charset="UTF-8"` : `Bearer realm="${REALM}"` },
+        {
+          'www-authenticate': action === 'root' ? `Basic realm="${REALM}", charset="UTF-8"` : `Bearer realm="${REALM}"`,
+        },
       );
     }
-    if (action === 'root') return refuse(res, 200, 'Codec server: authenticated. Point the Temporal UI at this URL (Settings -> Codec Server).');
+    if (action === 'root')
+      return refuse(
+        res,
+        200,
+        'Codec server: authenticated. Point the Temporal UI at this URL (Settings -> Codec Server).',
+      );
     const declared = Number(req.headers['content-length'] ?? NaN);
     const tooLarge = `Request body over ${maxBodyBytes} bytes: decode fewer payloads at a time, or raise CODEC_SERVER_MAX_BODY_BYTES.`;
     if (declared > maxBodyBytes) return refuse(res, 413, tooLarge);
@@ -299,13 +360,18 @@ export async function startCodecServer(codec: PayloadCodec, options: CodecServer
   });
   const { port } = server.address() as AddressInfo;
   const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
-  for (const name of [...(wildcard ? [] : [host]), 'localhost', '127.0.0.1', '[::1]']) allowedHosts.push({ name: hostKey(name).name, port: String(port) });
+  for (const name of [...(wildcard ? [] : [host]), 'localhost', '127.0.0.1', '[::1]'])
+    allowedHosts.push({ name: hostKey(name).name, port: String(port) });
   for (const extra of options.allowedHosts ?? []) if (extra.trim()) allowedHosts.push(hostKey(extra));
   const urlHost = isLoopbackHost(host) || wildcard ? 'localhost' : isIP(host) === 6 ? `[${host}]` : host;
   return { url: `http://${urlHost}:${port}`, server };
 }
 
-const list = (value: string | undefined): string[] => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 const truthy = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test(value?.trim() ?? '');
 
 /**
@@ -317,9 +383,15 @@ const truthy = (value: string | undefined): boolean => /^(1|true|yes|on)$/i.test
 export function codecServerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CodecServerOptions {
   const problems: string[] = [];
   const port = env.CODEC_SERVER_PORT?.trim() ? Number(env.CODEC_SERVER_PORT) : DEFAULT_CODEC_SERVER_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`CODEC_SERVER_PORT must be a port number, got "${env.CODEC_SERVER_PORT}".`);
-  const maxBodyBytes = env.CODEC_SERVER_MAX_BODY_BYTES?.trim() ? Number(env.CODEC_SERVER_MAX_BODY_BYTES) : DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) problems.push(`CODEC_SERVER_MAX_BODY_BYTES must be a positive number of bytes, got "${env.CODEC_SERVER_MAX_BODY_BYTES}".`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    problems.push(`CODEC_SERVER_PORT must be a port number, got "${env.CODEC_SERVER_PORT}".`);
+  const maxBodyBytes = env.CODEC_SERVER_MAX_BODY_BYTES?.trim()
+    ? Number(env.CODEC_SERVER_MAX_BODY_BYTES)
+    : DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0)
+    problems.push(
+      `CODEC_SERVER_MAX_BODY_BYTES must be a positive number of bytes, got "${env.CODEC_SERVER_MAX_BODY_BYTES}".`,
+    );
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
@@ -335,14 +407,17 @@ export function codecServerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env):
 if (require.main === module) {
   (async () => {
     const codec = payloadCodecFromEnv();
-    if (!codec) throw new Error('Set TEMPORAL_PAYLOAD_KEY (base64 of 32 bytes, the workers\' key) to run the codec server.');
+    if (!codec)
+      throw new Error("Set TEMPORAL_PAYLOAD_KEY (base64 of 32 bytes, the workers' key) to run the codec server.");
     const options = codecServerOptionsFromEnv();
     const { url } = await startCodecServer(codec, options);
     const origins = options.allowedOrigins as string[];
     console.log(
       [
         `Codec server on ${url} (bound to ${options.host}), keys ${codec.decryptKeyIds.map((id) => `"${id}"`).join(', ')}.`,
-        options.open ? 'Authentication: none (CODEC_SERVER_OPEN, loopback only).' : 'Authentication: CODEC_SERVER_TOKEN (Bearer, or Basic with the token as password).',
+        options.open
+          ? 'Authentication: none (CODEC_SERVER_OPEN, loopback only).'
+          : 'Authentication: CODEC_SERVER_TOKEN (Bearer, or Basic with the token as password).',
         origins.length
           ? `Browser origins allowed: ${origins.join(', ')}. In the Temporal UI, set it under Settings -> Codec Server.`
           : 'No CODEC_SERVER_ALLOWED_ORIGIN: browsers (the Temporal UI) are refused; the CLI works (--codec-endpoint, --codec-auth).',

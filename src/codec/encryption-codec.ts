@@ -37,16 +37,20 @@ export class EncryptionCodec implements PayloadCodec {
     readonly keyId: string,
     options: EncryptionCodecOptions = {},
   ) {
-    if (key.length !== 32) throw new TypeError(`The payload encryption key must be 32 bytes (base64 of 32 random bytes): ${GENERATE}.`);
+    if (key.length !== 32)
+      throw new TypeError(`The payload encryption key must be 32 bytes (base64 of 32 random bytes): ${GENERATE}.`);
     checkKeyId(keyId, 'The encryption key id');
     this.#key = key;
     this.#keys.set(keyId, key);
-    const extra = options.decryptKeys instanceof Map ? [...options.decryptKeys] : Object.entries(options.decryptKeys ?? {});
+    const extra =
+      options.decryptKeys instanceof Map ? [...options.decryptKeys] : Object.entries(options.decryptKeys ?? {});
     for (const [id, k] of extra) {
       checkKeyId(id, 'A decryption key id');
-      if (k.length !== 32) throw new TypeError(`The decryption key "${id}" must be 32 bytes (base64 of 32 random bytes).`);
+      if (k.length !== 32)
+        throw new TypeError(`The decryption key "${id}" must be 32 bytes (base64 of 32 random bytes).`);
       const known = this.#keys.get(id);
-      if (known && !known.equals(k)) throw new TypeError(`Key id "${id}" is given two different keys: each key id must name one key.`);
+      if (known && !known.equals(k))
+        throw new TypeError(`Key id "${id}" is given two different keys: each key id must name one key.`);
       this.#keys.set(id, k);
     }
   }
@@ -74,7 +78,8 @@ export class EncryptionCodec implements PayloadCodec {
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
-      if (Buffer.from(payload.metadata?.[METADATA_ENCODING_KEY] ?? []).toString() !== ENCRYPTED_ENCODING) return payload;
+      if (Buffer.from(payload.metadata?.[METADATA_ENCODING_KEY] ?? []).toString() !== ENCRYPTED_ENCODING)
+        return payload;
       const keyId = Buffer.from(payload.metadata?.[KEY_ID_METADATA] ?? []).toString();
       const key = this.#keys.get(keyId);
       if (!key) {
@@ -89,7 +94,10 @@ export class EncryptionCodec implements PayloadCodec {
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
         decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-        const plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+        const plain = Buffer.concat([
+          decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
         return temporal.api.common.v1.Payload.decode(plain);
       } catch {
         throw new Error(
@@ -102,7 +110,8 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 function checkKeyId(id: string, what: string): void {
-  if (!KEY_ID_PATTERN.test(id)) throw new TypeError(`${what} "${id}" must be 1 to 128 characters without spaces, commas or colons.`);
+  if (!KEY_ID_PATTERN.test(id))
+    throw new TypeError(`${what} "${id}" must be 1 to 128 characters without spaces, commas or colons.`);
 }
 
 function parseKey(raw: string, name: string): Buffer {
@@ -131,18 +140,28 @@ export function payloadCodecFromEnv(env: NodeJS.ProcessEnv = process.env): Encry
   }
   const key = parseKey(raw, 'TEMPORAL_PAYLOAD_KEY');
   const keyId = env.TEMPORAL_PAYLOAD_KEY_ID?.trim() || 'default';
-  if (!KEY_ID_PATTERN.test(keyId)) throw new TypeError(`TEMPORAL_PAYLOAD_KEY_ID "${keyId}" must be 1 to 128 characters without spaces, commas or colons.`);
+  if (!KEY_ID_PATTERN.test(keyId))
+    throw new TypeError(
+      `TEMPORAL_PAYLOAD_KEY_ID "${keyId}" must be 1 to 128 characters without spaces, commas or colons.`,
+    );
   const decryptKeys = new Map<string, Buffer>();
-  for (const entry of (decryptRaw ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (decryptRaw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const colon = entry.indexOf(':');
     const id = colon > 0 ? entry.slice(0, colon).trim() : '';
     if (!id || !KEY_ID_PATTERN.test(id)) {
-      throw new TypeError('TEMPORAL_PAYLOAD_DECRYPT_KEYS must be comma-separated `key-id:base64-key` pairs (ids without spaces, commas or colons), e.g. `2024-01:AbC...=,2024-06:XyZ...=`.');
+      throw new TypeError(
+        'TEMPORAL_PAYLOAD_DECRYPT_KEYS must be comma-separated `key-id:base64-key` pairs (ids without spaces, commas or colons), e.g. `2024-01:AbC...=,2024-06:XyZ...=`.',
+      );
     }
     const decryptKey = parseKey(entry.slice(colon + 1), `The key of "${id}" in TEMPORAL_PAYLOAD_DECRYPT_KEYS`);
     const known = id === keyId ? key : decryptKeys.get(id);
     if (known && !known.equals(decryptKey)) {
-      throw new TypeError(`Key id "${id}" has two different keys in TEMPORAL_PAYLOAD_KEY(_ID) / TEMPORAL_PAYLOAD_DECRYPT_KEYS: give each key its own id.`);
+      throw new TypeError(
+        `Key id "${id}" has two different keys in TEMPORAL_PAYLOAD_KEY(_ID) / TEMPORAL_PAYLOAD_DECRYPT_KEYS: give each key its own id.`,
+      );
     }
     decryptKeys.set(id, decryptKey);
   }

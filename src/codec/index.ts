@@ -9,4 +9,10 @@ export {
   encryptedFailureConverterPath,
   type EncryptionCodecOptions,
 } from './encryption-codec';
-export { startCodecServer, codecServerOptionsFromEnv, isLoopbackHost, DEFAULT_MAX_BODY_BYTES, type CodecServerOptions } from './codec-server';
+export {
+  startCodecServer,
+  codecServerOptionsFromEnv,
+  isLoopbackHost,
+  DEFAULT_MAX_BODY_BYTES,
+  type CodecServerOptions,
+} from './codec-server';

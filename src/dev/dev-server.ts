@@ -10,10 +10,17 @@ import { findTemporalCli, TEMPORAL_CLI_MISSING } from './temporal-cli';
  * `['--metrics-port', '9090']`, `['--namespace', 'other']`); without `registerSearchAttributes`
  * the namespace lacks ours, as a cluster nobody configured would.
  */
-export async function startTemporal(extraArgs: string[] = [], registerSearchAttributes = true): Promise<TestWorkflowEnvironment> {
+export async function startTemporal(
+  extraArgs: string[] = [],
+  registerSearchAttributes = true,
+): Promise<TestWorkflowEnvironment> {
   const path = findTemporalCli();
   if (!path) throw new Error(TEMPORAL_CLI_MISSING);
   return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path }, searchAttributes: registerSearchAttributes ? ALL_SEARCH_ATTRIBUTES : [], extraArgs },
+    server: {
+      executable: { type: 'existing-path', path },
+      searchAttributes: registerSearchAttributes ? ALL_SEARCH_ATTRIBUTES : [],
+      extraArgs,
+    },
   });
 }

@@ -5,7 +5,15 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../browserai';
-import { ConfigError, connectionOptions, describeTemporal, logConfigFrom, loadTemporalConfig, loadWorkerConfig, metricsAddressFrom } from '../config';
+import {
+  ConfigError,
+  connectionOptions,
+  describeTemporal,
+  logConfigFrom,
+  loadTemporalConfig,
+  loadWorkerConfig,
+  metricsAddressFrom,
+} from '../config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startCodecServer } from '../codec/codec-server';
@@ -60,26 +68,35 @@ async function main(): Promise<void> {
   let devServer: TestWorkflowEnvironment | undefined;
   if (temporal.addressFrom === 'default') {
     const cli = findTemporalCli();
-    runtime.announce(cli ? `Starting a Temporal dev server (${cli})...` : 'No `temporal` CLI found: downloading the Temporal dev server...');
-    devServer = await withoutOtelEnv(() => TestWorkflowEnvironment.createLocal({
-      server: {
-        ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
-        ip: '127.0.0.1',
-        port: Number(env.TEMPORAL_PORT ?? 7233),
-        ui: true,
-        uiPort: UI_PORT,
-        // Kept across restarts, like a real cluster: workflows survive `npm start` being stopped.
-        dbFilename: env.TEMPORAL_DEV_DB ?? '.temporal-dev.db',
-        searchAttributes: ALL_SEARCH_ATTRIBUTES,
-        extraArgs: codecUrl ? ['--ui-codec-endpoint', codecUrl] : [],
-      },
-    }));
+    runtime.announce(
+      cli
+        ? `Starting a Temporal dev server (${cli})...`
+        : 'No `temporal` CLI found: downloading the Temporal dev server...',
+    );
+    devServer = await withoutOtelEnv(() =>
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
+          ip: '127.0.0.1',
+          port: Number(env.TEMPORAL_PORT ?? 7233),
+          ui: true,
+          uiPort: UI_PORT,
+          // Kept across restarts, like a real cluster: workflows survive `npm start` being stopped.
+          dbFilename: env.TEMPORAL_DEV_DB ?? '.temporal-dev.db',
+          searchAttributes: ALL_SEARCH_ATTRIBUTES,
+          extraArgs: codecUrl ? ['--ui-codec-endpoint', codecUrl] : [],
+        },
+      }),
+    );
     cleanups.push(() => devServer!.teardown());
     env.TEMPORAL_ADDRESS = devServer.address;
   }
 
   if (!env.BROWSERAI_API_TOKEN) {
-    const emulator = await BrowserAIEmulator.start({ port: Number(env.EMULATOR_PORT ?? 8787), ...emulatorOptionsFromEnv(env) });
+    const emulator = await BrowserAIEmulator.start({
+      port: Number(env.EMULATOR_PORT ?? 8787),
+      ...emulatorOptionsFromEnv(env),
+    });
     cleanups.push(() => emulator.close());
     env.BROWSERAI_API_TOKEN = emulator.apiToken;
     runtime.logger.addSecrets(emulator.apiToken);
@@ -104,7 +121,11 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    client: new BrowserAIClient({ apiToken: config.browserai.apiToken, baseUrl: config.browserai.baseUrl, onRequest: recordBrowserAIRequest }),
+    client: new BrowserAIClient({
+      apiToken: config.browserai.apiToken,
+      baseUrl: config.browserai.baseUrl,
+      onRequest: recordBrowserAIRequest,
+    }),
     shutdownGraceTime: config.shutdownGraceMs,
     dataConverter: codec ? dataConverterWithEncryption(codec) : undefined,
     plugins: tracing ? [tracing.plugin] : [],

@@ -11,10 +11,18 @@ export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | 
     // Both pip's own scripts folder and the per-user one (`pip install --user`).
     const scripts = execFileSync(
       'python3',
-      ['-c', 'import os, sysconfig; print(sysconfig.get_path("scripts")); print(sysconfig.get_path("scripts", f"{os.name}_user"))'],
+      [
+        '-c',
+        'import os, sysconfig; print(sysconfig.get_path("scripts")); print(sysconfig.get_path("scripts", f"{os.name}_user"))',
+      ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
     );
-    dirs.push(...scripts.split('\n').map((line) => line.trim()).filter(Boolean));
+    dirs.push(
+      ...scripts
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean),
+    );
   } catch {
     // No Python: only PATH and TEMPORAL_CLI_PATH count.
   }

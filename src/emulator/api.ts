@@ -76,8 +76,18 @@ export function errorReply(status: number, message: string): Reply {
 const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/tasks$/, key: 'POST /tasks', handle: createTask },
   { method: 'GET', pattern: /^\/tasks\/([^/]+)$/, key: 'GET /tasks/{id}', handle: getTask },
-  { method: 'POST', pattern: /^\/tasks\/([^/]+)\/instructions$/, key: 'POST /tasks/{id}/instructions', handle: appendInstructions },
-  { method: 'PUT', pattern: /^\/tasks\/([^/]+)\/instructions$/, key: 'PUT /tasks/{id}/instructions', handle: replaceInstructions },
+  {
+    method: 'POST',
+    pattern: /^\/tasks\/([^/]+)\/instructions$/,
+    key: 'POST /tasks/{id}/instructions',
+    handle: appendInstructions,
+  },
+  {
+    method: 'PUT',
+    pattern: /^\/tasks\/([^/]+)\/instructions$/,
+    key: 'PUT /tasks/{id}/instructions',
+    handle: replaceInstructions,
+  },
   { method: 'POST', pattern: /^\/tasks\/([^/]+)\/command$/, key: 'POST /tasks/{id}/command', handle: command },
   { method: 'GET', pattern: /^\/results\/([^/]+)$/, key: 'GET /results/{id}', handle: getResults },
   { method: 'POST', pattern: /^\/saved_tasks$/, key: 'POST /saved_tasks', handle: createSavedTask },
@@ -260,7 +270,10 @@ function createSavedTask(ctx: ApiContext, _params: string[], body: RequestBody):
   if (typeof project !== 'string' || project.trim() === '' || ctx.unknownProjects.has(project)) return invalid;
   if (typeof type !== 'string' || !SAVED_TASK_TYPES.has(type)) return invalid;
   if (cron_settings !== undefined && cron_settings !== null && typeof cron_settings !== 'string') return invalid;
-  const saved = ctx.saved.create({ name, instructions, type, project, geoLocation, cron_settings: cron_settings ?? '' }, ctx.now);
+  const saved = ctx.saved.create(
+    { name, instructions, type, project, geoLocation, cron_settings: cron_settings ?? '' },
+    ctx.now,
+  );
   if (!saved) return errorReply(409, MESSAGES.savedTaskExists);
   return { status: 200, body: { taskId: saved.taskId, message: MESSAGES.savedTaskCreated } };
 }
@@ -317,7 +330,8 @@ function resultEntry(task: Task, entry: StoredEntry, origin: string): Record<str
 
 function entryResult(task: Task, entry: StoredEntry): string {
   if (entry.state === 'failed') return FAIL_ERROR;
-  if (entry.large && task.scenario.largeResultBytes !== null) return largeText(task.scenario.largeResultBytes, 'result');
+  if (entry.large && task.scenario.largeResultBytes !== null)
+    return largeText(task.scenario.largeResultBytes, 'result');
   return `Instruction ${entry.step} of ${entry.total} done`;
 }
 
@@ -344,7 +358,9 @@ function parseInstructions(value: unknown, allowType = false): Instruction[] | u
   for (const item of value) {
     if (!isRecord(item) || typeof item.action !== 'string') return undefined;
     if (allowType && item.type !== undefined && typeof item.type !== 'string') return undefined;
-    instructions.push(allowType && typeof item.type === 'string' ? { action: item.action, type: item.type } : { action: item.action });
+    instructions.push(
+      allowType && typeof item.type === 'string' ? { action: item.action, type: item.type } : { action: item.action },
+    );
   }
   return instructions;
 }

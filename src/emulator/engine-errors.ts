@@ -19,7 +19,11 @@ export const NAVIGATION_FAILED: Readonly<EngineError> = { code: 3001, type: 'eng
 
 /** An `awaiting` session that got no instructions for `idleMs` and was closed by the engine. */
 export function sessionClosedIdle(idleMs: number): EngineError {
-  return { code: 3002, type: 'engine', message: `Browser session closed after being idle for ${formatSeconds(idleMs)}` };
+  return {
+    code: 3002,
+    type: 'engine',
+    message: `Browser session closed after being idle for ${formatSeconds(idleMs)}`,
+  };
 }
 
 function formatSeconds(ms: number): string {

@@ -15,7 +15,19 @@ export {
   DEFAULT_AWAITING_IDLE_CLOSE_MS,
   MAX_LARGE_BYTES,
 } from './scenario';
-export { DEFAULT_EMULATOR_MODE, EMULATOR_MODES, ENDED_TASK_ANSWERS, defaultEndedTaskAnswer, type EmulatorMode, type EndedTaskAnswer } from './mode';
+export {
+  DEFAULT_EMULATOR_MODE,
+  EMULATOR_MODES,
+  ENDED_TASK_ANSWERS,
+  defaultEndedTaskAnswer,
+  type EmulatorMode,
+  type EndedTaskAnswer,
+} from './mode';
 export { emulatorOptionsFromEnv, MODE_ENV, ENDED_ANSWER_ENV, type EmulatorOptionsFromEnv } from './options-from-env';
 export { objectIdTime } from './object-id';
-export { RANDOM_FAULT_KINDS, DEFAULT_RANDOM_FAULT_SEED, type RandomFaultKind, type RandomFaultOptions } from './random-faults';
+export {
+  RANDOM_FAULT_KINDS,
+  DEFAULT_RANDOM_FAULT_SEED,
+  type RandomFaultKind,
+  type RandomFaultOptions,
+} from './random-faults';

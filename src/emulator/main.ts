@@ -14,7 +14,9 @@ async function main(): Promise<void> {
     ...emulatorOptionsFromEnv(process.env),
   });
   // The token is not printed: it may be a real-looking secret copied from a deployment's env.
-  console.log(`BrowserAI emulator listening on ${emulator.baseUrl} (${emulator.mode} answers, ended tasks answer ${emulator.endedTaskAnswer})`);
+  console.log(
+    `BrowserAI emulator listening on ${emulator.baseUrl} (${emulator.mode} answers, ended tasks answer ${emulator.endedTaskAnswer})`,
+  );
 
   const shutdown = (signal: NodeJS.Signals): void => {
     console.log(`BrowserAI emulator: ${signal} received, shutting down`);

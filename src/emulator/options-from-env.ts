@@ -2,7 +2,14 @@
 // (main.ts) and the test stack both use it, so `BROWSERAI_EMULATOR_MODE=documented` means the
 // same everywhere and a typo is refused the same way.
 
-import { EMULATOR_MODES, ENDED_TASK_ANSWERS, isEmulatorMode, isEndedTaskAnswer, type EmulatorMode, type EndedTaskAnswer } from './mode';
+import {
+  EMULATOR_MODES,
+  ENDED_TASK_ANSWERS,
+  isEmulatorMode,
+  isEndedTaskAnswer,
+  type EmulatorMode,
+  type EndedTaskAnswer,
+} from './mode';
 
 export const MODE_ENV = 'BROWSERAI_EMULATOR_MODE';
 export const ENDED_ANSWER_ENV = 'BROWSERAI_EMULATOR_ENDED_ANSWER';
@@ -31,7 +38,9 @@ export function emulatorOptionsFromEnv(env: Readonly<Record<string, string | und
   if (ended) {
     const status = /^\d+$/.test(ended) ? Number(ended) : NaN;
     if (!isEndedTaskAnswer(status)) {
-      throw new Error(`${ENDED_ANSWER_ENV} must be one of ${ENDED_TASK_ANSWERS.join(', ')}; got ${JSON.stringify(env[ENDED_ANSWER_ENV])}`);
+      throw new Error(
+        `${ENDED_ANSWER_ENV} must be one of ${ENDED_TASK_ANSWERS.join(', ')}; got ${JSON.stringify(env[ENDED_ANSWER_ENV])}`,
+      );
     }
     options.endedTaskAnswer = status;
   }

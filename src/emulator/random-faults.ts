@@ -62,7 +62,8 @@ export class RandomFaults {
     const settings = this.settings;
     if (!settings || settings.rate <= 0) return undefined;
     if (this.random() >= settings.rate) return undefined;
-    const kind = settings.kinds[Math.min(settings.kinds.length - 1, Math.floor(this.random() * settings.kinds.length))]!;
+    const kind =
+      settings.kinds[Math.min(settings.kinds.length - 1, Math.floor(this.random() * settings.kinds.length))]!;
     this.counts[kind] += 1;
     return { kind, fault: { ...FAULTS[kind] } };
   }
@@ -86,7 +87,8 @@ export function randomFaultOptionsFrom(value: unknown): RandomFaultOptions | str
   if (kinds !== undefined) {
     if (!Array.isArray(kinds) || kinds.length === 0) return 'kinds must be a non-empty array';
     for (const kind of kinds) {
-      if (!RANDOM_FAULT_KINDS.includes(kind)) return `kinds: unknown kind ${JSON.stringify(kind)} (known: ${RANDOM_FAULT_KINDS.join(', ')})`;
+      if (!RANDOM_FAULT_KINDS.includes(kind))
+        return `kinds: unknown kind ${JSON.stringify(kind)} (known: ${RANDOM_FAULT_KINDS.join(', ')})`;
     }
     options.kinds = [...kinds] as RandomFaultKind[];
   }

@@ -111,7 +111,8 @@ export function parseScenario(
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
 
   return {
-    durationMs: readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
+    durationMs:
+      readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
     needsCode: has('needs-code'),
     fail: has('fail'),
     largeResultBytes: readSize(text, LARGE_MARKER),

@@ -171,7 +171,8 @@ export class BrowserAIEmulator {
 
   static async start(options: EmulatorOptions = {}): Promise<BrowserAIEmulator> {
     const mode = options.mode ?? DEFAULT_EMULATOR_MODE;
-    if (!isEmulatorMode(mode)) throw new RangeError(`Invalid mode: ${String(mode)} (known: ${EMULATOR_MODES.join(', ')})`);
+    if (!isEmulatorMode(mode))
+      throw new RangeError(`Invalid mode: ${String(mode)} (known: ${EMULATOR_MODES.join(', ')})`);
     const resolved: ResolvedOptions = {
       port: options.port ?? 0,
       host: options.host ?? '127.0.0.1',
@@ -191,10 +192,13 @@ export class BrowserAIEmulator {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
     }
     for (const name of ['defaultDurationMs', 'queueMs', 'awaitingLagMs', 'awaitingIdleCloseMs'] as const) {
-      if (!Number.isFinite(resolved[name]) || resolved[name] < 0) throw new RangeError(`Invalid ${name}: ${resolved[name]}`);
+      if (!Number.isFinite(resolved[name]) || resolved[name] < 0)
+        throw new RangeError(`Invalid ${name}: ${resolved[name]}`);
     }
     if (!isEndedTaskAnswer(resolved.endedTaskAnswer)) {
-      throw new RangeError(`Invalid endedTaskAnswer: ${String(resolved.endedTaskAnswer)} (known: ${ENDED_TASK_ANSWERS.join(', ')})`);
+      throw new RangeError(
+        `Invalid endedTaskAnswer: ${String(resolved.endedTaskAnswer)} (known: ${ENDED_TASK_ANSWERS.join(', ')})`,
+      );
     }
     if (resolved.randomFaults !== undefined) {
       const problem = randomFaultOptionsFrom(resolved.randomFaults);
@@ -392,7 +396,10 @@ export class BrowserAIEmulator {
       this.resetRequests();
       sendJson(res, { status: 200, body: { ok: true } });
     } else if (endpoint === 'GET /stats') {
-      sendJson(res, { status: 200, body: { requests: Object.fromEntries(this.endpointCounts), tasks: this.tasks.size } });
+      sendJson(res, {
+        status: 200,
+        body: { requests: Object.fromEntries(this.endpointCounts), tasks: this.tasks.size },
+      });
     } else if (endpoint === 'GET /faults') {
       const pending = this.faults.pending.map((fault) => ({ ...fault, path: fault.path?.source }));
       sendJson(res, { status: 200, body: pending });
@@ -408,7 +415,10 @@ export class BrowserAIEmulator {
       this.clearFaults();
       sendJson(res, { status: 200, body: { ok: true } });
     } else if (endpoint === 'GET /random-faults') {
-      sendJson(res, { status: 200, body: { options: this.randomFaults.options ?? null, injected: this.injectedFaults() } });
+      sendJson(res, {
+        status: 200,
+        body: { options: this.randomFaults.options ?? null, injected: this.injectedFaults() },
+      });
     } else if (endpoint === 'PUT /random-faults') {
       const options = randomFaultOptionsFrom(parseBody(raw));
       if (typeof options === 'string') {
@@ -486,7 +496,13 @@ function sendAnswer(res: ServerResponse, answer: FaultAnswer, real: Reply): void
   }
 }
 
-function sendText(res: ServerResponse, status: number, contentType: string, text: string, headers?: Record<string, string>): void {
+function sendText(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+  headers?: Record<string, string>,
+): void {
   res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

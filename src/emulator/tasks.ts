@@ -447,7 +447,11 @@ export class TaskStore {
     const task = new Task(
       input,
       scenario,
-      { queueMs: this.options.queueMs, connection: newBrowserConnection(this.customerId), logConnection: this.options.logBrowserConnection ?? true },
+      {
+        queueMs: this.options.queueMs,
+        connection: newBrowserConnection(this.customerId),
+        logConnection: this.options.logBrowserConnection ?? true,
+      },
       now,
     );
     this.tasks.set(task.executionId, task);

@@ -49,37 +49,62 @@ export function cronProblems(expression: unknown): string[] {
   const trimmed = expression.trim();
   const quoted = JSON.stringify(trimmed);
   if (trimmed === '') {
-    return [`cron expression is empty; it must have 5 fields (${FIELD_LIST}) such as ${EXAMPLE}, or be one of ${PREDEFINED_LIST}`];
+    return [
+      `cron expression is empty; it must have 5 fields (${FIELD_LIST}) such as ${EXAMPLE}, or be one of ${PREDEFINED_LIST}`,
+    ];
   }
   if (trimmed.startsWith('@')) {
     if (PREDEFINED.includes(trimmed)) return [];
     if (PREDEFINED.includes(trimmed.toLowerCase())) {
-      return [`cron expression ${quoted} must be written in lower case, as ${JSON.stringify(trimmed.toLowerCase())}, because Temporal matches shorthands exactly`];
+      return [
+        `cron expression ${quoted} must be written in lower case, as ${JSON.stringify(trimmed.toLowerCase())}, because Temporal matches shorthands exactly`,
+      ];
     }
     if (/^@every\b/i.test(trimmed)) {
-      return [`cron expression ${quoted} uses @every, which is not supported; write a 5-field expression such as "*/5 * * * *" or use one of ${PREDEFINED_LIST}`];
+      return [
+        `cron expression ${quoted} uses @every, which is not supported; write a 5-field expression such as "*/5 * * * *" or use one of ${PREDEFINED_LIST}`,
+      ];
     }
     if (trimmed === '@reboot') {
-      return [`cron expression "@reboot" is not supported because Temporal schedules have no reboot event; use a 5-field expression or one of ${PREDEFINED_LIST}`];
+      return [
+        `cron expression "@reboot" is not supported because Temporal schedules have no reboot event; use a 5-field expression or one of ${PREDEFINED_LIST}`,
+      ];
     }
-    return [`cron expression ${quoted} is not a supported shorthand; use one of ${PREDEFINED_LIST} or a 5-field expression such as ${EXAMPLE}`];
+    return [
+      `cron expression ${quoted} is not a supported shorthand; use one of ${PREDEFINED_LIST} or a 5-field expression such as ${EXAMPLE}`,
+    ];
   }
   if (/^(CRON_TZ|TZ)=/i.test(trimmed)) {
-    return [`cron expression ${quoted} starts with a time zone prefix; set the schedule's timezone instead and leave the expression with 5 fields (${FIELD_LIST})`];
+    return [
+      `cron expression ${quoted} starts with a time zone prefix; set the schedule's timezone instead and leave the expression with 5 fields (${FIELD_LIST})`,
+    ];
   }
   const parts = trimmed.split(/\s+/);
   if (parts.length === 6 || parts.length === 7) {
-    return [`cron expression ${quoted} has ${parts.length} fields, but only 5 fields (${FIELD_LIST}) are supported; seconds and years fields are not`];
+    return [
+      `cron expression ${quoted} has ${parts.length} fields, but only 5 fields (${FIELD_LIST}) are supported; seconds and years fields are not`,
+    ];
   }
   if (parts.length !== 5) {
-    return [`cron expression ${quoted} has ${parts.length} field${parts.length === 1 ? '' : 's'}, but it must have exactly 5 (${FIELD_LIST}), such as ${EXAMPLE}`];
+    return [
+      `cron expression ${quoted} has ${parts.length} field${parts.length === 1 ? '' : 's'}, but it must have exactly 5 (${FIELD_LIST}), such as ${EXAMPLE}`,
+    ];
   }
 
   const problems = parts.flatMap((part, i) => part.split(',').flatMap((entry) => entryProblems(i, entry)));
   if (problems.length > 0) return problems;
-  const normalized = parts.map((part, i) => part.split(',').map((entry) => forCroner(FIELDS[i]!, entry)).join(',')).join(' ');
+  const normalized = parts
+    .map((part, i) =>
+      part
+        .split(',')
+        .map((entry) => forCroner(FIELDS[i]!, entry))
+        .join(','),
+    )
+    .join(' ');
   if (new Cron(normalized, CRONER).nextRun() === null) {
-    return [`cron expression ${quoted} matches no date, so the schedule would never run; check that the day-of-month exists in the month (and falls on the day-of-week, as Temporal requires both)`];
+    return [
+      `cron expression ${quoted} matches no date, so the schedule would never run; check that the day-of-month exists in the month (and falls on the day-of-week, as Temporal requires both)`,
+    ];
   }
   return [];
 }
@@ -97,7 +122,9 @@ function entryProblems(index: number, entry: string): string[] {
   const [, start, end, step] = shape;
   const wraps = `cron field "${field.name}" has range ${show(entry)}, but a range must be ascending (N-M with N <= M); use a comma list for ranges that wrap around`;
   if (field.name === 'day-of-week' && end?.toUpperCase() === 'SUN') {
-    return [`cron field "day-of-week" has range ${show(entry)}, but a range cannot end on SUN, which is 0; end it on 7 instead, as in "${start}-7"`];
+    return [
+      `cron field "day-of-week" has range ${show(entry)}, but a range cannot end on SUN, which is 0; end it on 7 instead, as in "${start}-7"`,
+    ];
   }
   // Each entry is checked on its own, so every bad field gets a message, not just the first.
   try {
@@ -107,9 +134,13 @@ function entryProblems(index: number, entry: string): string[] {
     const message = err instanceof Error ? err.message : String(err);
     if (end !== undefined && /larger than/.test(message)) return [wraps];
     if (step !== undefined && /stepping|steps/.test(message)) {
-      return [`cron field "${field.name}" has step ${step} in ${show(entry)}, but a step must be a whole number from 1 to ${field.size}`];
+      return [
+        `cron field "${field.name}" has step ${step} in ${show(entry)}, but a step must be a whole number from 1 to ${field.size}`,
+      ];
     }
-    return [`${has}, but ${start !== undefined && (end !== undefined || step !== undefined) ? 'its values' : 'it'} must be ${field.allowed}`];
+    return [
+      `${has}, but ${start !== undefined && (end !== undefined || step !== undefined) ? 'its values' : 'it'} must be ${field.allowed}`,
+    ];
   }
 }
 
@@ -160,7 +191,9 @@ export function timezoneProblems(tz: unknown): string[] {
   // Intl matches zone names case-insensitively, but the server's IANA lookup is
   // case-sensitive, so "europe/berlin" would pass here and fail at CreateSchedule.
   if (resolved !== tz && resolved.toLowerCase() === tz.toLowerCase()) {
-    return [`timezone ${JSON.stringify(tz)} must be spelled exactly as in the IANA database: ${JSON.stringify(resolved)}`];
+    return [
+      `timezone ${JSON.stringify(tz)} must be spelled exactly as in the IANA database: ${JSON.stringify(resolved)}`,
+    ];
   }
   return [];
 }

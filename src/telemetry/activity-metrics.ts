@@ -24,11 +24,17 @@ export function recordBrowserAIRequest(event: BrowserAIRequestEvent): void {
   try {
     const tags = { endpoint: `${event.method} ${event.route}`, status_class: statusClass(event) };
     meter.createCounter(REQUESTS, '1', 'BrowserAI HTTP requests, by route template and status class').add(1, tags);
-    meter.createHistogram(REQUEST_DURATION, 'float', 's', 'BrowserAI request latency').record(event.durationMs / 1000, tags);
+    meter
+      .createHistogram(REQUEST_DURATION, 'float', 's', 'BrowserAI request latency')
+      .record(event.durationMs / 1000, tags);
     if (event.status === 429) {
-      meter.createCounter(RATE_LIMITED, '1', 'BrowserAI 429 (rate limited) answers').add(1, { endpoint: tags.endpoint });
+      meter
+        .createCounter(RATE_LIMITED, '1', 'BrowserAI 429 (rate limited) answers')
+        .add(1, { endpoint: tags.endpoint });
       if (event.retryAfterMs !== undefined) {
-        meter.createHistogram(RETRY_AFTER, 'float', 's', 'Retry-After of BrowserAI 429 answers').record(event.retryAfterMs / 1000, { endpoint: tags.endpoint });
+        meter
+          .createHistogram(RETRY_AFTER, 'float', 's', 'Retry-After of BrowserAI 429 answers')
+          .record(event.retryAfterMs / 1000, { endpoint: tags.endpoint });
       }
     }
   } catch {
@@ -39,7 +45,13 @@ export function recordBrowserAIRequest(event: BrowserAIRequestEvent): void {
 /** Counts a send that failed with AmbiguousRequest; the activity type is the SDK's own tag. */
 export function recordAmbiguousRequest(): void {
   try {
-    activityMeter()?.createCounter(AMBIGUOUS_REQUESTS, '1', 'Sends that failed AmbiguousRequest (the answer was lost after the request may have arrived)').add(1);
+    activityMeter()
+      ?.createCounter(
+        AMBIGUOUS_REQUESTS,
+        '1',
+        'Sends that failed AmbiguousRequest (the answer was lost after the request may have arrived)',
+      )
+      .add(1);
   } catch {
     // Metrics never fail an activity.
   }

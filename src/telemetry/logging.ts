@@ -96,7 +96,8 @@ abstract class MaskingLogger implements WorkerLogger {
     if (attributes.sdkComponent === 'core') {
       // The core's lines are flat: a message and fields of text (Rust's Debug output) or numbers.
       message = maskCorePayloads(message);
-      for (const key of Object.keys(attributes)) if (typeof attributes[key] === 'string') attributes[key] = maskCorePayloads(attributes[key]);
+      for (const key of Object.keys(attributes))
+        if (typeof attributes[key] === 'string') attributes[key] = maskCorePayloads(attributes[key]);
     }
     let line: string;
     try {
@@ -148,19 +149,30 @@ export class TextLogger extends MaskingLogger {
   readonly format = 'text';
   readonly #inspect: (...args: unknown[]) => string;
 
-  constructor(level: LogLevel = 'INFO', options: { secrets?: readonly string[]; write?: Write; colors?: boolean } = {}) {
+  constructor(
+    level: LogLevel = 'INFO',
+    options: { secrets?: readonly string[]; write?: Write; colors?: boolean } = {},
+  ) {
     super(level, options.secrets ?? [], options.write ?? ((line) => process.stderr.write(line)));
-    const colors = options.colors ?? (options.write === undefined && Boolean(process.stderr.isTTY && process.stderr.hasColors?.()));
+    const colors =
+      options.colors ?? (options.write === undefined && Boolean(process.stderr.isTTY && process.stderr.hasColors?.()));
     this.#inspect = formatWithOptions.bind(undefined, { colors });
   }
 
   protected line(time: Date, level: LogLevel, message: string, attributes: Record<string, unknown>): string {
-    const text = Object.keys(attributes).length === 0 ? `${this.#inspect(time)} [${level}] ${message}` : `${this.#inspect(time)} [${level}] ${message} ${this.#inspect(attributes)}`;
+    const text =
+      Object.keys(attributes).length === 0
+        ? `${this.#inspect(time)} [${level}] ${message}`
+        : `${this.#inspect(time)} [${level}] ${message} ${this.#inspect(attributes)}`;
     return `${redactSecrets(text, this.secrets)}\n`;
   }
 }
 
-export function createWorkerLogger({ format = 'text', level = 'INFO', secrets = [] }: WorkerLogOptions = {}): WorkerLogger {
+export function createWorkerLogger({
+  format = 'text',
+  level = 'INFO',
+  secrets = [],
+}: WorkerLogOptions = {}): WorkerLogger {
   return format === 'json' ? new JsonLogger(level, { secrets }) : new TextLogger(level, { secrets });
 }
 
@@ -170,7 +182,8 @@ export function createWorkerLogger({ format = 'text', level = 'INFO', secrets = 
  * history events and activations, signal arguments among them (a one-time code), and a WARN
  * about a late activity completion carries its result: the data never reaches a line.
  */
-const CORE_PAYLOAD = /\[(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?:\.\.(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)?\]/g;
+const CORE_PAYLOAD =
+  /\[(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?:\.\.(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)?\]/g;
 
 /**
  * A list of one Rust enum variant (`[ScheduleActivity]`, `[TriggerWFTaskStarted]`) may read as
@@ -182,14 +195,22 @@ const VARIANT_LIST = /^\[[A-Z][A-Za-z]*\]$/;
 /** A core line's text with every payload's data replaced by the mask (`[•••]`); `[]` and `[SomeVariant]` stay. */
 export function maskCorePayloads(text: string): string {
   if (!text.includes('[')) return text;
-  return text.replace(CORE_PAYLOAD, (payload) => (payload === '[]' || VARIANT_LIST.test(payload) ? payload : `[${MASK}]`));
+  return text.replace(CORE_PAYLOAD, (payload) =>
+    payload === '[]' || VARIANT_LIST.test(payload) ? payload : `[${MASK}]`,
+  );
 }
 
 /** The fields every JSON line starts with; an attribute of the same name is written as `attributes.<name>`. */
 const RESERVED = new Set(['time', 'level', 'message']);
 
 /** One JSON line (with its newline): time, level, message, then the attributes as JSON can hold them, every string masked. */
-export function jsonLogLine(time: Date, level: LogLevel, message: string, attributes: Record<string, unknown>, secrets: readonly string[] = []): string {
+export function jsonLogLine(
+  time: Date,
+  level: LogLevel,
+  message: string,
+  attributes: Record<string, unknown>,
+  secrets: readonly string[] = [],
+): string {
   const record: Record<string, unknown> = { time: time.toISOString(), level, message };
   const safe = toLoggable(attributes) as Record<string, unknown>;
   for (const key of Object.keys(safe)) setField(record, RESERVED.has(key) ? `attributes.${key}` : key, safe[key]);
@@ -242,7 +263,8 @@ function loggable(value: unknown, ancestors: object[], depth: number): unknown {
     if (object instanceof Set) return [...object].map(inner);
     if (object instanceof Map) {
       const out: Record<string, unknown> = {};
-      for (const [key, item] of object) setField(out, typeof key === 'string' ? key : String(loggable(key, ancestors, depth + 1)), inner(item));
+      for (const [key, item] of object)
+        setField(out, typeof key === 'string' ? key : String(loggable(key, ancestors, depth + 1)), inner(item));
       return out;
     }
     // A protobuf message (an activation, an activity task): its own fields, so its payloads' bytes
@@ -253,7 +275,8 @@ function loggable(value: unknown, ancestors: object[], depth: number): unknown {
     const toJSON = (object as { toJSON?: unknown }).toJSON;
     if (!isMessage && typeof toJSON === 'function') return inner(read(() => toJSON.call(object)));
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(object)) setField(out, key, inner(read(() => (object as Record<string, unknown>)[key])));
+    for (const key of Object.keys(object))
+      setField(out, key, inner(read(() => (object as Record<string, unknown>)[key])));
     return out;
   } finally {
     ancestors.pop();
@@ -285,7 +308,8 @@ function read(get: () => unknown): unknown {
 
 function setField(target: Record<string, unknown>, key: string, value: unknown): void {
   if (value === undefined) return;
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -295,16 +319,31 @@ function setField(target: Record<string, unknown>, key: string, value: unknown):
  * configuration itself may be what failed. In text, a configuration error (and, with
  * `messageOnly`, any error) is its message alone; anything else as console.error shows it.
  */
-export function logFatal(error: unknown, env: Record<string, string | undefined> = process.env, options: { messageOnly?: boolean } = {}): void {
+export function logFatal(
+  error: unknown,
+  env: Record<string, string | undefined> = process.env,
+  options: { messageOnly?: boolean } = {},
+): void {
   const format = parseLogFormat(env.WORKER_LOG_FORMAT ?? '') ?? 'text';
   const secrets = [env.BROWSERAI_API_TOKEN?.trim() ?? ''];
-  const message = error instanceof Error && error.name === 'ConfigError' ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const message =
+    error instanceof Error && error.name === 'ConfigError'
+      ? error.message
+      : error instanceof Error
+        ? `${error.name}: ${error.message}`
+        : String(error);
   const write = (line: string) => process.stderr.write(line);
   if (format === 'json') {
-    new JsonLogger('ERROR', { secrets, write }).error(message, error instanceof Error && error.name !== 'ConfigError' ? { error } : {});
+    new JsonLogger('ERROR', { secrets, write }).error(
+      message,
+      error instanceof Error && error.name !== 'ConfigError' ? { error } : {},
+    );
   } else {
     // As before: the message of a configuration error, anything else as Node shows it.
-    const text = error instanceof Error && (error.name === 'ConfigError' || options.messageOnly) ? error.message : formatWithOptions({ colors: false }, error);
+    const text =
+      error instanceof Error && (error.name === 'ConfigError' || options.messageOnly)
+        ? error.message
+        : formatWithOptions({ colors: false }, error);
     write(`${redactSecrets(text, secrets)}\n`);
   }
 }

@@ -49,13 +49,17 @@ export function loggingRuntimeOptions(logger: WorkerLogger): RuntimeOptions {
 export function installWorkerRuntime({ metricsAddress, log = {} }: WorkerRuntimeOptions = {}): WorkerRuntime {
   const logger = createWorkerLogger(log);
   const options = loggingRuntimeOptions(logger);
-  if (metricsAddress) options.telemetryOptions = { ...options.telemetryOptions, metrics: prometheusMetricsOptions(metricsAddress) };
+  if (metricsAddress)
+    options.telemetryOptions = { ...options.telemetryOptions, metrics: prometheusMetricsOptions(metricsAddress) };
   try {
     Runtime.install(options);
   } catch (err) {
     if (!(err instanceof IllegalStateError)) {
       // e.g. "Failed to start prometheus metrics exporter: Address already in use (os error 98)"
-      if (metricsAddress) throw new Error(`Cannot serve worker metrics at ${metricsAddress}: ${(err as Error).message}. Set WORKER_METRICS_ADDRESS to a free host:port, or to off.`);
+      if (metricsAddress)
+        throw new Error(
+          `Cannot serve worker metrics at ${metricsAddress}: ${(err as Error).message}. Set WORKER_METRICS_ADDRESS to a free host:port, or to off.`,
+        );
       throw err;
     }
     throw new Error(

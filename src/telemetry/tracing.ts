@@ -53,7 +53,9 @@ export function tracingSettingsFrom(env: Env, problems: string[]): TracingSettin
     return undefined;
   }
   if (exporter === 'otlp') {
-    const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+    const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim()
+      ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_PROTOCOL';
     const protocol = (env[variable]?.trim() || 'http/protobuf').toLowerCase();
     if (protocol !== 'http/protobuf') {
       problems.push(
@@ -80,14 +82,26 @@ export function tracingFromEnv(env: Env, defaultServiceName: string): Tracing | 
   if (!settings) return undefined;
   const sdk = optionalPeer<typeof import('@opentelemetry/sdk-trace-node')>('@opentelemetry/sdk-trace-node');
   if (settings.exporter === 'console') {
-    return installTracing({ spanProcessor: new sdk.SimpleSpanProcessor(new sdk.ConsoleSpanExporter()), serviceName: defaultServiceName, destination: 'console' });
+    return installTracing({
+      spanProcessor: new sdk.SimpleSpanProcessor(new sdk.ConsoleSpanExporter()),
+      serviceName: defaultServiceName,
+      destination: 'console',
+    });
   }
-  const { OTLPTraceExporter } = optionalPeer<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');
+  const { OTLPTraceExporter } = optionalPeer<typeof import('@opentelemetry/exporter-trace-otlp-proto')>(
+    '@opentelemetry/exporter-trace-otlp-proto',
+  );
   // The URL from `env` (the spec's rule: /v1/traces is added to the general endpoint only), so the
   // banner and the exporter agree even when `env` is not the process environment.
-  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  const url =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ||
+    `${(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
   const exporter = new OTLPTraceExporter({ url });
-  return installTracing({ spanProcessor: new sdk.BatchSpanProcessor(exporter), serviceName: defaultServiceName, destination: `otlp http/protobuf to ${url}` });
+  return installTracing({
+    spanProcessor: new sdk.BatchSpanProcessor(exporter),
+    serviceName: defaultServiceName,
+    destination: `otlp http/protobuf to ${url}`,
+  });
 }
 
 export interface InstallTracingOptions {
@@ -105,9 +119,15 @@ export interface InstallTracingOptions {
  * processor, so the workflow spans the worker exports and the activity and HTTP spans made in
  * this process land in one place. Once per process.
  */
-export function installTracing({ spanProcessor, serviceName, destination = 'custom span processor' }: InstallTracingOptions): Tracing {
+export function installTracing({
+  spanProcessor,
+  serviceName,
+  destination = 'custom span processor',
+}: InstallTracingOptions): Tracing {
   const sdk = optionalPeer<typeof import('@opentelemetry/sdk-trace-node')>('@opentelemetry/sdk-trace-node');
-  const { OpenTelemetryPlugin } = optionalPeer<typeof import('@temporalio/interceptors-opentelemetry')>('@temporalio/interceptors-opentelemetry');
+  const { OpenTelemetryPlugin } = optionalPeer<typeof import('@temporalio/interceptors-opentelemetry')>(
+    '@temporalio/interceptors-opentelemetry',
+  );
   const resource = tracingResource(serviceName);
   const provider = new sdk.NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
@@ -119,7 +139,8 @@ export function installTracing({ spanProcessor, serviceName, destination = 'cust
 }
 
 function tracingResource(serviceName: string): Resource {
-  const { Resource, envDetectorSync } = optionalPeer<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
+  const { Resource, envDetectorSync } =
+    optionalPeer<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
   // Later merges win: the environment's service name and attributes over our defaults.
   return Resource.default()
     .merge(new Resource({ 'service.name': serviceName, 'service.version': PACKAGE_VERSION }))

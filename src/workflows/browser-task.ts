@@ -60,6 +60,7 @@ export function trusted<T>(carried: T | undefined): T | undefined {
   throw ApplicationFailure.create({
     type: FailureType.InvalidInput,
     nonRetryable: true,
-    message: 'This workflow takes one argument: its input. Its second argument is set by continue-as-new only. Nothing was sent to BrowserAI.',
+    message:
+      'This workflow takes one argument: its input. Its second argument is set by continue-as-new only. Nothing was sent to BrowserAI.',
   });
 }

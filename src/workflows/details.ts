@@ -8,7 +8,11 @@ import { redactSecrets as redact } from '../browserai/redact';
 
 const SHOWN_LOG_LINES = 3;
 
-export function renderDetails(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): string {
+export function renderDetails(
+  state: BrowserTaskState,
+  results: TaskResultsSummary | null,
+  secrets: readonly string[],
+): string {
   const lines = [`**BrowserAI task** \`${state.executionId ?? 'not created yet'}\`: **${state.status}**`];
   if (state.awaitingInput) lines.push('Waiting for input: send `submitCode`, `appendInstructions` or `complete`.');
   if (state.progress.status) lines.push(`Progress: ${redact(state.progress.status, secrets)}`);

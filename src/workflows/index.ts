@@ -10,6 +10,12 @@ export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList } from './sa
 export * from './messages';
 export * from './search-attributes';
 export { FailureType, type FailureTypeName } from '../errors';
-export { DEFAULTS, type BrowserTaskInput, type BrowserTaskResult, type PollingOptions, type TaskActivityOptions } from './input';
+export {
+  DEFAULTS,
+  type BrowserTaskInput,
+  type BrowserTaskResult,
+  type PollingOptions,
+  type TaskActivityOptions,
+} from './input';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './saved-task-input';
 export type { BrowserAIActivities } from '../activities';

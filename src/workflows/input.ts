@@ -185,7 +185,8 @@ export function instructionProblems(instructions: unknown, field = 'instructions
   const problems: string[] = [];
   instructions.forEach((item, i) => {
     const action = (item as Instruction | null)?.action;
-    if (typeof action !== 'string' || action.trim() === '') problems.push(`${field}[${i}].action must be a non-empty string`);
+    if (typeof action !== 'string' || action.trim() === '')
+      problems.push(`${field}[${i}].action must be a non-empty string`);
   });
   return problems;
 }
@@ -193,13 +194,17 @@ export function instructionProblems(instructions: unknown, field = 'instructions
 export function geoLocationProblems(geo: unknown): string[] {
   const country = (geo as GeoLocation | null | undefined)?.country;
   if (typeof country !== 'string' || !ISO_COUNTRY_CODES.has(country.toUpperCase())) {
-    return [`geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`];
+    return [
+      `geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`,
+    ];
   }
   return [];
 }
 
 export function projectProblems(project: unknown): string[] {
-  return typeof project === 'string' && project.trim() !== '' ? [] : ['project must be a non-empty string (a BrowserAI project name or ID)'];
+  return typeof project === 'string' && project.trim() !== ''
+    ? []
+    : ['project must be a non-empty string (a BrowserAI project name or ID)'];
 }
 
 function within(value: unknown, field: string): string[] {
@@ -211,32 +216,50 @@ function within(value: unknown, field: string): string[] {
 }
 
 export function taskInputProblems(input: BrowserTaskInput | null | undefined): string[] {
-  if (!input || typeof input !== 'object') return ['input must be an object with instructions, type, project and geoLocation'];
+  if (!input || typeof input !== 'object')
+    return ['input must be an object with instructions, type, project and geoLocation'];
   const problems = [
     ...instructionProblems(input.instructions),
-    ...(TASK_TYPES.includes(input.type) ? [] : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
+    ...(TASK_TYPES.includes(input.type)
+      ? []
+      : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
     ...projectProblems(input.project),
     ...geoLocationProblems(input.geoLocation),
     ...within(input.timeoutMs, 'timeoutMs'),
     ...within(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
     ...within(input.stopRetryWindowMs, 'stopRetryWindowMs'),
-    ...(['initialIntervalMs', 'maxIntervalMs', 'heartbeatTimeoutMs', 'targetDetectionMs', 'maxSpanMs', 'inputSettleMs'] as const).flatMap((key) =>
-      within(input.polling?.[key], `polling.${key}`),
-    ),
+    ...(
+      [
+        'initialIntervalMs',
+        'maxIntervalMs',
+        'heartbeatTimeoutMs',
+        'targetDetectionMs',
+        'maxSpanMs',
+        'inputSettleMs',
+      ] as const
+    ).flatMap((key) => within(input.polling?.[key], `polling.${key}`)),
   ];
   if ('resume' in input) problems.push('resume is not an input: continue-as-new carries its own state');
   const polling = resolvePolling(input.polling);
-  if (polling.initialIntervalMs > polling.maxIntervalMs) problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
+  if (polling.initialIntervalMs > polling.maxIntervalMs)
+    problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
   if (input.codeInstructionTemplate !== undefined && !String(input.codeInstructionTemplate).includes('{code}')) {
     problems.push('codeInstructionTemplate must contain the placeholder {code}');
   }
   if (input.delivery !== undefined && input.delivery !== 'at-most-once' && input.delivery !== 'at-least-once') {
     problems.push("delivery must be 'at-most-once' or 'at-least-once'");
   }
-  if (input.maxResultBytes !== undefined && !(input.maxResultBytes >= 1024 && input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT)) {
+  if (
+    input.maxResultBytes !== undefined &&
+    !(input.maxResultBytes >= 1024 && input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT)
+  ) {
     problems.push(`maxResultBytes must be between 1024 and ${MAX_RESULT_BYTES_LIMIT}`);
   }
-  if (input.notifyWorkflowId !== undefined && input.notifyWorkflowId !== false && !nonEmpty(input.notifyWorkflowId, 1000)) {
+  if (
+    input.notifyWorkflowId !== undefined &&
+    input.notifyWorkflowId !== false &&
+    !nonEmpty(input.notifyWorkflowId, 1000)
+  ) {
     problems.push('notifyWorkflowId must be a workflow ID (a non-empty string) or false');
   }
   problems.push(...activityOptionProblems(input.activityOptions));
@@ -252,24 +275,46 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   if (options === null || typeof options !== 'object') return ['activityOptions must be an object'];
   const problems: string[] = [];
   const { taskQueue, priorityKey, fairnessKey, fairnessWeight, retry } = options;
-  if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000)) problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
+  if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000))
+    problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
   if (priorityKey !== undefined && !(Number.isInteger(priorityKey) && priorityKey >= 1 && priorityKey <= 5)) {
     problems.push(`activityOptions.priorityKey must be an integer from 1 to 5 (got ${JSON.stringify(priorityKey)})`);
   }
-  if (fairnessKey !== undefined && !(typeof fairnessKey === 'string' && utf8Length(fairnessKey) <= FAIRNESS_KEY_BYTES)) {
+  if (
+    fairnessKey !== undefined &&
+    !(typeof fairnessKey === 'string' && utf8Length(fairnessKey) <= FAIRNESS_KEY_BYTES)
+  ) {
     problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_BYTES} bytes`);
   }
-  if (fairnessWeight !== undefined && !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)) {
-    problems.push(`activityOptions.fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`);
+  if (
+    fairnessWeight !== undefined &&
+    !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)
+  ) {
+    problems.push(
+      `activityOptions.fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`,
+    );
   }
   if (retry !== undefined) {
-    problems.push(...within(retry?.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'), ...within(retry?.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'));
+    problems.push(
+      ...within(retry?.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'),
+      ...within(retry?.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'),
+    );
     const { backoffCoefficient } = retry ?? {};
-    if (backoffCoefficient !== undefined && !(typeof backoffCoefficient === 'number' && backoffCoefficient >= 1 && backoffCoefficient <= 10)) {
-      problems.push(`activityOptions.retry.backoffCoefficient must be a number from 1 to 10 (got ${JSON.stringify(backoffCoefficient)})`);
+    if (
+      backoffCoefficient !== undefined &&
+      !(typeof backoffCoefficient === 'number' && backoffCoefficient >= 1 && backoffCoefficient <= 10)
+    ) {
+      problems.push(
+        `activityOptions.retry.backoffCoefficient must be a number from 1 to 10 (got ${JSON.stringify(backoffCoefficient)})`,
+      );
     }
-    const extra = Object.keys(retry ?? {}).filter((key) => !['initialIntervalMs', 'maximumIntervalMs', 'backoffCoefficient'].includes(key));
-    if (extra.length > 0) problems.push(`activityOptions.retry takes initialIntervalMs, maximumIntervalMs and backoffCoefficient only (got ${extra.join(', ')}): attempt limits are part of what the workflow guarantees`);
+    const extra = Object.keys(retry ?? {}).filter(
+      (key) => !['initialIntervalMs', 'maximumIntervalMs', 'backoffCoefficient'].includes(key),
+    );
+    if (extra.length > 0)
+      problems.push(
+        `activityOptions.retry takes initialIntervalMs, maximumIntervalMs and backoffCoefficient only (got ${extra.join(', ')}): attempt limits are part of what the workflow guarantees`,
+      );
   }
   return problems;
 }

@@ -14,7 +14,20 @@ export interface SavedTaskDefinition {
 
 /** What a run of a saved task may change; everything else comes from the saved task. */
 export type SavedTaskOverrides = Partial<
-  Pick<BrowserTaskInput, 'geoLocation' | 'inspect' | 'awaitable' | 'polling' | 'timeoutMs' | 'awaitingInputTimeoutMs' | 'codeInstructionTemplate' | 'delivery' | 'maxResultBytes' | 'activityOptions' | 'notifyWorkflowId'>
+  Pick<
+    BrowserTaskInput,
+    | 'geoLocation'
+    | 'inspect'
+    | 'awaitable'
+    | 'polling'
+    | 'timeoutMs'
+    | 'awaitingInputTimeoutMs'
+    | 'codeInstructionTemplate'
+    | 'delivery'
+    | 'maxResultBytes'
+    | 'activityOptions'
+    | 'notifyWorkflowId'
+  >
 >;
 
 export interface RunSavedTaskInput {
@@ -33,7 +46,8 @@ export function savedTaskNameProblems(name: unknown): string[] {
 }
 
 export function savedTaskProblems(definition: SavedTaskDefinition | null | undefined): string[] {
-  if (!definition || typeof definition !== 'object') return ['the saved task must be an object with name, instructions, project and geoLocation'];
+  if (!definition || typeof definition !== 'object')
+    return ['the saved task must be an object with name, instructions, project and geoLocation'];
   return [
     ...savedTaskNameProblems(definition.name),
     ...instructionProblems(definition.instructions),

@@ -60,29 +60,53 @@ async function surfaced<T>(call: Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
       const { type, message, details } = err.cause;
-      throw ApplicationFailure.create({ type: type ?? undefined, message, details: details ?? undefined, nonRetryable: true, cause: err });
+      throw ApplicationFailure.create({
+        type: type ?? undefined,
+        message,
+        details: details ?? undefined,
+        nonRetryable: true,
+        cause: err,
+      });
     }
     throw err;
   }
 }
 
 /** `POST /saved_tasks`. A duplicate name fails `Conflict` with BrowserAI's message. */
-export async function savedTaskCreate(definition: SavedTaskDefinition, options?: SavedTaskCallOptions): Promise<CreateSavedTaskResponse> {
+export async function savedTaskCreate(
+  definition: SavedTaskDefinition,
+  options?: SavedTaskCallOptions,
+): Promise<CreateSavedTaskResponse> {
   const problems = savedTaskProblems(definition);
   if (problems.length > 0) invalid(problems);
   // Creating twice is refused by name (409), so retrying cannot make a duplicate.
-  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAICreateSavedTask.executeWithOptions({ summary: `Create saved task "${definition.name}"` }, [savedTaskRequest(definition)]));
+  return surfaced(
+    savedTaskActivities(options?.activityTaskQueue).browserAICreateSavedTask.executeWithOptions(
+      { summary: `Create saved task "${definition.name}"` },
+      [savedTaskRequest(definition)],
+    ),
+  );
 }
 
 /** `GET /saved_tasks/name/{name}`; an unknown name fails `SavedTaskNotFound`. */
 export async function savedTaskGet(name: string, options?: SavedTaskCallOptions): Promise<SavedTask> {
   const problems = savedTaskNameProblems(name);
   if (problems.length > 0) invalid(problems);
-  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAIGetSavedTask.executeWithOptions({ summary: `Read saved task "${name}"` }, [name]));
+  return surfaced(
+    savedTaskActivities(options?.activityTaskQueue).browserAIGetSavedTask.executeWithOptions(
+      { summary: `Read saved task "${name}"` },
+      [name],
+    ),
+  );
 }
 
 export async function savedTaskList(options?: SavedTaskCallOptions): Promise<SavedTask[]> {
-  return surfaced(savedTaskActivities(options?.activityTaskQueue).browserAIListSavedTasks.executeWithOptions({ summary: 'List saved tasks' }, []));
+  return surfaced(
+    savedTaskActivities(options?.activityTaskQueue).browserAIListSavedTasks.executeWithOptions(
+      { summary: 'List saved tasks' },
+      [],
+    ),
+  );
 }
 
 /**
@@ -91,14 +115,24 @@ export async function savedTaskList(options?: SavedTaskCallOptions): Promise<Sav
  * edit of the saved task never changes a run in progress.
  */
 export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTaskCarried): Promise<BrowserTaskResult> {
-  const problems = [...savedTaskNameProblems(input?.name), ...activityOptionProblems(input?.overrides?.activityOptions)];
+  const problems = [
+    ...savedTaskNameProblems(input?.name),
+    ...activityOptionProblems(input?.overrides?.activityOptions),
+  ];
   if (problems.length > 0) invalid(problems);
   const resumed = trusted(carried);
   // Answer `state` while the saved task is being read; runBrowserTask then takes the query over.
   // (Signals sent meanwhile wait in Temporal's buffer until their handlers are set.)
   setHandler(stateQuery, () => ({ ...NOT_STARTED, status: 'reading saved task' }));
-  const taskInput = resumed?.resolved ?? browserTaskInputFor(await savedTaskGet(input.name, { activityTaskQueue: input.overrides?.activityOptions?.taskQueue }), input.overrides);
-  return runBrowserTask(taskInput, resumed?.session, (resolved, session) => continueAsNew<typeof runSavedTask>(input, { resolved, session }));
+  const taskInput =
+    resumed?.resolved ??
+    browserTaskInputFor(
+      await savedTaskGet(input.name, { activityTaskQueue: input.overrides?.activityOptions?.taskQueue }),
+      input.overrides,
+    );
+  return runBrowserTask(taskInput, resumed?.session, (resolved, session) =>
+    continueAsNew<typeof runSavedTask>(input, { resolved, session }),
+  );
 }
 
 /** What continue-as-new carries for a saved task: the task as the first run read it, and the session. */

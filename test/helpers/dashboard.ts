@@ -28,7 +28,22 @@ export function readDashboard(path = DASHBOARD_PATH): Dashboard {
 }
 
 /** Words PromQL reserves: aggregation and binary-operator keywords, which are not metric names. */
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'atan2', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'atan2',
+  'inf',
+  'nan',
+]);
 
 /**
  * The metric names a PromQL expression selects: identifiers outside strings, label matchers
@@ -60,5 +75,7 @@ export function groupingLabels(expr: string): Set<string> {
 
 /** Every query of every panel, with the panel's title. */
 export function panelQueries(dashboard: Dashboard): Array<{ panel: string; expr: string }> {
-  return dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })));
+  return dashboard.panels.flatMap((panel) =>
+    (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })),
+  );
 }

@@ -23,7 +23,10 @@ export interface WorkerProcess {
  * process with `env` over this process's environment; resolves once it polls its task queue.
  */
 export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [require.resolve('../../src/worker')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [require.resolve('../../src/worker')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let output = '';
@@ -70,8 +73,13 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<Worker
 }
 
 /** `GET /tasks/{id}` as BrowserAI answers it, straight from the emulator (no client, no redaction): what the secrets were in. */
-export async function rawTaskAnswer(emulator: { baseUrl: string; apiToken: string }, executionId: string): Promise<string> {
-  const response = await fetch(`${emulator.baseUrl}/tasks/${executionId}`, { headers: { authorization: `apikey ${emulator.apiToken}` } });
+export async function rawTaskAnswer(
+  emulator: { baseUrl: string; apiToken: string },
+  executionId: string,
+): Promise<string> {
+  const response = await fetch(`${emulator.baseUrl}/tasks/${executionId}`, {
+    headers: { authorization: `apikey ${emulator.apiToken}` },
+  });
   return response.text();
 }
 
@@ -94,7 +102,9 @@ export function spellings(secret: string): string[] {
   const forms = [secret, once, encodeURIComponent(once), once.toLowerCase(), JSON.stringify(secret).slice(1, -1)];
   for (let offset = 0; offset < 3; offset++) {
     const bytes = Buffer.concat([Buffer.alloc(offset), Buffer.from(secret)]);
-    const stable = Buffer.from(bytes).toString('base64').slice(offset === 0 ? 0 : 4, 4 * Math.floor(bytes.length / 3));
+    const stable = Buffer.from(bytes)
+      .toString('base64')
+      .slice(offset === 0 ? 0 : 4, 4 * Math.floor(bytes.length / 3));
     if (stable.length >= 8) forms.push(stable, stable.replaceAll('+', '-').replaceAll('/', '_'));
   }
   return [...new Set(forms)];

@@ -6,7 +6,13 @@ import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { SimplePlugin } from '@temporalio/plugin';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  Runtime,
+  bundleWorkflowCode,
+  type Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
 import { BrowserTasks } from '../../src/client/tasks';
@@ -55,7 +61,12 @@ export async function startStack(
     startTemporal(options.temporalArgs, options.searchAttributes ?? true),
     // BROWSERAI_EMULATOR_MODE / BROWSERAI_EMULATOR_ENDED_ANSWER run the whole suite against either
     // set of answers; a test that sets `mode` or `endedTaskAnswer` itself keeps its own.
-    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...emulatorOptionsFromEnv(process.env), ...options.emulator }),
+    BrowserAIEmulator.start({
+      defaultDurationMs: 800,
+      queueMs: 100,
+      ...emulatorOptionsFromEnv(process.env),
+      ...options.emulator,
+    }),
     workflowBundle(),
   ]);
   const taskQueue = `test-${randomUUID()}`;
@@ -66,7 +77,9 @@ export async function startStack(
     taskQueue,
     client: browserai,
     // A plugin's workflow interceptors must be in the bundle: the worker bundles with them itself.
-    ...(options.plugins ? { workflowsPath: require.resolve('../../src/workflows'), plugins: options.plugins } : { workflowBundle: workflowCode }),
+    ...(options.plugins
+      ? { workflowsPath: require.resolve('../../src/workflows'), plugins: options.plugins }
+      : { workflowBundle: workflowCode }),
     shutdownGraceTime: 1_000,
     dataConverter: options.dataConverter,
   });
@@ -79,7 +92,12 @@ export async function startStack(
     worker,
     tasks: new BrowserTasks(
       options.dataConverter || options.plugins
-        ? new Client({ connection: env.connection, namespace: env.namespace, dataConverter: options.dataConverter, plugins: options.plugins })
+        ? new Client({
+            connection: env.connection,
+            namespace: env.namespace,
+            dataConverter: options.dataConverter,
+            plugins: options.plugins,
+          })
         : env.client,
       taskQueue,
     ),
@@ -105,7 +123,11 @@ export function taskInput(overrides: Partial<BrowserTaskInput> = {}): BrowserTas
 }
 
 /** Polls a condition (the state query, the emulator) until it holds; fails with `what` after `timeoutMs`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -166,7 +188,9 @@ function eventTimeMs(event: temporal.api.history.v1.IHistoryEvent | undefined): 
 /** A workflow's history as the server stores it (every run of the workflow ID), as text: for "never in history" checks. */
 export async function storedHistory(client: Client, workflowId: string): Promise<string> {
   const runs = await storedRuns(client, workflowId);
-  return runs.map((run) => Buffer.from(temporal.api.history.v1.History.encode(run.history).finish()).toString('latin1')).join('\n');
+  return runs
+    .map((run) => Buffer.from(temporal.api.history.v1.History.encode(run.history).finish()).toString('latin1'))
+    .join('\n');
 }
 
 /** A worker (in this process) on a task queue of the test's choosing, e.g. one started late on purpose. */

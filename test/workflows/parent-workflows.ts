@@ -1,7 +1,13 @@
 // Test-only workflows for test/plugin.test.ts: a team's own workflows that use ours, the way the
 // README's "Add it to your own worker" shows. Bundled with ours re-exported beside them.
 import { condition, defineSignal, proxyActivities, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
-import { browserTaskAwaitingInputSignal, submitCodeSignal, type AwaitingInputNotice, type BrowserAIActivities, type BrowserTaskInput } from '../../src/workflows';
+import {
+  browserTaskAwaitingInputSignal,
+  submitCodeSignal,
+  type AwaitingInputNotice,
+  type BrowserAIActivities,
+  type BrowserTaskInput,
+} from '../../src/workflows';
 import { browserTask } from '../../src/workflows/browser-task';
 
 export * from '../../src/workflows';
@@ -12,7 +18,9 @@ export const codeFromUserSignal = defineSignal<[string]>('codeFromUser');
 const { browserAIGetTask } = proxyActivities<BrowserAIActivities>({ startToCloseTimeout: '30 seconds' });
 
 /** Runs a task as a child, learns without polling that it awaits a code, and passes the user's code on. */
-export async function loginParent(input: BrowserTaskInput): Promise<{ notices: AwaitingInputNotice[]; status: string; lookedUp: string }> {
+export async function loginParent(
+  input: BrowserTaskInput,
+): Promise<{ notices: AwaitingInputNotice[]; status: string; lookedUp: string }> {
   const notices: AwaitingInputNotice[] = [];
   let code: string | undefined;
   setHandler(browserTaskAwaitingInputSignal, (notice) => void notices.push(notice));

@@ -27,7 +27,10 @@ export interface Extrapolation {
 }
 
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
-export function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined): Extrapolation | undefined {
+export function extrapolate(
+  groups: MeasuredGroup[],
+  perTask: (group: MeasuredGroup) => number | undefined,
+): Extrapolation | undefined {
   const short = groups.find((g) => g.group.name === 'short');
   const long = groups.find((g) => g.group.name === 'long');
   const span = groups.find((g) => g.group.name === 'span');
@@ -39,8 +42,15 @@ export function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGr
   let perSpan: number | undefined;
   const c = span && perTask(span);
   const extraPolls = span && (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0);
-  if (span && c !== undefined && extraPolls && extraPolls > 0) perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
-  return { short: a, long: b, slopePerHour, perSpan, threeHours: atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0) };
+  if (span && c !== undefined && extraPolls && extraPolls > 0)
+    perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
+  return {
+    short: a,
+    long: b,
+    slopePerHour,
+    perSpan,
+    threeHours: atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0),
+  };
 }
 
 export function meanPollActivities(group: MeasuredGroup): number | undefined {
@@ -52,7 +62,10 @@ export function completed(group: MeasuredGroup): TaskRecord[] {
 }
 
 /** Actions per task of the group, all types or those `match` picks. */
-export function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true): number | undefined {
+export function actionsPerTask(
+  group: MeasuredGroup,
+  match: (type: string) => boolean = () => true,
+): number | undefined {
   const tasks = group.records.filter((r) => r.firstRunId).length;
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);

@@ -36,19 +36,41 @@ export async function measureActions(context: ScenarioContext): Promise<Scenario
     const groups = planActions(stack, settings);
     const workers = await Promise.all(groups.map((g) => stack.startWorker(g.namespace, g.taskQueue)));
     const longest = Math.max(...groups.map((g) => g.durationMs));
-    log(`actions: ${groups.map((g) => `${g.tasks.length} ${g.name} × ${g.durationMs / 1000} s`).join(', ')}, each group in its own namespace`);
+    log(
+      `actions: ${groups.map((g) => `${g.tasks.length} ${g.name} × ${g.durationMs / 1000} s`).join(', ')}, each group in its own namespace`,
+    );
     const deadlineAt = Date.now() + longest * 1.5 + 5 * 60_000;
     const measured = await Promise.all(groups.map((group, i) => measureGroup(stack, group, workers[i]!, deadlineAt)));
     const labels = await actionLabels(stack.metricsUrl);
-    return renderActions({ context, settings, stack, measured, labels, load: { before: loadBefore, after: os.loadavg()[0] } });
+    return renderActions({
+      context,
+      settings,
+      stack,
+      measured,
+      labels,
+      load: { before: loadBefore, after: os.loadavg()[0] },
+    });
   });
 }
 
-async function measureGroup(stack: BenchStack, group: ActionsGroup, worker: WorkerProcess, deadlineAt: number): Promise<MeasuredGroup> {
+async function measureGroup(
+  stack: BenchStack,
+  group: ActionsGroup,
+  worker: WorkerProcess,
+  deadlineAt: number,
+): Promise<MeasuredGroup> {
   const client = new Client({ connection: stack.temporal.connection, namespace: group.namespace });
   const records = group.tasks.map((plan): TaskRecord => ({ plan }));
   const before = await readActions(stack.metricsUrl, group.namespace);
-  const target = { tasks: new BrowserTasks(client, group.taskQueue), client, taskQueue: group.taskQueue, emulator: stack.emulator, project: PROJECT, worker, machine: stack.machine };
+  const target = {
+    tasks: new BrowserTasks(client, group.taskQueue),
+    client,
+    taskQueue: group.taskQueue,
+    emulator: stack.emulator,
+    project: PROJECT,
+    worker,
+    machine: stack.machine,
+  };
   const outcome = await runTasks(records, target, { batch: 50, deadlineAt, label: `actions ${group.name}` });
   await sleep(METRICS_SETTLE_MS);
   const actions = actionsBetween(before, await readActions(stack.metricsUrl, group.namespace));

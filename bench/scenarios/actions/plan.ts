@@ -44,6 +44,8 @@ export function planActions(stack: BenchStack, settings: ActionsSettings): Actio
   return [
     group('short', settings.shortTasks, settings.shortDurationMs),
     group('long', settings.longTasks, settings.longDurationMs),
-    ...(settings.spanTasks > 0 ? [group('span', settings.spanTasks, settings.spanTaskDurationMs, settings.spanMs)] : []),
+    ...(settings.spanTasks > 0
+      ? [group('span', settings.spanTasks, settings.spanTaskDurationMs, settings.spanMs)]
+      : []),
   ];
 }

@@ -17,16 +17,33 @@ export async function measureLearned(context: ScenarioContext): Promise<Scenario
   const loadBefore = os.loadavg()[0];
   return withStack({ queueMs: QUEUE_MS }, async (stack) => {
     const worker = await stack.startWorker('default', TASK_QUEUE);
-    const target = { tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE), client: stack.temporal.client, taskQueue: TASK_QUEUE, emulator: stack.emulator, project: PROJECT, worker, machine: stack.machine };
+    const target = {
+      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
+      client: stack.temporal.client,
+      taskQueue: TASK_QUEUE,
+      emulator: stack.emulator,
+      project: PROJECT,
+      worker,
+      machine: stack.machine,
+    };
     const kinds = learnedKinds(settings);
     const rounds: SideBySide[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       const planned = planRound(stack, settings, kinds, round, context.config.seed);
       log(`learned: round ${round}/${settings.rounds}, ${planned.ours.length} tasks of ${kinds.length} kinds`);
-      const deadlineAt = Date.now() + settings.startSpreadMs + settings.maxDurationMs * (1 + settings.jitter) * 2 + 4 * 60_000;
+      const deadlineAt =
+        Date.now() + settings.startSpreadMs + settings.maxDurationMs * (1 + settings.jitter) * 2 + 4 * 60_000;
       rounds.push(await runSideBySide(target, planned, { label: `learned round ${round}`, deadlineAt }));
       if (worker.exited) break;
     }
-    return renderLearned({ context, settings, kinds, stack, worker, rounds, load: { before: loadBefore, after: os.loadavg()[0] } });
+    return renderLearned({
+      context,
+      settings,
+      kinds,
+      stack,
+      worker,
+      rounds,
+      load: { before: loadBefore, after: os.loadavg()[0] },
+    });
   });
 }

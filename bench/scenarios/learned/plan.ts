@@ -21,7 +21,13 @@ export function learnedKinds(settings: LearnedSettings): LearnedKind[] {
 }
 
 /** Round `round` (1-based): every kind `tasksPerKind` times, durations drawn for this round. */
-export function planRound(stack: BenchStack, settings: LearnedSettings, kinds: LearnedKind[], round: number, seed: number) {
+export function planRound(
+  stack: BenchStack,
+  settings: LearnedSettings,
+  kinds: LearnedKind[],
+  round: number,
+  seed: number,
+) {
   const rng = new Random(seed * 1000 + round);
   const specs: TwinSpec[] = [];
   kinds.forEach((kind, k) => {
@@ -30,7 +36,10 @@ export function planRound(stack: BenchStack, settings: LearnedSettings, kinds: L
         workflowId: `bench-learned-r${round}-k${k + 1}-${i}`,
         group: `round ${round}`,
         startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
-        shape: { text: kind.text, durationMs: Math.round(kind.baseMs * (1 + uniform(rng, -settings.jitter, settings.jitter))) },
+        shape: {
+          text: kind.text,
+          durationMs: Math.round(kind.baseMs * (1 + uniform(rng, -settings.jitter, settings.jitter))),
+        },
       });
     }
   });

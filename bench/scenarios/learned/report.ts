@@ -54,11 +54,20 @@ export function renderLearned(inputs: LearnedInputs): ScenarioReport {
     '',
     '| Round | Completed (ours · MCP) | Requests, ours / MCP | Requests per task p50 (ours · MCP) | Task end → closed (ours; MCP has the answer) |',
     '|---|---|---|---|---|',
-    ...comparisons.map((c, i) => `| ${i + 1} | ${c.oursCompleted} · ${c.mcpEnded} of ${c.tasks} | ${ratioText(c)} | ${fmt(c.oursRequestsPerTask?.p50, 0)} · ${fmt(c.mcpRequestsPerTask?.p50, 0)} | ${closeText(c)} |`),
+    ...comparisons.map(
+      (c, i) =>
+        `| ${i + 1} | ${c.oursCompleted} · ${c.mcpEnded} of ${c.tasks} | ${ratioText(c)} | ${fmt(c.oursRequestsPerTask?.p50, 0)} · ${fmt(c.mcpRequestsPerTask?.p50, 0)} | ${closeText(c)} |`,
+    ),
     '',
   ];
   rounds.forEach((round, i) => {
-    lines.push(`Round ${i + 1} distributions:`, '', ...DISTRIBUTION_HEADER, ...comparisonDistributions(comparisons[i]!, round.records, round.mcp), '');
+    lines.push(
+      `Round ${i + 1} distributions:`,
+      '',
+      ...DISTRIBUTION_HEADER,
+      ...comparisonDistributions(comparisons[i]!, round.records, round.mcp),
+      '',
+    );
   });
   lines.push(
     ...fairnessChecks(
@@ -68,37 +77,55 @@ export function renderLearned(inputs: LearnedInputs): ScenarioReport {
       stack.durations.misses,
     ),
     `- Worker peak RSS ${fmt(mb(worker.sampler.peakEverKb() ?? NaN), 0)} MB; log lines with WARN ${worker.warnLines}, with ERROR ${worker.errorLines}.`,
-    ...rounds.flatMap((r, i) => (r.outcome.deadlineHit || r.outcome.workerDied ? [`- Round ${i + 1}: **${r.outcome.workerDied ?? 'deadline hit'}**.`] : [])),
+    ...rounds.flatMap((r, i) =>
+      r.outcome.deadlineHit || r.outcome.workerDied
+        ? [`- Round ${i + 1}: **${r.outcome.workerDied ?? 'deadline hit'}**.`]
+        : [],
+    ),
   );
-  return { heading: LEARNED_HEADING, markdown: lines.join('\n'), rows, raw: { kinds, rounds, features: stack.features } };
+  return {
+    heading: LEARNED_HEADING,
+    markdown: lines.join('\n'),
+    rows,
+    raw: { kinds, rounds, features: stack.features },
+  };
 }
 
 function targetRows(comparisons: Comparison[]): TargetRow[] {
   const rows: TargetRow[] = [];
   const total = comparisons.reduce((n, c) => n + c.tasks, 0);
   const completed = comparisons.reduce((n, c) => n + c.oursCompleted, 0);
-  rows.push({ measure: 'Workflows completed, every round', target: `all ${total}`, measured: `${completed} / ${total}`, met: completed === total });
+  rows.push({
+    measure: 'Workflows completed, every round',
+    target: `all ${total}`,
+    measured: `${completed} / ${total}`,
+    met: completed === total,
+  });
   const first = comparisons[TARGETS.first.round - 1];
   if (first) {
-    rows.push(
-      ratioRow(TARGETS.first.round, first, TARGETS.first.maxRatio),
-      { measure: `Round ${TARGETS.first.round}: task end → workflow closed, p50`, target: `≤ ${fmtMs(TARGETS.first.maxP50Ms)}`, measured: closeText(first), met: first.endToClosed ? first.endToClosed.p50 <= TARGETS.first.maxP50Ms : false },
-    );
+    rows.push(ratioRow(TARGETS.first.round, first, TARGETS.first.maxRatio), {
+      measure: `Round ${TARGETS.first.round}: task end → workflow closed, p50`,
+      target: `≤ ${fmtMs(TARGETS.first.maxP50Ms)}`,
+      measured: closeText(first),
+      met: first.endToClosed ? first.endToClosed.p50 <= TARGETS.first.maxP50Ms : false,
+    });
   }
   const learned = comparisons[TARGETS.learned.round - 1];
   if (learned) {
     const close = learned.endToClosed;
-    rows.push(
-      ratioRow(TARGETS.learned.round, learned, TARGETS.learned.maxRatio),
-      {
-        measure: `Round ${TARGETS.learned.round}: task end → workflow closed, p50 and p99`,
-        target: `p50 ≤ ${fmtMs(TARGETS.learned.maxP50Ms)}, p99 ≤ ${fmtMs(TARGETS.learned.maxP99Ms)}`,
-        measured: closeText(learned),
-        met: close ? close.p50 <= TARGETS.learned.maxP50Ms && close.p99 <= TARGETS.learned.maxP99Ms : false,
-      },
-    );
+    rows.push(ratioRow(TARGETS.learned.round, learned, TARGETS.learned.maxRatio), {
+      measure: `Round ${TARGETS.learned.round}: task end → workflow closed, p50 and p99`,
+      target: `p50 ≤ ${fmtMs(TARGETS.learned.maxP50Ms)}, p99 ≤ ${fmtMs(TARGETS.learned.maxP99Ms)}`,
+      measured: closeText(learned),
+      met: close ? close.p50 <= TARGETS.learned.maxP50Ms && close.p99 <= TARGETS.learned.maxP99Ms : false,
+    });
   } else {
-    rows.push({ measure: `Round ${TARGETS.learned.round} targets`, target: 'ratio ≤ 0.4×, p50 ≤ 1.5 s, p99 ≤ 4 s', measured: `not run (${comparisons.length} rounds)`, met: undefined });
+    rows.push({
+      measure: `Round ${TARGETS.learned.round} targets`,
+      target: 'ratio ≤ 0.4×, p50 ≤ 1.5 s, p99 ≤ 4 s',
+      measured: `not run (${comparisons.length} rounds)`,
+      met: undefined,
+    });
   }
   return rows;
 }

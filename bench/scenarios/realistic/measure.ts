@@ -18,10 +18,27 @@ export async function measureRealistic(context: ScenarioContext): Promise<Scenar
   return withStack({ queueMs: QUEUE_MS }, async (stack) => {
     const worker = await stack.startWorker('default', TASK_QUEUE);
     const planned = planRealistic(stack, settings, context.config.seed);
-    log(`realistic: ${planned.ours.length} tasks of ${settings.minDurationMs / 1000}–${settings.maxDurationMs / 1000} s over ${settings.startSpreadMs / 1000} s, beside the MCP client's loop`);
+    log(
+      `realistic: ${planned.ours.length} tasks of ${settings.minDurationMs / 1000}–${settings.maxDurationMs / 1000} s over ${settings.startSpreadMs / 1000} s, beside the MCP client's loop`,
+    );
     const deadlineAt = Date.now() + settings.startSpreadMs + settings.maxDurationMs * 2 + 5 * 60_000;
-    const target = { tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE), client: stack.temporal.client, taskQueue: TASK_QUEUE, emulator: stack.emulator, project: PROJECT, worker, machine: stack.machine };
+    const target = {
+      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
+      client: stack.temporal.client,
+      taskQueue: TASK_QUEUE,
+      emulator: stack.emulator,
+      project: PROJECT,
+      worker,
+      machine: stack.machine,
+    };
     const result = await runSideBySide(target, planned, { label: 'realistic', deadlineAt });
-    return renderRealistic({ context, settings, stack, worker, result, load: { before: loadBefore, after: os.loadavg()[0] } });
+    return renderRealistic({
+      context,
+      settings,
+      stack,
+      worker,
+      result,
+      load: { before: loadBefore, after: os.loadavg()[0] },
+    });
   });
 }

@@ -5,7 +5,14 @@ import { compare } from '../../comparison';
 import type { RealisticSettings } from '../../config';
 import { describeFeatures } from '../../emulator/probe';
 import { fmt, fmtMs, mb } from '../../format';
-import { DISTRIBUTION_HEADER, distributionRow, missLines, quickBanner, targetTable, type TargetRow } from '../../report/markdown';
+import {
+  DISTRIBUTION_HEADER,
+  distributionRow,
+  missLines,
+  quickBanner,
+  targetTable,
+  type TargetRow,
+} from '../../report/markdown';
 import { environmentLines } from '../../report/environment';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
 import type { BenchStack } from '../../stack';
@@ -33,21 +40,54 @@ export function renderRealistic(inputs: RealisticInputs): ScenarioReport {
   const c = compare(result.records, result.mcp);
   const codeTasks = result.records.filter((r) => r.plan.code);
   const events = stats(result.records.filter(completedOk).map((r) => r.facts!.history?.events));
-  const codeLatency = between(codeTasks, (r) => r.codeSentAt, (r) => r.facts?.appendAt);
+  const codeLatency = between(
+    codeTasks,
+    (r) => r.codeSentAt,
+    (r) => r.facts?.appendAt,
+  );
   const rows: TargetRow[] = [
-    { measure: 'Workflows completed, task finalized', target: `all ${c.tasks}`, measured: `${c.oursCompleted} / ${c.tasks}`, met: c.oursCompleted === c.tasks },
-    { measure: 'API requests, ours / MCP client (same tasks)', target: '— (targets: learned rounds)', measured: ratioText(c), met: undefined },
+    {
+      measure: 'Workflows completed, task finalized',
+      target: `all ${c.tasks}`,
+      measured: `${c.oursCompleted} / ${c.tasks}`,
+      met: c.oursCompleted === c.tasks,
+    },
+    {
+      measure: 'API requests, ours / MCP client (same tasks)',
+      target: '— (targets: learned rounds)',
+      measured: ratioText(c),
+      met: undefined,
+    },
     {
       measure: 'Task end → workflow closed',
       target: `p50 < ${CLOSE_P50_TARGET_MS / 1000} s`,
       measured: closeText(c),
       met: c.endToClosed ? c.endToClosed.p50 < CLOSE_P50_TARGET_MS : false,
     },
-    { measure: 'History events per task', target: `< ${HISTORY_EVENTS_TARGET}`, measured: events ? `p50 ${events.p50} · max ${events.max}` : 'n/a', met: events ? events.max < HISTORY_EVENTS_TARGET : false },
+    {
+      measure: 'History events per task',
+      target: `< ${HISTORY_EVENTS_TARGET}`,
+      measured: events ? `p50 ${events.p50} · max ${events.max}` : 'n/a',
+      met: events ? events.max < HISTORY_EVENTS_TARGET : false,
+    },
     ...(codeTasks.length
-      ? [{ measure: 'submitCode → append request', target: '—', measured: codeLatency ? `p50 ${fmtMs(codeLatency.p50)} · max ${fmtMs(codeLatency.max)} (${codeLatency.n} codes)` : 'n/a', met: undefined }]
+      ? [
+          {
+            measure: 'submitCode → append request',
+            target: '—',
+            measured: codeLatency
+              ? `p50 ${fmtMs(codeLatency.p50)} · max ${fmtMs(codeLatency.max)} (${codeLatency.n} codes)`
+              : 'n/a',
+            met: undefined,
+          },
+        ]
       : []),
-    { measure: 'Worker peak RSS', target: '—', measured: `${fmt(mb(worker.sampler.peakEverKb() ?? NaN), 0)} MB`, met: undefined },
+    {
+      measure: 'Worker peak RSS',
+      target: '—',
+      measured: `${fmt(mb(worker.sampler.peakEverKb() ?? NaN), 0)} MB`,
+      met: undefined,
+    },
   ];
   const lines = [
     REALISTIC_HEADING,
@@ -75,5 +115,10 @@ export function renderRealistic(inputs: RealisticInputs): ScenarioReport {
       (result.outcome.workerDied ? ` (**${result.outcome.workerDied}**)` : '') +
       '.',
   ];
-  return { heading: REALISTIC_HEADING, markdown: lines.join('\n'), rows, raw: { records: result.records, mcp: result.mcp, features: stack.features } };
+  return {
+    heading: REALISTIC_HEADING,
+    markdown: lines.join('\n'),
+    rows,
+    raw: { records: result.records, mcp: result.mcp, features: stack.features },
+  };
 }

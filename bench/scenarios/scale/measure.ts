@@ -21,16 +21,36 @@ export async function measureScale(context: ScenarioContext): Promise<ScenarioRe
   return withStack({ queueMs: QUEUE_MS, emulatorMode: settings.emulatorMode }, async (stack) => {
     const worker = await stack.startWorker('default', TASK_QUEUE);
     const records = planScale(settings, context.config.seed).map((plan): TaskRecord => ({ plan }));
-    log(`scale: ${records.length} tasks of ${settings.durationMs / 1000} s, ${settings.burstCodes} codes during the burst, ${settings.lateCodes} after it`);
+    log(
+      `scale: ${records.length} tasks of ${settings.durationMs / 1000} s, ${settings.burstCodes} codes during the burst, ${settings.lateCodes} after it`,
+    );
     // Starting takes about 1 s per 100 workflows on 2 cores; then the tasks, the late codes and slack.
-    const deadlineAt = Date.now() + (records.length / 100) * 1_500 + settings.durationMs + settings.lateCodeDelayMs + 8 * 60_000;
-    const target = { tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE), client: stack.temporal.client, taskQueue: TASK_QUEUE, emulator: stack.emulator, project: PROJECT, worker, machine: stack.machine };
+    const deadlineAt =
+      Date.now() + (records.length / 100) * 1_500 + settings.durationMs + settings.lateCodeDelayMs + 8 * 60_000;
+    const target = {
+      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
+      client: stack.temporal.client,
+      taskQueue: TASK_QUEUE,
+      emulator: stack.emulator,
+      project: PROJECT,
+      worker,
+      machine: stack.machine,
+    };
     const outcome = await runTasks(records, target, { batch: settings.batch, deadlineAt, label: 'scale' });
     const loadAfter = os.loadavg()[0];
     worker.sampler.sample();
     log('scale: collecting per-task results and histories');
     const requests = [...stack.emulator.requests];
     await collectFacts(stack.temporal.client, records, stack.emulator, requests);
-    return renderScale({ context, settings, stack, worker, records, outcome, requests, load: { before: loadBefore, after: loadAfter } });
+    return renderScale({
+      context,
+      settings,
+      stack,
+      worker,
+      records,
+      outcome,
+      requests,
+      load: { before: loadBefore, after: loadAfter },
+    });
   });
 }

@@ -20,8 +20,11 @@ export function planScale(settings: ScaleSettings, seed: number): PlannedTask[] 
     if (needsCode) {
       // Late ones spread evenly among the code tasks, so both kinds span the whole burst.
       const j = codeIndex++;
-      const late = Math.floor(((j + 1) * settings.lateCodes) / codeTasks) > Math.floor((j * settings.lateCodes) / codeTasks);
-      code = late ? { value: codes.next(), tag, when: 'after-burst', delayMs: settings.lateCodeDelayMs } : { value: codes.next(), tag, when: 'awaiting', delayMs: 0 };
+      const late =
+        Math.floor(((j + 1) * settings.lateCodes) / codeTasks) > Math.floor((j * settings.lateCodes) / codeTasks);
+      code = late
+        ? { value: codes.next(), tag, when: 'after-burst', delayMs: settings.lateCodeDelayMs }
+        : { value: codes.next(), tag, when: 'awaiting', delayMs: 0 };
     }
     return {
       workflowId: `bench-scale-${i}`,

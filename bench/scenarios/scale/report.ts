@@ -7,7 +7,14 @@ import type { RecordedRequest } from '../../../src/emulator';
 import { describeFeatures } from '../../emulator/probe';
 import { fmt, fmtMs, mb } from '../../format';
 import { MCP_POLL_MS } from '../../mcp-client';
-import { DISTRIBUTION_HEADER, distributionRow, missLines, quickBanner, targetTable, type TargetRow } from '../../report/markdown';
+import {
+  DISTRIBUTION_HEADER,
+  distributionRow,
+  missLines,
+  quickBanner,
+  targetTable,
+  type TargetRow,
+} from '../../report/markdown';
 import { environmentLines } from '../../report/environment';
 import type { RunOutcome } from '../../run';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
@@ -19,7 +26,13 @@ import { typicalHistory } from '../../report/typical-history';
 
 export const SCALE_HEADING = '## Scale: many concurrent tasks on one worker';
 
-const TARGETS = { requestsPerTaskMinute: 10, historyEvents: 60, closeP50Ms: 3_000, codeP50Ms: 300, peakRssMb: 600 } as const;
+const TARGETS = {
+  requestsPerTaskMinute: 10,
+  historyEvents: 60,
+  closeP50Ms: 3_000,
+  codeP50Ms: 300,
+  peakRssMb: 600,
+} as const;
 /** The MCP client's polls alone, before any create: 60 s / its 3-s interval. */
 const MCP_REQUESTS_PER_MINUTE = 60_000 / MCP_POLL_MS;
 
@@ -40,12 +53,21 @@ function measures(inputs: ScaleInputs) {
   const done = records.filter(completedOk);
   const plain = done.filter((r) => !r.plan.code);
   const coded = done.filter((r) => r.plan.code);
-  const perMinute = (rs: TaskRecord[]) => stats(rs.map((r) => (r.facts!.requests !== undefined && r.facts!.taskMinutes ? r.facts!.requests / r.facts!.taskMinutes : undefined)));
+  const perMinute = (rs: TaskRecord[]) =>
+    stats(
+      rs.map((r) =>
+        r.facts!.requests !== undefined && r.facts!.taskMinutes ? r.facts!.requests / r.facts!.taskMinutes : undefined,
+      ),
+    );
   // By when the code was actually sent: a code meant for "as soon as the form shows" whose task
   // started at the end of the burst is sent after it.
   const burstEnd = outcome.allStartedAt ?? Infinity;
   const codeLatency = (duringBurst: boolean) =>
-    between(records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < burstEnd === duringBurst), (r) => r.codeSentAt, (r) => r.facts?.appendAt);
+    between(
+      records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < burstEnd === duringBurst),
+      (r) => r.codeSentAt,
+      (r) => r.facts?.appendAt,
+    );
   const closes = records.map((r) => r.facts?.closeTime).filter((t): t is number => t !== undefined);
   const windowEnd = closes.length === records.length && closes.length > 0 ? Math.max(...closes) : outcome.endedAt;
   return {
@@ -59,11 +81,19 @@ function measures(inputs: ScaleInputs) {
     events: stats(done.map((r) => r.facts!.history?.events)),
     eventsPlain: stats(plain.map((r) => r.facts!.history?.events)),
     eventsCoded: stats(coded.map((r) => r.facts!.history?.events)),
-    close: between(done, (r) => r.facts!.endedAt, (r) => r.facts!.closeTime),
+    close: between(
+      done,
+      (r) => r.facts!.endedAt,
+      (r) => r.facts!.closeTime,
+    ),
     codeBurst: codeLatency(true),
     codeLate: codeLatency(false),
     codesAfterBurst: records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt >= burstEnd).length,
-    codeRpc: between(records, (r) => r.codeSentAt, (r) => r.codeAcceptedAt),
+    codeRpc: between(
+      records,
+      (r) => r.codeSentAt,
+      (r) => r.codeAcceptedAt,
+    ),
     windowStart: outcome.firstStartAt,
     windowEnd,
     rssPeakKb: worker.sampler.peakEverKb(),
@@ -108,40 +138,90 @@ export function renderScale(inputs: ScaleInputs): ScenarioReport {
     '',
     ...howMeasured(),
   ];
-  return { heading: SCALE_HEADING, markdown: lines.join('\n'), rows, raw: { records, outcome, samples: inputs.worker.sampler.samples } };
+  return {
+    heading: SCALE_HEADING,
+    markdown: lines.join('\n'),
+    rows,
+    raw: { records, outcome, samples: inputs.worker.sampler.samples },
+  };
 }
 
 function targetRows(inputs: ScaleInputs, m: ScaleMeasures): TargetRow[] {
   const { settings } = inputs;
-  const p = (s: Stats | undefined, f: (v: number) => string) => (s ? `p50 ${f(s.p50)} · p99 ${f(s.p99)} · max ${f(s.max)}` : 'n/a');
+  const p = (s: Stats | undefined, f: (v: number) => string) =>
+    s ? `p50 ${f(s.p50)} · p99 ${f(s.p99)} · max ${f(s.max)}` : 'n/a';
   const cpuAvg = inputs.worker.sampler.cpuPercent(m.windowStart, m.windowEnd);
   const cpuPeak = inputs.worker.sampler.peakCpuPercent(m.windowStart, m.windowEnd);
   return [
-    { measure: 'API requests per task-minute', target: `≤ ${TARGETS.requestsPerTaskMinute} (max)`, measured: p(m.rpm, (v) => fmt(v, 2)), met: m.rpm ? m.rpm.max <= TARGETS.requestsPerTaskMinute : false },
-    { measure: 'API requests per task (create included)', target: '—', measured: p(m.requests, (v) => fmt(v, 0)), met: undefined },
+    {
+      measure: 'API requests per task-minute',
+      target: `≤ ${TARGETS.requestsPerTaskMinute} (max)`,
+      measured: p(m.rpm, (v) => fmt(v, 2)),
+      met: m.rpm ? m.rpm.max <= TARGETS.requestsPerTaskMinute : false,
+    },
+    {
+      measure: 'API requests per task (create included)',
+      target: '—',
+      measured: p(m.requests, (v) => fmt(v, 0)),
+      met: undefined,
+    },
     {
       measure: `MCP client (polls every ${MCP_POLL_MS / 1000} s), computed`,
       target: '—',
-      measured: `${MCP_REQUESTS_PER_MINUTE} per task-minute` + (m.rpm ? ` = ${fmt(MCP_REQUESTS_PER_MINUTE / m.rpm.p50, 1)}× this worker's p50` : ''),
+      measured:
+        `${MCP_REQUESTS_PER_MINUTE} per task-minute` +
+        (m.rpm ? ` = ${fmt(MCP_REQUESTS_PER_MINUTE / m.rpm.p50, 1)}× this worker's p50` : ''),
       met: undefined,
     },
-    { measure: 'History events per task', target: `< ${TARGETS.historyEvents} (max)`, measured: p(m.events, (v) => fmt(v, 0)), met: m.events ? m.events.max < TARGETS.historyEvents : false },
-    { measure: 'Task end → workflow closed', target: `p50 < ${fmtMs(TARGETS.closeP50Ms)}`, measured: p(m.close, fmtMs), met: m.close ? m.close.p50 < TARGETS.closeP50Ms : false },
+    {
+      measure: 'History events per task',
+      target: `< ${TARGETS.historyEvents} (max)`,
+      measured: p(m.events, (v) => fmt(v, 0)),
+      met: m.events ? m.events.max < TARGETS.historyEvents : false,
+    },
+    {
+      measure: 'Task end → workflow closed',
+      target: `p50 < ${fmtMs(TARGETS.closeP50Ms)}`,
+      measured: p(m.close, fmtMs),
+      met: m.close ? m.close.p50 < TARGETS.closeP50Ms : false,
+    },
     {
       measure: 'submitCode → append request, codes sent after the start burst',
       target: `p50 < ${TARGETS.codeP50Ms} ms`,
       measured: p(m.codeLate, fmtMs),
-      met: m.codesAfterBurst === 0 ? undefined : m.codeLate ? m.codeLate.p50 < TARGETS.codeP50Ms && m.codeLate.n === m.codesAfterBurst : false,
+      met:
+        m.codesAfterBurst === 0
+          ? undefined
+          : m.codeLate
+            ? m.codeLate.p50 < TARGETS.codeP50Ms && m.codeLate.n === m.codesAfterBurst
+            : false,
     },
-    { measure: 'submitCode → append request, codes sent during the start burst', target: '— (reported)', measured: p(m.codeBurst, fmtMs), met: undefined },
+    {
+      measure: 'submitCode → append request, codes sent during the start burst',
+      target: '— (reported)',
+      measured: p(m.codeBurst, fmtMs),
+      met: undefined,
+    },
     {
       measure: 'Worker peak RSS',
       target: `< ${TARGETS.peakRssMb} MB`,
-      measured: m.rssPeakKb ? `${fmt(mb(m.rssPeakKb), 0)} MB (max of VmHWM and samples; under load ${fmt(m.rssUnderLoadKb && mb(m.rssUnderLoadKb), 0)} MB)` : 'n/a',
+      measured: m.rssPeakKb
+        ? `${fmt(mb(m.rssPeakKb), 0)} MB (max of VmHWM and samples; under load ${fmt(m.rssUnderLoadKb && mb(m.rssUnderLoadKb), 0)} MB)`
+        : 'n/a',
       met: m.rssPeakKb ? mb(m.rssPeakKb) < TARGETS.peakRssMb : false,
     },
-    { measure: 'Worker CPU (% of one core)', target: '—', measured: `avg ${fmt(cpuAvg, 1)} % · peak 5-s window ${fmt(cpuPeak, 0)} %`, met: undefined },
-    { measure: 'Tasks completed (workflow COMPLETED, task finalized)', target: `all ${settings.tasks}`, measured: `${m.done.length} / ${settings.tasks}`, met: m.done.length === settings.tasks },
+    {
+      measure: 'Worker CPU (% of one core)',
+      target: '—',
+      measured: `avg ${fmt(cpuAvg, 1)} % · peak 5-s window ${fmt(cpuPeak, 0)} %`,
+      met: undefined,
+    },
+    {
+      measure: 'Tasks completed (workflow COMPLETED, task finalized)',
+      target: `all ${settings.tasks}`,
+      measured: `${m.done.length} / ${settings.tasks}`,
+      met: m.done.length === settings.tasks,
+    },
   ];
 }
 
@@ -174,14 +254,78 @@ function latencyBreakdown(m: ScaleMeasures, records: TaskRecord[]): string[] {
     '',
     '| Step | n | min | p50 | mean | p99 | max |',
     '|---|---|---|---|---|---|---|',
-    distributionRow('Task end → last `GET /tasks` (polling schedule)', between(m.done, (r) => r.facts!.endedAt, (r) => r.facts!.lastGetAt), f0),
-    distributionRow('Last `GET /tasks` → pollTask completed', between(m.done, (r) => r.facts!.lastGetAt, (r) => h(r)?.lastPollCompletedAt), f0),
-    distributionRow('pollTask completed → workflow closed (results fetch, completion)', between(m.done, (r) => h(r)?.lastPollCompletedAt, (r) => r.facts!.closeTime), f0),
-    distributionRow('Code form shown (first seen by the bench) → code submitted', between(coded, (r) => r.awaitingSeenAt, (r) => r.codeSentAt), f0),
-    distributionRow('submitCode call → WorkflowExecutionSignaled', between(coded, (r) => r.codeSentAt, (r) => h(r)?.signaledAt), f0),
-    distributionRow('Signaled → appendInstructions scheduled (workflow task)', between(coded, (r) => h(r)?.signaledAt, (r) => h(r)?.appendScheduledAt), f0),
-    distributionRow('Scheduled → activity started (dispatch to the worker)', between(coded, (r) => h(r)?.appendScheduledAt, (r) => h(r)?.appendStartedAt), f0),
-    distributionRow('Activity started → `POST …/instructions` arrives', between(coded, (r) => h(r)?.appendStartedAt, (r) => r.facts!.appendAt), f0),
+    distributionRow(
+      'Task end → last `GET /tasks` (polling schedule)',
+      between(
+        m.done,
+        (r) => r.facts!.endedAt,
+        (r) => r.facts!.lastGetAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'Last `GET /tasks` → pollTask completed',
+      between(
+        m.done,
+        (r) => r.facts!.lastGetAt,
+        (r) => h(r)?.lastPollCompletedAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'pollTask completed → workflow closed (results fetch, completion)',
+      between(
+        m.done,
+        (r) => h(r)?.lastPollCompletedAt,
+        (r) => r.facts!.closeTime,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'Code form shown (first seen by the bench) → code submitted',
+      between(
+        coded,
+        (r) => r.awaitingSeenAt,
+        (r) => r.codeSentAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'submitCode call → WorkflowExecutionSignaled',
+      between(
+        coded,
+        (r) => r.codeSentAt,
+        (r) => h(r)?.signaledAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'Signaled → appendInstructions scheduled (workflow task)',
+      between(
+        coded,
+        (r) => h(r)?.signaledAt,
+        (r) => h(r)?.appendScheduledAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'Scheduled → activity started (dispatch to the worker)',
+      between(
+        coded,
+        (r) => h(r)?.appendScheduledAt,
+        (r) => h(r)?.appendStartedAt,
+      ),
+      f0,
+    ),
+    distributionRow(
+      'Activity started → `POST …/instructions` arrives',
+      between(
+        coded,
+        (r) => h(r)?.appendStartedAt,
+        (r) => r.facts!.appendAt,
+      ),
+      f0,
+    ),
   ];
 }
 
@@ -189,7 +333,9 @@ function checks(inputs: ScaleInputs, m: ScaleMeasures): string[] {
   const { records, worker, stack } = inputs;
   const summary = summarizeRequests(inputs.requests);
   const codeTasks = records.filter((r) => r.plan.code);
-  const typedOnce = codeTasks.filter((r) => r.facts?.codesReceived?.length === 1 && r.facts.codesReceived[0] === r.plan.code!.value).length;
+  const typedOnce = codeTasks.filter(
+    (r) => r.facts?.codesReceived?.length === 1 && r.facts.codesReceived[0] === r.plan.code!.value,
+  ).length;
   const cores = os.cpus().length;
   const failures = records.filter((r) => !completedOk(r));
   return [
@@ -200,7 +346,12 @@ function checks(inputs: ScaleInputs, m: ScaleMeasures): string[] {
     `- Worker log lines with WARN: ${worker.warnLines}, with ERROR: ${worker.errorLines}.`,
     `- CPU around the worker, first start → last close: Temporal dev server ${fmt(stack.server.cpuPercent(m.windowStart, m.windowEnd), 0)} % of one core ` +
       `(peak 5-s window ${fmt(stack.server.peakCpuPercent(m.windowStart, m.windowEnd), 0)} %); whole machine ${fmt(stack.machine.busyPercent(m.windowStart, m.windowEnd, cores), 0)} % busy.`,
-    ...failures.slice(0, 5).map((r) => `- Not completed: \`${r.plan.workflowId}\`: ${r.startError ?? r.facts?.failure ?? r.facts?.status ?? 'not closed'}`),
+    ...failures
+      .slice(0, 5)
+      .map(
+        (r) =>
+          `- Not completed: \`${r.plan.workflowId}\`: ${r.startError ?? r.facts?.failure ?? r.facts?.status ?? 'not closed'}`,
+      ),
     ...(failures.length > 5 ? [`- … and ${failures.length - 5} more not completed.`] : []),
   ];
 }
@@ -210,10 +361,10 @@ function howMeasured(): string[] {
     '### How it is measured',
     '',
     '- **API requests per task**: every request the emulator recorded for the task: its `POST /tasks` plus every request naming its execution ID ' +
-      '(`GET /tasks/{id}`, `GET /results/{id}`, `POST|PUT /tasks/{id}/instructions`, `POST /tasks/{id}/command`); per task-minute: divided by the task\'s ' +
-      'emulated lifetime (create → end, so a `[needs-code]` task\'s minutes include its wait for the code).',
+      "(`GET /tasks/{id}`, `GET /results/{id}`, `POST|PUT /tasks/{id}/instructions`, `POST /tasks/{id}/command`); per task-minute: divided by the task's " +
+      "emulated lifetime (create → end, so a `[needs-code]` task's minutes include its wait for the code).",
     '- **History events per task**: `fetchHistory()` event count, summed over every run if the workflow continued as new.',
-    '- **Task end → workflow closed**: from the emulator\'s recorded end of the task to the workflow\'s `closeTime` (`describe()`).',
+    "- **Task end → workflow closed**: from the emulator's recorded end of the task to the workflow's `closeTime` (`describe()`).",
     '- **submitCode → append request**: from just before the client sends `submitCode` to the arrival of `POST /tasks/{id}/instructions` at the emulator ' +
       '(one clock: both in the bench process).',
     '- **Worker peak RSS**: the worker process alone: the larger of its kernel high-water mark (`VmHWM`, start-up included, when the workflow bundle is built) and ' +

@@ -8,7 +8,11 @@ import { fairnessKeyOf, type BrowserTaskInput } from '../input';
 
 export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>) {
   const { taskQueue, priorityKey, fairnessWeight, retry: pacing } = input.activityOptions ?? {};
-  const priority = { fairnessKey: fairnessKeyOf(input), ...(priorityKey ? { priorityKey } : {}), ...(fairnessWeight ? { fairnessWeight } : {}) };
+  const priority = {
+    fairnessKey: fairnessKeyOf(input),
+    ...(priorityKey ? { priorityKey } : {}),
+    ...(fairnessWeight ? { fairnessWeight } : {}),
+  };
   const placed = (options: ActivityOptions): ActivityOptions => ({
     ...options,
     ...(taskQueue ? { taskQueue } : {}),
@@ -28,12 +32,18 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
    * One minute covers the request timeout (30 s) and the time to record the answer.
    */
   const sends = proxyActivities<BrowserAIActivities>(
-    placed({ startToCloseTimeout: '1 minute', retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 } }),
+    placed({
+      startToCloseTimeout: '1 minute',
+      retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+    }),
   );
 
   /** Results are an idempotent read: retried for a few minutes; without them the outcome still stands. */
   const reads = proxyActivities<BrowserAIActivities>(
-    placed({ startToCloseTimeout: '2 minutes', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } }),
+    placed({
+      startToCloseTimeout: '2 minutes',
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+    }),
   );
 
   /**
@@ -41,7 +51,10 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
    * schedule-to-close timeout and heartbeat timeout).
    */
   const polls = proxyActivities<BrowserAIActivities>(
-    placed({ startToCloseTimeout: '2 hours', retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2 minutes' } }),
+    placed({
+      startToCloseTimeout: '2 hours',
+      retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2 minutes' },
+    }),
   );
 
   /**
@@ -49,7 +62,10 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
    * timeout to `stopRetryWindowMs`): a task left running costs the user money, so no attempt limit.
    */
   const stops = proxyActivities<BrowserAIActivities>(
-    placed({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' } }),
+    placed({
+      startToCloseTimeout: '1 minute',
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    }),
   );
 
   return {

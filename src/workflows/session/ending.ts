@@ -23,7 +23,10 @@ import { outcomeOfFailure, outcomeOfStatus, recordTaskEnded } from './metrics';
  * Runs the session's story and ends it. The result is the task's outcome; every failure carries
  * the outcome so far (with `stopConfirmed` when a stop was sent) as its first detail.
  */
-export async function endSession(session: TaskSession, story: () => Promise<BrowserTaskResult>): Promise<BrowserTaskResult> {
+export async function endSession(
+  session: TaskSession,
+  story: () => Promise<BrowserTaskResult>,
+): Promise<BrowserTaskResult> {
   let outcome: BrowserTaskResult;
   try {
     outcome = await story();
@@ -95,7 +98,9 @@ function asFailure(err: unknown): ApplicationFailure {
     });
   }
   const root = rootFailure(err);
-  log.error('browserTask hit an unexpected error; the task was stopped and the workflow fails', { error: root.message });
+  log.error('browserTask hit an unexpected error; the task was stopped and the workflow fails', {
+    error: root.message,
+  });
   return ApplicationFailure.create({
     type: FailureType.UnexpectedError,
     nonRetryable: true,

@@ -5,7 +5,15 @@
 import { metricMeter } from '@temporalio/workflow';
 import { categorize, isFailedStatus, normalizeStatus } from '../../browserai/status';
 import { FailureType } from '../../errors';
-import { CODES_TYPED, STOPS_ENDED, STOPS_SENT, TASK_POLLS, TASKS_ENDED, AWAITING_INPUT_ENTERED, AWAITING_INPUT_LEFT } from '../../telemetry/names';
+import {
+  CODES_TYPED,
+  STOPS_ENDED,
+  STOPS_SENT,
+  TASK_POLLS,
+  TASKS_ENDED,
+  AWAITING_INPUT_ENTERED,
+  AWAITING_INPUT_LEFT,
+} from '../../telemetry/names';
 
 /** How a task ended, as the `outcome` label says it. */
 export type TaskOutcome = 'completed' | 'failed' | 'stopped' | 'cancelled' | 'timed_out' | 'error';
@@ -22,15 +30,23 @@ export function outcomeOfStatus(status: string): TaskOutcome {
 /** The outcome of a workflow that ended early, from the failure type it ends with. */
 export function outcomeOfFailure(cancelled: boolean, type: string | undefined): TaskOutcome {
   if (cancelled) return 'cancelled';
-  if (type === FailureType.TaskTimeout || type === FailureType.AwaitingInputTimeout || type === FailureType.Timeout) return 'timed_out';
+  if (type === FailureType.TaskTimeout || type === FailureType.AwaitingInputTimeout || type === FailureType.Timeout)
+    return 'timed_out';
   return 'error';
 }
 
 export function recordTaskEnded(outcome: TaskOutcome, polls: number, failureType?: string): void {
   metricMeter
     .createCounter(TASKS_ENDED, '1', 'BrowserAI tasks ended, by outcome')
-    .add(1, { outcome, ...(failureType ? { failure_type: (Object.values(FailureType) as string[]).includes(failureType) ? failureType : 'other' } : {}) });
-  metricMeter.createHistogram(TASK_POLLS, 'int', '1', 'GET /tasks/{id} polls of a task (this workflow run)').record(polls);
+    .add(1, {
+      outcome,
+      ...(failureType
+        ? { failure_type: (Object.values(FailureType) as string[]).includes(failureType) ? failureType : 'other' }
+        : {}),
+    });
+  metricMeter
+    .createHistogram(TASK_POLLS, 'int', '1', 'GET /tasks/{id} polls of a task (this workflow run)')
+    .record(polls);
 }
 
 /**
@@ -51,5 +67,7 @@ export function recordStopSent(): void {
 }
 
 export function recordStopEnded(confirmed: boolean): void {
-  metricMeter.createCounter(STOPS_ENDED, '1', 'Stop commands ended: confirmed by BrowserAI or given up').add(1, { result: confirmed ? 'confirmed' : 'unconfirmed' });
+  metricMeter
+    .createCounter(STOPS_ENDED, '1', 'Stop commands ended: confirmed by BrowserAI or given up')
+    .add(1, { result: confirmed ? 'confirmed' : 'unconfirmed' });
 }

@@ -45,7 +45,9 @@ export class Outbox {
 
   /** Codes queued or on the wire. */
   get codesInHand(): string[] {
-    return [...(this.#inFlight ? [this.#inFlight] : []), ...this.#queue].flatMap((item) => (item.code ? [item.code] : []));
+    return [...(this.#inFlight ? [this.#inFlight] : []), ...this.#queue].flatMap((item) =>
+      item.code ? [item.code] : [],
+    );
   }
 
   enqueue(item: OutgoingInstructions): number {
@@ -75,7 +77,9 @@ export class Outbox {
     refusal: () => Error | null,
   ): Promise<never> {
     for (;;) {
-      await condition(() => this.#queue.length > 0 && (!this.#handingOver || this.#queue.some((item) => this.#awaited.has(item.id))));
+      await condition(
+        () => this.#queue.length > 0 && (!this.#handingOver || this.#queue.some((item) => this.#awaited.has(item.id))),
+      );
       const item = this.#queue.shift()!;
       const refused = refusal();
       if (refused) {
@@ -110,7 +114,11 @@ export class Outbox {
     return this.#queue.map(({ id: _id, ...item }) => item);
   }
 
-  #settle(item: Queued, outcome: SendOutcome, settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void): void {
+  #settle(
+    item: Queued,
+    outcome: SendOutcome,
+    settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void,
+  ): void {
     if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, outcome);
     this.settled++;
     settledHook(item, outcome);

@@ -12,7 +12,10 @@ export class Publisher {
   readonly #searchAttributesOn = workflowInfo().typedSearchAttributes.get(BrowserAIStatus) !== undefined;
   // What the start (or the previous run) already set needs no upsert of its own.
   readonly #published = new Map<string, unknown>(
-    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [key.name, workflowInfo().typedSearchAttributes.get(key)]),
+    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [
+      key.name,
+      workflowInfo().typedSearchAttributes.get(key),
+    ]),
   );
   #upsertQueued = false;
   #latest: BrowserTaskState | null = null;

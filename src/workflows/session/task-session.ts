@@ -17,7 +17,16 @@ import type { PollTaskOutput, TaskExecutionAnswer, TaskResultsSummary, TaskSnaps
 import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
 import { FailureType } from '../../errors';
-import { DEFAULTS, codeInstruction, codeProblems, instructionProblems, resolvePolling, type BrowserTaskInput, type BrowserTaskResult, type OutgoingInstructions } from '../input';
+import {
+  DEFAULTS,
+  codeInstruction,
+  codeProblems,
+  instructionProblems,
+  resolvePolling,
+  type BrowserTaskInput,
+  type BrowserTaskResult,
+  type OutgoingInstructions,
+} from '../input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -129,7 +138,12 @@ export class TaskSession {
     this.executionId = carried?.executionId ?? null;
     this.createdAtMs = carried?.createdAtMs ?? null;
     this.status = carried?.status ?? 'starting';
-    this.#snapshot = { progress: { logs: [] }, started: carried?.started ?? null, estimatedCompletion: carried?.estimatedCompletion ?? null, error: null };
+    this.#snapshot = {
+      progress: { logs: [] },
+      started: carried?.started ?? null,
+      estimatedCompletion: carried?.estimatedCompletion ?? null,
+      error: null,
+    };
     this.#awaitingSinceMs = carried?.awaitingSinceMs;
     this.#unconfirmedInput = carried?.unconfirmedInput ?? null;
     this.#completeRequested = carried?.completeRequested ?? false;
@@ -185,19 +199,28 @@ export class TaskSession {
   // ---- Messages from callers -------------------------------------------------------------
 
   installHandlers(): void {
-    setHandler(appendInstructionsSignal, ({ instructions }) => this.#acceptSignal('appendInstructions', { kind: 'append', instructions }));
-    setHandler(replaceInstructionsSignal, ({ instructions }) => this.#acceptSignal('replaceInstructions', { kind: 'replace', instructions }));
+    setHandler(appendInstructionsSignal, ({ instructions }) =>
+      this.#acceptSignal('appendInstructions', { kind: 'append', instructions }),
+    );
+    setHandler(replaceInstructionsSignal, ({ instructions }) =>
+      this.#acceptSignal('replaceInstructions', { kind: 'replace', instructions }),
+    );
     setHandler(submitCodeSignal, ({ code, force }) => this.#acceptCode(code, force === true));
     setHandler(completeSignal, () => {
       this.#completeRequested = true;
     });
-    setHandler(addInstructionsUpdate, ({ instructions }) => this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions })), {
-      validator: ({ instructions }) => {
-        const bad = instructionProblems(instructions);
-        if (bad.length > 0) throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
-        if (this.ended) throw this.taskEnded();
+    setHandler(
+      addInstructionsUpdate,
+      ({ instructions }) => this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions })),
+      {
+        validator: ({ instructions }) => {
+          const bad = instructionProblems(instructions);
+          if (bad.length > 0)
+            throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
+          if (this.ended) throw this.taskEnded();
+        },
       },
-    });
+    );
     setHandler(stateQuery, () => this.view());
     setHandler(executionIdUpdate, async () => {
       await condition(() => this.executionId !== null || this.#notCreated !== null);
@@ -214,10 +237,13 @@ export class TaskSession {
   }
 
   #acceptCode(code: string, force: boolean): void {
-    if (codeProblems(code).length > 0) return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
+    if (codeProblems(code).length > 0)
+      return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
     if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
     if (!force && (this.#codesTyped.includes(code) || this.outbox.codesInHand.includes(code))) {
-      return log.warn('Ignored submitCode signal: this task already typed (or queued) this code. Send it with force: true to type it again.');
+      return log.warn(
+        'Ignored submitCode signal: this task already typed (or queued) this code. Send it with force: true to type it again.',
+      );
     }
     if (!this.#codesReceived.includes(code)) this.#codesReceived.push(code);
     this.#enqueue({ kind: 'append', instructions: [codeInstruction(this.input.codeInstructionTemplate, code)], code });
@@ -243,8 +269,13 @@ export class TaskSession {
     if (this.executionId) return;
     // A cancel that arrived with the start (before the first workflow task) creates nothing.
     if (CancellationScope.current().consideredCancelled) {
-      this.#notCreated = ApplicationFailure.nonRetryable('The workflow was cancelled before its task was created.', FailureType.TaskNotCreated);
-      throw new CancelledFailure('The workflow was cancelled before its task was created; nothing was sent to BrowserAI.');
+      this.#notCreated = ApplicationFailure.nonRetryable(
+        'The workflow was cancelled before its task was created.',
+        FailureType.TaskNotCreated,
+      );
+      throw new CancelledFailure(
+        'The workflow was cancelled before its task was created; nothing was sent to BrowserAI.',
+      );
     }
     const { input } = this;
     let created: TaskExecutionAnswer;
@@ -252,23 +283,30 @@ export class TaskSession {
       // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
       // ID, and so can stop the task that the create may have started.
       created = await CancellationScope.nonCancellable(() =>
-        this.#activities.createTask.executeWithOptions({ summary: `Create ${input.type} task in project ${input.project}` }, [
-          {
-            instructions: input.instructions as Instruction[],
-            type: input.type,
-            project: input.project,
-            geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
-            inspect: input.inspect,
-            awaitable: input.awaitable,
-            delivery: this.delivery,
-          },
-        ]),
+        this.#activities.createTask.executeWithOptions(
+          { summary: `Create ${input.type} task in project ${input.project}` },
+          [
+            {
+              instructions: input.instructions as Instruction[],
+              type: input.type,
+              project: input.project,
+              geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
+              inspect: input.inspect,
+              awaitable: input.awaitable,
+              delivery: this.delivery,
+            },
+          ],
+        ),
       );
     } catch (err) {
       // A malformed answer that named its task: the task exists, so the ending can stop it.
       const named = createdDespiteFailure(err);
       if (named) this.#recordCreated(named);
-      else this.#notCreated = ApplicationFailure.nonRetryable(`The BrowserAI task was not created: ${rootFailure(err).message}`, FailureType.TaskNotCreated);
+      else
+        this.#notCreated = ApplicationFailure.nonRetryable(
+          `The BrowserAI task was not created: ${rootFailure(err).message}`,
+          FailureType.TaskNotCreated,
+        );
       throw err;
     }
     this.#recordCreated(created.executionId);
@@ -289,8 +327,18 @@ export class TaskSession {
     const executionId = this.executionId!;
     const sender = this.outbox.sendForever(
       (item) => {
-        const what = item.code ? 'Send one-time code' : item.kind === 'replace' ? 'Replace instructions' : 'Append instructions';
-        const request = { executionId, instructions: item.instructions, awaitable: this.input.awaitable, delivery: this.delivery, ...this.#codesToMask };
+        const what = item.code
+          ? 'Send one-time code'
+          : item.kind === 'replace'
+            ? 'Replace instructions'
+            : 'Append instructions';
+        const request = {
+          executionId,
+          instructions: item.instructions,
+          awaitable: this.input.awaitable,
+          delivery: this.delivery,
+          ...this.#codesToMask,
+        };
         return item.kind === 'replace'
           ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
           : this.#activities.appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
@@ -317,7 +365,10 @@ export class TaskSession {
     }
     if ('error' in outcome) {
       if (type !== FailureType.TaskEnded) {
-        log.warn('Sending instructions to BrowserAI failed', { executionId: this.executionId, failure: outcome.error.message });
+        log.warn('Sending instructions to BrowserAI failed', {
+          executionId: this.executionId,
+          failure: outcome.error.message,
+        });
         this.#snapshot.error = outcome.error.message;
       }
     } else {
@@ -359,10 +410,17 @@ export class TaskSession {
     const settledBefore = this.outbox.settled;
     const completeReady = () => this.#completeRequested && this.outbox.idle;
     if (completeReady()) return this.stop('complete signal');
-    const left = Math.max(0, Math.min(this.#awaitingSinceMs + this.awaitingInputTimeoutMs - Date.now(), this.#untilDeadline()));
-    const woke = await condition(() => this.outbox.settled > settledBefore || completeReady() || workflowInfo().continueAsNewSuggested, left, {
-      summary: 'Wait for input: submitCode, appendInstructions or complete',
-    });
+    const left = Math.max(
+      0,
+      Math.min(this.#awaitingSinceMs + this.awaitingInputTimeoutMs - Date.now(), this.#untilDeadline()),
+    );
+    const woke = await condition(
+      () => this.outbox.settled > settledBefore || completeReady() || workflowInfo().continueAsNewSuggested,
+      left,
+      {
+        summary: 'Wait for input: submitCode, appendInstructions or complete',
+      },
+    );
     if (woke) return;
     // The awaiting timeout never fires while input is on its way.
     if (!this.outbox.idle) {
@@ -400,7 +458,10 @@ export class TaskSession {
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      log.warn('Could not tell the waiting workflow that the task awaits input', { workflowId: target, failure: rootFailure(err).message });
+      log.warn('Could not tell the waiting workflow that the task awaits input', {
+        workflowId: target,
+        failure: rootFailure(err).message,
+      });
     }
   }
 
@@ -412,33 +473,37 @@ export class TaskSession {
     let out: PollTaskOutput;
     this.#pollScope = new CancellationScope();
     try {
-      out = await this.#pollScope.run(() => this.#activities.pollTask.executeWithOptions(
-        {
-          summary: lookOnce ? `Look at ${executionId} once` : `Poll ${executionId} until it is no longer "${this.status}"`,
-          heartbeatTimeout: this.polling.heartbeatTimeoutMs,
-          startToCloseTimeout: spanMs + 2 * this.polling.maxIntervalMs + 60_000,
-          // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
-          scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * this.polling.maxIntervalMs + 60_000,
-        },
-        [
+      out = await this.#pollScope.run(() =>
+        this.#activities.pollTask.executeWithOptions(
           {
-            executionId,
-            knownStatus: this.status,
-            estimatedCompletion: this.#snapshot.estimatedCompletion,
-            initialIntervalMs: this.polling.initialIntervalMs,
-            maxIntervalMs: this.polling.maxIntervalMs,
-            targetDetectionMs: this.polling.targetDetectionMs,
-            ...(this.#kind ? { kind: this.#kind } : {}),
-            ...(this.#phaseStartedAtMs !== null ? { phaseStartedAtMs: this.#phaseStartedAtMs } : {}),
-            resultBytes: this.#resultBytes,
-            ...this.#codesToMask,
-            maxSpanMs: spanMs,
-            sleepFirst: !lookOnce,
-            notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
-            awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
+            summary: lookOnce
+              ? `Look at ${executionId} once`
+              : `Poll ${executionId} until it is no longer "${this.status}"`,
+            heartbeatTimeout: this.polling.heartbeatTimeoutMs,
+            startToCloseTimeout: spanMs + 2 * this.polling.maxIntervalMs + 60_000,
+            // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
+            scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * this.polling.maxIntervalMs + 60_000,
           },
-        ],
-      ));
+          [
+            {
+              executionId,
+              knownStatus: this.status,
+              estimatedCompletion: this.#snapshot.estimatedCompletion,
+              initialIntervalMs: this.polling.initialIntervalMs,
+              maxIntervalMs: this.polling.maxIntervalMs,
+              targetDetectionMs: this.polling.targetDetectionMs,
+              ...(this.#kind ? { kind: this.#kind } : {}),
+              ...(this.#phaseStartedAtMs !== null ? { phaseStartedAtMs: this.#phaseStartedAtMs } : {}),
+              resultBytes: this.#resultBytes,
+              ...this.#codesToMask,
+              maxSpanMs: spanMs,
+              sleepFirst: !lookOnce,
+              notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
+              awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
+            },
+          ],
+        ),
+      );
     } catch (err) {
       if (!isCancellation(err) || this.#ambiguousSend) this.failIfItMustEnd();
       throw err;
@@ -455,7 +520,8 @@ export class TaskSession {
     if (out.results) this.#resultsAtEnd = out.results;
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
     // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
-    if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed)) this.#unconfirmedInput = null;
+    if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed))
+      this.#unconfirmedInput = null;
     this.publish();
   }
 
@@ -469,7 +535,12 @@ export class TaskSession {
   #applySnapshot(snapshot: TaskSnapshot): void {
     this.status = snapshot.status;
     const { started, estimatedCompletion, error, progress, result } = snapshot;
-    this.#snapshot = { ...this.#snapshot, progress, estimatedCompletion: estimatedCompletion ?? null, error: error ?? this.#snapshot.error };
+    this.#snapshot = {
+      ...this.#snapshot,
+      progress,
+      estimatedCompletion: estimatedCompletion ?? null,
+      error: error ?? this.#snapshot.error,
+    };
     if (started) this.#snapshot.started = started;
     if (result !== undefined) this.#snapshot.result = result;
     if (this.category !== 'awaiting') this.#awaitingSinceMs = undefined;
@@ -505,9 +576,10 @@ export class TaskSession {
     log.info('Stopping the BrowserAI task', { executionId, reason });
     try {
       const stopped = await CancellationScope.nonCancellable(() =>
-        this.#activities.stopTask.executeWithOptions({ summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs }, [
-          { executionId, notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS },
-        ]),
+        this.#activities.stopTask.executeWithOptions(
+          { summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs },
+          [{ executionId, notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS }],
+        ),
       );
       this.stopConfirmed = true;
       recordStopEnded(true);
@@ -540,7 +612,9 @@ export class TaskSession {
     const summary =
       this.#resultsAtEnd && !this.stopSent
         ? this.#resultsAtEnd
-        : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [{ executionId, maxBytes: this.#resultBytes, ...this.#codesToMask }]);
+        : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
+            { executionId, maxBytes: this.#resultBytes, ...this.#codesToMask },
+          ]);
     this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;
@@ -553,7 +627,10 @@ export class TaskSession {
     try {
       return await this.collectResults();
     } catch (err) {
-      log.warn('Could not fetch the results of the task', { executionId: this.executionId, failure: rootFailure(err).message });
+      log.warn('Could not fetch the results of the task', {
+        executionId: this.executionId,
+        failure: rootFailure(err).message,
+      });
       return this.#recordOutcome(null);
     }
   }
@@ -575,7 +652,9 @@ export class TaskSession {
   }
 
   /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
-  async continueAsNew(continueAsNewWith: (input: BrowserTaskInput, carried: CarriedState) => Promise<never>): Promise<never> {
+  async continueAsNew(
+    continueAsNewWith: (input: BrowserTaskInput, carried: CarriedState) => Promise<never>,
+  ): Promise<never> {
     // Signals arriving faster than they are sent must not put the hand-over off forever.
     this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
@@ -603,6 +682,7 @@ export class TaskSession {
 /** The executionId a failed create still named (a malformed answer that carried one). */
 function createdDespiteFailure(err: unknown): string | undefined {
   const root = rootFailure(err);
-  const details = root instanceof ApplicationFailure ? (root.details?.[0] as { executionId?: unknown } | undefined) : undefined;
+  const details =
+    root instanceof ApplicationFailure ? (root.details?.[0] as { executionId?: unknown } | undefined) : undefined;
   return typeof details?.executionId === 'string' ? details.executionId : undefined;
 }
