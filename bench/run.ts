@@ -4,7 +4,7 @@
 // worker dies. Progress is logged every 10 s.
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
-import type { BrowserTasks } from '../src/client/tasks';
+import type { BrowserTasks } from '../src/starters/tasks';
 import type { BrowserAIEmulator } from '../src/emulator';
 import { sleep, within } from './chaos/util';
 import { fmt, log, mb } from './format';

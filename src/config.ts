@@ -19,6 +19,7 @@ import {
 } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_BASE_URL } from './browserai/client';
+import { ConfigError } from './errors';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 
 /**
@@ -62,13 +63,6 @@ export interface WorkerLogConfig {
   format: LogFormat;
   /** The least severe level written; the core's (Rust) logs are forwarded at it too. */
   level: LogLevel;
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(readonly problems: string[]) {
-    super(`Configuration problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
 }
 
 type Env = Record<string, string | undefined>;

@@ -49,3 +49,11 @@ export type BrowserAIErrorKind =
       | 'MalformedAnswer'
     >
   | 'Aborted';
+
+/** Bad configuration (environment variables, options), found at start: `problems` lists every one, each saying what to write instead. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Configuration problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}

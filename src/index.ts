@@ -8,7 +8,7 @@ export {
   type FromEnvOptions,
   type LiveState,
   type StartOptions,
-} from './client/tasks';
+} from './starters/tasks';
 export {
   SavedTasks,
   ScheduleAfterCreateError,
@@ -16,7 +16,7 @@ export {
   type ScheduleSpecInput,
   type ScheduleSummary,
   type OverlapPolicy,
-} from './client/saved-tasks';
+} from './starters/saved-tasks';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './workflows/saved-task-input';
 export { cronProblems, timezoneProblems, scheduleIdFor } from './schedules/cron';
 export * from './workflows/messages';

@@ -7,7 +7,7 @@
 // as lib/ (the Dockerfile does), and never point a worker at a bundle from another version.
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from './config';
+import { ConfigError } from './errors';
 
 /** What `Worker.create` takes as `workflowBundle` for a bundle written to a file. */
 export interface WorkflowBundleFile {

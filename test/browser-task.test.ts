@@ -9,7 +9,7 @@ import {
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { InvalidInputError, fetchFullResults } from '../src/client/tasks';
+import { InvalidInputError, fetchFullResults } from '../src/starters/tasks';
 import { appendInstructionsSignal, stateQuery } from '../src/workflows/messages';
 import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
 import type { BrowserTaskInput } from '../src/workflows/input';

@@ -11,16 +11,16 @@ import { join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
+import { ConfigError } from '../src/errors';
 import {
-  ConfigError,
   connectionOptions,
   loadTemporalConfig,
   loadWorkerConfig,
   RENAMED_TEMPORAL_VARIABLES,
   type TemporalConfig,
 } from '../src/config';
-import { startTemporal } from '../src/dev/dev-server';
+import { startTemporal } from '../dev/dev-server';
 
 const dir = mkdtempSync(join(tmpdir(), 'browserai-config-'));
 const file = (name: string, content: string): string => {

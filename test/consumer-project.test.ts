@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startTemporal } from '../src/dev/dev-server';
+import { startTemporal } from '../dev/dev-server';
 import type * as Testing from '../src/testing';
 
 /** The repository root: this file runs as lib/test/consumer-project.test.js. */

@@ -9,7 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { startCodecServer } from '../src/codec/codec-server';
 import { dataConverterWithEncryption, EncryptionCodec, payloadCodecFromEnv } from '../src/codec/encryption-codec';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
 import { FAIL_ERROR } from '../src/emulator/scenario';
 import { createWorker } from '../src/worker';
 import { stateQuery } from '../src/workflows/messages';

@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import ts from 'typescript';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { BrowserTasks, InvalidInputError } from '../src/client/tasks';
-import { SavedTasks } from '../src/client/saved-tasks';
+import { BrowserTasks, InvalidInputError } from '../src/starters/tasks';
+import { SavedTasks } from '../src/starters/saved-tasks';
 import type { SavedTaskDefinition } from '../src/workflows/saved-task-input';
 import { startStack, startWorkerOn, taskInput, type Stack } from './helpers/stack';
 

@@ -17,7 +17,7 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
 import { stateQuery } from '../src/workflows/messages';
 import { leaks, rawTaskAnswer, startWorkerProcess, type WorkerProcess } from './helpers/secrets';

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { MASK } from '../src/browserai';
-import { ConfigError, logConfigFrom, loadWorkerConfig } from '../src/config';
+import { ConfigError } from '../src/errors';
+import { logConfigFrom, loadWorkerConfig } from '../src/config';
 import { JsonLogger, TextLogger, maskCorePayloads, parseLogLevel, toLoggable } from '../src/telemetry/logging';
 import { coreLogFilter } from '../src/telemetry/runtime';
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIPlugin } from '../src/plugin';
 import { InvalidInputError, taskInputProblems } from '../src/workflows/input';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';

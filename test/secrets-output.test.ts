@@ -20,7 +20,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MASK } from '../src/browserai';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
 import { stateQuery } from '../src/workflows/messages';
 import { leaks, rawTaskAnswer, startWorkerProcess, type Seen, type WorkerProcess } from './helpers/secrets';

@@ -13,7 +13,7 @@ import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/w
 import { renderDetails } from '../src/workflows/details';
 import { redactSecrets as redact } from '../src/browserai/redact';
 import type { BrowserTaskState } from '../src/workflows/messages';
-import { stopSentence } from '../src/cli/stop-sentence';
+import { stopSentence } from '../src/starters/cli/stop-sentence';
 import type { TaskResultsSummary } from '../src/activities/types';
 import type { ResultEntry } from '../src/browserai/types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';

@@ -13,7 +13,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
-import { BrowserTasks } from '../src/client/tasks';
+import { BrowserTasks } from '../src/starters/tasks';
 import { stateQuery } from '../src/workflows/messages';
 import { eventually, startTemporal, storedRuns, taskInput } from './helpers/stack';
 

@@ -1,7 +1,7 @@
 // The facts of a finished run, per workflow, from both sides: what Temporal says (outcome,
 // failure type, the execution ID the workflow recorded) and what BrowserAI holds (tasks created
 // for the workflow, codes typed, stops received, tasks still running).
-import type { BrowserTasks } from '../../src/client/tasks';
+import type { BrowserTasks } from '../../src/starters/tasks';
 import type { BrowserAIEmulator, EmulatedTask } from '../../src/emulator';
 import { BrowserAIExecutionId } from '../../src/workflows/search-attributes';
 import { isAppend, isCreate, workflowIdOfTask, type TaskView } from './emulator-watch';

@@ -3,7 +3,7 @@
 // to be cancelled, and wait for every workflow to close (or the deadline).
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import type { BrowserTasks } from '../../src/client/tasks';
+import type { BrowserTasks } from '../../src/starters/tasks';
 import { isCreate, workflowIdOfCreate, type RequestWatcher, type TaskView } from './emulator-watch';
 import type { PlannedWorkflow } from './plan';
 import { errorText, sleep, sleepUnless } from './util';

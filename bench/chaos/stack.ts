@@ -2,8 +2,8 @@
 // the search attributes registered) and the BrowserAI emulator in this process, with random faults
 // of all four kinds (server-error, rate-limited, hang, answer-lost).
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BrowserTasks } from '../../src/client/tasks';
-import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../src/dev/temporal-cli';
+import { BrowserTasks } from '../../src/starters/tasks';
+import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../dev/temporal-cli';
 import { BrowserAIEmulator, RANDOM_FAULT_KINDS } from '../../src/emulator';
 import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
-import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { findTemporalCli } from '../../dev/temporal-cli';
 import { fmt } from '../format';
 
 /** Taken when the bench starts: the code just built, not what others may have changed since. */

@@ -20,7 +20,7 @@ import {
 import { RequestPacer } from './pacer';
 import { createTransport, proxyFailure, type ProxyRoute } from './proxy';
 import { redactSecretsDeep } from './redact';
-import { startRequestSpan } from '../telemetry/request-span';
+import { startRequestSpan } from './request-span';
 import type {
   CreateSavedTaskRequest,
   CreateSavedTaskResponse,

@@ -2,7 +2,7 @@
 // standard variables. One trace runs from a starter's start call through the workflow and its
 // activities to each BrowserAI HTTP request:
 //   StartWorkflow:browserTask (client) -> RunWorkflow:browserTask -> StartActivity:browserAI...
-//   -> RunActivity:browserAI... -> POST /tasks (request-span.ts); a signal's SignalWorkflow span
+//   -> RunActivity:browserAI... -> POST /tasks (browserai/request-span.ts); a signal's SignalWorkflow span
 //   links its HandleSignal in the workflow the same way.
 // Temporal's OpenTelemetryPlugin carries the context through headers and exports the workflow's
 // spans from the worker (workflow code cannot export), so it must be on the worker and the client.
@@ -13,7 +13,7 @@
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { SimplePlugin } from '@temporalio/plugin';
-import { ConfigError } from '../config';
+import { ConfigError } from '../errors';
 import { PACKAGE_VERSION } from '../version';
 
 /** Tracing installed in this process: give `plugin` to the Worker and Client; `shutdown` flushes what is buffered. */

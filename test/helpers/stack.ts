@@ -15,8 +15,8 @@ import {
 } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
-import { BrowserTasks } from '../../src/client/tasks';
-import { startTemporal } from '../../src/dev/dev-server';
+import { BrowserTasks } from '../../src/starters/tasks';
+import { startTemporal } from '../../dev/dev-server';
 import { createWorker } from '../../src/worker';
 import type { BrowserTaskInput } from '../../src/workflows/input';
 
@@ -34,7 +34,7 @@ function quietLogger() {
   return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 }
 
-/** The dev server every test runs on, shared with the benchmark (src/dev/dev-server.ts). */
+/** The dev server every test runs on, shared with the benchmark (dev/dev-server.ts). */
 export { startTemporal };
 
 export interface Stack {

@@ -4,7 +4,7 @@
 // history (the bench's own calls must not be counted).
 import os from 'node:os';
 import { Client } from '@temporalio/client';
-import { BrowserTasks } from '../../../src/client/tasks';
+import { BrowserTasks } from '../../../src/starters/tasks';
 import { sleep } from '../../chaos/util';
 import { collectFacts } from '../../collect';
 import { log } from '../../format';

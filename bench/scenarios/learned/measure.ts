@@ -1,7 +1,7 @@
 // The learned-rounds scenario: the same worker process through every round (what it learns is
 // per worker, in memory), each round beside the MCP client's loop, one round after the other.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/client/tasks';
+import { BrowserTasks } from '../../../src/starters/tasks';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';

@@ -1,7 +1,7 @@
 // The realistic scenario: one worker at its defaults, the emulator in its default mode, our
 // workflows and the MCP client's loop side by side on the same tasks.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/client/tasks';
+import { BrowserTasks } from '../../../src/starters/tasks';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';

@@ -2,7 +2,7 @@
 // burst, one-time codes during and after the burst; the emulator as the old bench ran it
 // (documented mode: answers carry an estimate) unless asked otherwise, so figures stay comparable.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/client/tasks';
+import { BrowserTasks } from '../../../src/starters/tasks';
 import { collectFacts } from '../../collect';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';

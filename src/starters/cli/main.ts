@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The starter CLI: `browserai-temporal <command>` once the package is installed (its `bin`), or
-// `npm run starter -- <command>` in this repository. The programmatic API (client/tasks.ts) from a shell.
+// `npm run starter -- <command>` in this repository. The programmatic API (starters/tasks.ts) from a shell.
 // Exit codes: 0 done, 1 the task or workflow failed, 2 bad usage or input, 3 Temporal unreachable,
 // 4 no such workflow, 130 cancelled.
 //
@@ -8,26 +8,27 @@
 // without loading the Temporal SDK (about a quarter of a second); every command loads it on first use.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { TaskType } from '../browserai';
-import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
+import type { TaskType } from '../../browserai';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../workflows/input';
+import { ConfigError } from '../../errors';
 import { stopSentence } from './stop-sentence';
 
 /** The modules a command needs, loaded (synchronously, as `require`) only when a command runs. */
 const load = {
-  tasks: () => require('../client/tasks') as typeof import('../client/tasks'),
+  tasks: () => require('../tasks') as typeof import('../tasks'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
-  savedTasks: () => require('../client/saved-tasks') as typeof import('../client/saved-tasks'),
-  browserai: () => require('../browserai') as typeof import('../browserai'),
-  config: () => require('../config') as typeof import('../config'),
+  savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
+  browserai: () => require('../../browserai') as typeof import('../../browserai'),
+  config: () => require('../../config') as typeof import('../../config'),
   temporalClient: () => require('@temporalio/client') as typeof import('@temporalio/client'),
   temporalCommon: () => require('@temporalio/common') as typeof import('@temporalio/common'),
-  tracing: () => require('../telemetry/tracing') as typeof import('../telemetry/tracing'),
+  tracing: () => require('../../telemetry/tracing') as typeof import('../../telemetry/tracing'),
 };
 
 /** Tracing, when OTEL_* turns it on: installed by the first connection, flushed before the process exits. */
-let tracing: import('../telemetry/tracing').Tracing | undefined;
+let tracing: import('../../telemetry/tracing').Tracing | undefined;
 
-/** The task client, connected as the worker is (client/tasks.ts), traced when OTEL_* says so: the start call opens the task's trace. */
+/** The task client, connected as the worker is (starters/tasks.ts), traced when OTEL_* says so: the start call opens the task's trace. */
 function connect() {
   tracing ??= load.tracing().tracingFromEnv(process.env, 'browserai-temporal-cli');
   return load.tasks().BrowserTasks.fromEnv(process.env, { plugins: tracing ? [tracing.plugin] : [] });
@@ -275,7 +276,6 @@ async function reportError(err: unknown): Promise<number> {
   const { ScheduleAfterCreateError } = load.savedTasks();
   const { ScheduleNotFoundError, WorkflowFailedError } = load.temporalClient();
   const { ApplicationFailure, CancelledFailure } = load.temporalCommon();
-  const { ConfigError } = load.config();
   if (err instanceof InvalidInputError) {
     console.error(`${err.message}\nNothing was started or sent.`);
     return 2;

@@ -1,8 +1,8 @@
 // The `saved-task` and `schedule` commands of the starter CLI.
-import type { Instruction } from '../browserai';
-import type { BrowserTaskResult } from '../workflows/input';
-import type { BrowserTasks } from '../client/tasks';
-import { SavedTasks, type OverlapPolicy, type ScheduleSpecInput } from '../client/saved-tasks';
+import type { Instruction } from '../../browserai';
+import type { BrowserTaskResult } from '../../workflows/input';
+import type { BrowserTasks } from '../tasks';
+import { SavedTasks, type OverlapPolicy, type ScheduleSpecInput } from '../saved-tasks';
 
 export interface SavedTaskCliValues {
   name?: string;

@@ -2,7 +2,7 @@
 // registered: what the tests and the benchmark run workflows on. It lives in src/ so the
 // benchmark does not depend on test helpers; `npm start` keeps its own, persistent server.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
 import { findTemporalCli, TEMPORAL_CLI_MISSING } from './temporal-cli';
 
 /**

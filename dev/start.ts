@@ -4,25 +4,25 @@
 // and says so loudly; then the worker.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
-import { BrowserAIClient } from '../browserai';
+import { BrowserAIClient } from '../src/browserai';
+import { ConfigError } from '../src/errors';
 import {
-  ConfigError,
   connectionOptions,
   describeTemporal,
   logConfigFrom,
   loadTemporalConfig,
   loadWorkerConfig,
   metricsAddressFrom,
-} from '../config';
-import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../emulator';
-import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-import { startCodecServer } from '../codec/codec-server';
-import { dataConverterWithEncryption, payloadCodecFromEnv } from '../codec/encryption-codec';
-import { createWorker } from '../worker';
+} from '../src/config';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
+import { ALL_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
+import { startCodecServer } from '../src/codec/codec-server';
+import { dataConverterWithEncryption, payloadCodecFromEnv } from '../src/codec/encryption-codec';
+import { createWorker } from '../src/worker';
 import { findTemporalCli } from './temporal-cli';
-import { installWorkerRuntime, logFatalAfterFlush } from '../telemetry/runtime';
-import { tracingFromEnv } from '../telemetry/tracing';
-import { recordBrowserAIRequest } from '../telemetry/activity-metrics';
+import { installWorkerRuntime, logFatalAfterFlush } from '../src/telemetry/runtime';
+import { tracingFromEnv } from '../src/telemetry/tracing';
+import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 
