@@ -36,14 +36,12 @@ export function outcomeOfFailure(cancelled: boolean, type: string | undefined): 
 }
 
 export function recordTaskEnded(outcome: TaskOutcome, polls: number, failureType?: string): void {
-  metricMeter
-    .createCounter(TASKS_ENDED, '1', 'BrowserAI tasks ended, by outcome')
-    .add(1, {
-      outcome,
-      ...(failureType
-        ? { failure_type: (Object.values(FailureType) as string[]).includes(failureType) ? failureType : 'other' }
-        : {}),
-    });
+  metricMeter.createCounter(TASKS_ENDED, '1', 'BrowserAI tasks ended, by outcome').add(1, {
+    outcome,
+    ...(failureType
+      ? { failure_type: (Object.values(FailureType) as string[]).includes(failureType) ? failureType : 'other' }
+      : {}),
+  });
   metricMeter
     .createHistogram(TASK_POLLS, 'int', '1', 'GET /tasks/{id} polls of a task (this workflow run)')
     .record(polls);
