@@ -128,7 +128,7 @@ export function loadTemporalConfig(env: Env = process.env, problems?: string[]):
 
   // The profile as the file has it (to tell where a value came from), then with the variables over it.
   let fileProfile: ClientConfigProfile = {};
-  let profile: ClientConfigProfile = {};
+  let profile: ClientConfigProfile;
   try {
     if (!disableFile) fileProfile = loadClientConfigProfile({ overrideEnvVars: vars, disableEnv: true });
     profile = loadClientConfigProfile({ overrideEnvVars: vars, disableFile });

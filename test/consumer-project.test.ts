@@ -238,7 +238,7 @@ describe('a project of your own, with the packed package installed and the READM
       try {
         [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as Array<typeof packed>;
       } catch (err) {
-        throw new Error(`npm pack --json printed no JSON (${(err as Error).message})\n${output(pack)}`);
+        throw new Error(`npm pack --json printed no JSON (${(err as Error).message})\n${output(pack)}`, { cause: err });
       }
       const inTarball = new Set(packed.files.map((f) => f.path));
       const missing = exportTargets().filter((target) => !inTarball.has(target));

@@ -9,7 +9,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import { BrowserAIClient, type BrowserAIRequestEvent } from '../src/browserai';

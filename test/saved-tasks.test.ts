@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { type ApplicationFailure } from '@temporalio/common';
 import { InvalidInputError } from '../src/starters/tasks';
 import { SavedTasks, ScheduleNotFoundError } from '../src/starters/saved-tasks';
 import { scheduleIdFor } from '../src/schedules/cron';

@@ -167,6 +167,7 @@ describe('traces', () => {
   });
 
   test('the install command a missing package error gives matches the optional peers of package.json', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- package.json sits outside rootDir's compiled tree
     const { peerDependencies, peerDependenciesMeta } = require('../../package.json') as {
       peerDependencies: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;

@@ -14,6 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
+import type { BrowserTaskResult } from '../src/workflows/input';
 import { stateQuery } from '../src/workflows/messages';
 import { eventually, startTemporal, storedRuns, taskInput } from './helpers/stack';
 
@@ -209,17 +210,17 @@ async function createOnTheWire() {
     taskInput({ polling: { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 } }),
   );
   await eventually('the create on the wire', () => onTheWire('POST', /^\/tasks$/).length === 1);
-  return { taskQueue, tasks, first, handle };
+  return { taskQueue, first, handle };
 }
 
 test(
   'SIGTERM while the create is on the wire: the create finishes, and the next worker completes the task with one create',
   { timeout: 120_000 },
   async () => {
-    const { taskQueue, tasks, first, handle } = await createOnTheWire();
+    const { taskQueue, first, handle } = await createOnTheWire();
     await stopWorkerProcess(first, 'SIGTERM');
     await startWorkerProcess(taskQueue);
-    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
+    const { result, failure } = await endWithin<BrowserTaskResult>(handle, 90_000);
     assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
     assert.equal(result!.status, 'finalized');
     assert.equal(creates(), 1, 'one create');
@@ -247,17 +248,17 @@ async function codeOnTheWire() {
   emulator.inject({ method: 'POST', path: appendPath, delayMs: 3_000 });
   await tasks.submitCode(handle.workflowId, '482913');
   await eventually('the code on the wire', () => onTheWire('POST', appendPath).length === 1);
-  return { taskQueue, tasks, first, handle, executionId };
+  return { taskQueue, first, handle, executionId };
 }
 
 test(
   'SIGTERM while the one-time code is on the wire: the append finishes, and the code is typed exactly once',
   { timeout: 120_000 },
   async () => {
-    const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
+    const { taskQueue, first, handle, executionId } = await codeOnTheWire();
     await stopWorkerProcess(first, 'SIGTERM');
     await startWorkerProcess(taskQueue);
-    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 90_000);
+    const { result, failure } = await endWithin<BrowserTaskResult>(handle, 90_000);
     assert.ok(failure === undefined, `the workflow failed: ${oneLine(failure)}`);
     assert.equal(result!.status, 'finalized');
     assert.equal(result!.executionId, executionId);
@@ -293,10 +294,10 @@ test(
   'SIGKILL while the one-time code is on the wire: the code is typed at most once and the workflow ends',
   { timeout: 180_000 },
   async (t) => {
-    const { taskQueue, tasks, first, handle, executionId } = await codeOnTheWire();
+    const { taskQueue, first, handle, executionId } = await codeOnTheWire();
     await stopWorkerProcess(first, 'SIGKILL');
     await startWorkerProcess(taskQueue);
-    const { result, failure } = await endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 150_000);
+    const { result, failure } = await endWithin<BrowserTaskResult>(handle, 150_000);
     t.diagnostic(
       `ended ${failure === undefined ? `completed (${result!.status})` : `failed ${failureType(failure)}`}; code typed ${emulator.task(executionId)!.codesReceived.length} time(s)`,
     );
@@ -339,9 +340,7 @@ test(
     assert.ok(inFlight > 0, 'creates were on the wire at the shutdown');
     await stopWorkerProcess(first, 'SIGTERM');
     await startWorkerProcess(taskQueue);
-    const ends = await Promise.all(
-      handles.map((handle) => endWithin<Awaited<ReturnType<typeof tasks.run>>>(handle, 120_000)),
-    );
+    const ends = await Promise.all(handles.map((handle) => endWithin<BrowserTaskResult>(handle, 120_000)));
     const failed = ends.flatMap((end, i) =>
       end.failure === undefined ? [] : [`${handles[i]!.workflowId}: ${oneLine(end.failure)}`],
     );

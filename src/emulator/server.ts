@@ -205,9 +205,9 @@ export class BrowserAIEmulator {
       if (typeof problem === 'string') throw new RangeError(`Invalid randomFaults: ${problem}`);
     }
 
-    let emulator: BrowserAIEmulator | undefined;
     const server = createServer((req, res) => {
-      emulator!.onRequest(req, res).catch(() => {
+      // `emulator` is set below, before the server listens.
+      emulator.onRequest(req, res).catch(() => {
         if (!res.headersSent) sendJson(res, errorReply(500, MESSAGES.internal));
         else res.destroy();
       });
@@ -227,7 +227,7 @@ export class BrowserAIEmulator {
     });
     const { port } = server.address() as AddressInfo;
     const host = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
-    emulator = new BrowserAIEmulator(server, `http://${host}:${port}`, resolved);
+    const emulator = new BrowserAIEmulator(server, `http://${host}:${port}`, resolved);
     return emulator;
   }
 

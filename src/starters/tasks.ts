@@ -12,7 +12,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
-import { BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
+import { type BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';

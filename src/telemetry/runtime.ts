@@ -59,6 +59,7 @@ export function installWorkerRuntime({ metricsAddress, log = {} }: WorkerRuntime
       if (metricsAddress)
         throw new Error(
           `Cannot serve worker metrics at ${metricsAddress}: ${(err as Error).message}. Set WORKER_METRICS_ADDRESS to a free host:port, or to off.`,
+          { cause: err },
         );
       throw err;
     }
@@ -68,6 +69,7 @@ export function installWorkerRuntime({ metricsAddress, log = {} }: WorkerRuntime
         '(or installWorkerRuntime) first. If your application installs the Runtime itself, run BrowserAIPlugin (browserai-temporal/plugin) ' +
         'on a Worker of your own instead of runWorkerFromEnv, and add `telemetryOptions: { metrics: prometheusMetricsOptions(address) }` ' +
         'to its Runtime.install for the metrics.',
+      { cause: err },
     );
   }
   const metricsUrl = metricsAddress ? metricsUrlOf(metricsAddress) : undefined;

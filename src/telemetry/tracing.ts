@@ -160,6 +160,7 @@ export const TRACING_PACKAGES = [
 
 function optionalPeer<T>(name: string): T {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only when tracing is on
     return require(name) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;

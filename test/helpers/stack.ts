@@ -5,7 +5,7 @@ import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { SimplePlugin } from '@temporalio/plugin';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { type TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   DefaultLogger,
   Runtime,

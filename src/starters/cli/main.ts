@@ -14,6 +14,7 @@ import { ConfigError } from '../../errors';
 import { stopSentence } from './stop-sentence';
 
 /** The modules a command needs, loaded (synchronously, as `require`) only when a command runs. */
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use, so `--help` loads no Temporal code */
 const load = {
   tasks: () => require('../tasks') as typeof import('../tasks'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
@@ -24,6 +25,7 @@ const load = {
   temporalCommon: () => require('@temporalio/common') as typeof import('@temporalio/common'),
   tracing: () => require('../../telemetry/tracing') as typeof import('../../telemetry/tracing'),
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Tracing, when OTEL_* turns it on: installed by the first connection, flushed before the process exits. */
 let tracing: import('../../telemetry/tracing').Tracing | undefined;

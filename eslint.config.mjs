@@ -1,0 +1,113 @@
+// Lint: typescript-eslint's recommended rules, the promise and type-import rules this project
+// relies on, no import cycles, and the workflow sandbox's rules for src/workflows.
+// Formatting is Prettier's alone (`npm run lint` runs both).
+import js from '@eslint/js';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+/** What Temporal's workflow sandbox forbids: workflow code must be deterministic and do no I/O. */
+const notInWorkflows = {
+  patterns: [
+    {
+      regex: '^node:',
+      message: 'Workflow code runs in the sandbox: no Node built-ins. Do the work in an activity.',
+    },
+    {
+      group: ['axios', '@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing'],
+      message:
+        'Workflow code runs in the sandbox: no HTTP client, activity context, Temporal client or worker. Call an activity through proxyActivities.',
+    },
+    {
+      // The BrowserAI client and its index (which pulls the HTTP client in); the pure modules
+      // beside it (status, redact, types, errors) are workflow-safe.
+      regex: '(^|/)browserai(/(index|client|proxy|pacer|request-span|answers))?$',
+      message:
+        'Workflow code must not import the BrowserAI client: call its activities (activity types only, through proxyActivities).',
+      allowTypeImports: true,
+    },
+    {
+      // Activities are imported as types only: the implementations run on the worker, not in the sandbox.
+      regex: '^(\\.\\./)+activities(/.*)?$',
+      message: 'Workflows import activity types only (import type ...), and call them through proxyActivities.',
+      allowTypeImports: true,
+    },
+  ],
+  paths: [
+    'assert',
+    'buffer',
+    'child_process',
+    'crypto',
+    'dns',
+    'events',
+    'fs',
+    'http',
+    'https',
+    'net',
+    'os',
+    'path',
+    'process',
+    'stream',
+    'timers',
+    'url',
+    'util',
+    'worker_threads',
+    'zlib',
+  ].map((name) => ({ name, message: 'Workflow code runs in the sandbox: no Node built-ins.' })),
+};
+
+export default tseslint.config(
+  { ignores: ['lib/', 'node_modules/', 'coverage/'] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    settings: {
+      // no-cycle parses each imported file: TypeScript ones with typescript-eslint's parser.
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs', '.d.ts'] })],
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        // node:test's test() and describe() return promises the runner itself awaits.
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] },
+          ],
+        },
+      ],
+      // `typeof import('...')` stays allowed: it types the CLI's and tracing's lazily loaded modules.
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      'import-x/no-cycle': 'error',
+      // A leading underscore marks what is unused on purpose (a rest sibling left out, a parameter kept for its position).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    // Tests poke at untyped answers on purpose (a malformed body, a raw history).
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', notInWorkflows],
+    },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+);
