@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { BrowserAIEmulator, RecordedRequest } from '../src/emulator';
 import type { BrowserTaskResult } from '../src/workflows/input';
-import { mapLimit, within } from './chaos/util';
+import { mapLimit, within } from '../dev/async';
 import { emulatorEndTime } from './emulator/end-time';
 import type { HistoryFacts, TaskFacts, TaskRecord } from './task';
 

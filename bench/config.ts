@@ -4,7 +4,7 @@
 // check that the bench itself works; its figures mean nothing.
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { duration, fraction, integer } from './flag-values';
+import { duration, fraction, integer } from '../dev/flag-values';
 
 export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];

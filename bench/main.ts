@@ -5,7 +5,7 @@
 // scenario's section of BENCHMARKS.md is replaced as soon as it finishes. Exits 1 when a target
 // is missed. `--help` lists the settings; `--quick` checks the bench itself in a few minutes.
 import { writeFileSync } from 'node:fs';
-import { errorText } from './chaos/util';
+import { errorText } from '../dev/async';
 import { commandLine, readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
 import { log } from './format';
 import { replaceSection } from './report/benchmarks-file';

@@ -7,7 +7,7 @@
 // 1 s of waiting (the client's own allowance for the stale `awaiting`), then the same loop.
 import type { BrowserAIEmulator } from '../src/emulator';
 import type { BrowserTaskInput } from '../src/workflows/input';
-import { errorText, sleep } from './chaos/util';
+import { errorText, sleep } from '../dev/async';
 import { emulatorEndTime } from './emulator/end-time';
 
 export const MCP_POLL_MS = 3_000;

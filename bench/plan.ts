@@ -2,7 +2,7 @@
 // workflow gets, with the duration registered for the emulator's `durationFor` (so the text, and
 // with it the kind, stays the same whatever the duration), and unique one-time codes.
 import type { BrowserTaskInput, PollingOptions } from '../src/workflows/input';
-import type { Random } from './chaos/random';
+import type { Random } from '../dev/random';
 import type { BenchStack } from './stack';
 
 export const PROJECT = 'bench';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { BrowserTasks } from '../src/starters/tasks';
 import type { BrowserAIEmulator } from '../src/emulator';
-import { sleep, within } from './chaos/util';
+import { sleep, within } from '../dev/async';
 import { fmt, log, mb } from './format';
 import type { MachineSampler } from './sampling';
 import type { TaskRecord } from './task';

@@ -8,7 +8,7 @@ import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
 import { startTemporal } from '../dev/dev-server';
 import { DurationBook } from './emulator/durations';
 import { probeEmulator, type EmulatorFeatures } from './emulator/probe';
-import { within } from './chaos/util';
+import { within } from '../dev/async';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 

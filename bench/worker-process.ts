@@ -1,7 +1,7 @@
-// The worker under measurement: the real entry point in a child process (worker-child.ts) at its
+// The worker under measurement: the real entry point in a child process (dev/worker-child.ts) at its
 // default settings, so its memory and CPU are measured alone, sampled from /proc.
 import { ProcessSampler } from './sampling';
-import { WorkerChild, workerEnvironment, type WorkerExit, type WorkerTarget } from './worker-child';
+import { WorkerChild, workerEnvironment, type WorkerExit, type WorkerTarget } from '../dev/worker-child';
 
 export type { WorkerTarget };
 

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 const FILE_HEADER =
   '# Benchmarks\n\n' +
   'Each section is written by the run it names: `npm run bench` (bench/main.ts; one scenario alone with `--scenarios NAME`) ' +
-  'and `npm run chaos` (bench/chaos). A run replaces only its own sections.\n';
+  'and `npm run chaos` (test/chaos: a correctness harness, not a benchmark). A run replaces only its own sections.\n';
 const CHAOS_HEADING = '## Chaos';
 
 export function replaceSection(file: string, heading: string, section: string): void {

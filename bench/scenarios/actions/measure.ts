@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { Client } from '@temporalio/client';
 import { BrowserTasks } from '../../../src/starters/tasks';
-import { sleep } from '../../chaos/util';
+import { sleep } from '../../../dev/async';
 import { collectFacts } from '../../collect';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';

@@ -2,7 +2,7 @@
 // spread evenly over 30–100 s; every round runs every kind again, each task within ±15 % of its
 // kind's base. Durations reach the emulator through `durationFor`, so a kind's text never changes.
 import type { LearnedSettings } from '../../config';
-import { Random } from '../../chaos/random';
+import { Random } from '../../../dev/random';
 import { uniform } from '../../plan';
 import type { BenchStack } from '../../stack';
 import { plannedTwins, type TwinSpec } from '../twins';

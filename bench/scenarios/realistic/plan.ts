@@ -2,7 +2,7 @@
 // 100 s as BrowserAI's dashboard shows, arriving over a minute rather than all at once, and a
 // share of them stopping at a one-time-code form. The emulator runs in its default mode.
 import type { RealisticSettings } from '../../config';
-import { Random } from '../../chaos/random';
+import { Random } from '../../../dev/random';
 import { CodeMaker, uniform } from '../../plan';
 import type { BenchStack } from '../../stack';
 import { plannedTwins, type TwinSpec } from '../twins';

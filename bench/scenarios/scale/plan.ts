@@ -4,7 +4,7 @@
 // (during the burst), the second a while after the last start (the worker busy with running
 // tasks only). Texts are as in the old bench, markers included, so figures stay comparable.
 import type { ScaleSettings } from '../../config';
-import { Random } from '../../chaos/random';
+import { Random } from '../../../dev/random';
 import { CodeMaker, PROJECT } from '../../plan';
 import type { PlannedCode, PlannedTask } from '../../task';
 

@@ -1,11 +1,10 @@
 // The fixed parts of a chaos run: one Temporal dev server (the `temporal` CLI, in memory, with
 // the search attributes registered) and the BrowserAI emulator in this process, with random faults
 // of all four kinds (server-error, rate-limited, hang, answer-lost).
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startTemporal } from '../../dev/dev-server';
 import { BrowserTasks } from '../../src/starters/tasks';
-import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../../dev/temporal-cli';
 import { BrowserAIEmulator, RANDOM_FAULT_KINDS } from '../../src/emulator';
-import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 
 export const TASK_QUEUE = 'chaos';
 
@@ -18,17 +17,9 @@ export interface ChaosStack {
 }
 
 export async function startChaosStack(options: { faultRate: number; seed: number }): Promise<ChaosStack> {
-  const cli = findTemporalCli();
-  if (!cli) throw new Error(TEMPORAL_CLI_MISSING);
   const [temporal, emulator] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path: cli },
-        ip: '127.0.0.1',
-        // No dbFilename: an in-memory server, so every run starts from nothing.
-        searchAttributes: ALL_SEARCH_ATTRIBUTES,
-      },
-    }),
+    // In memory, so every run starts from nothing.
+    startTemporal(),
     BrowserAIEmulator.start({
       randomFaults: { rate: options.faultRate, seed: options.seed, kinds: [...RANDOM_FAULT_KINDS] },
     }),

@@ -7,7 +7,7 @@ import type { ChaosFacts } from './facts';
 import type { KillerReport } from './killer';
 import { countsByKind, KINDS, type PlannedWorkflow } from './plan';
 import type { TargetRow } from './targets';
-import { formatDuration } from './util';
+import { formatDuration } from './log';
 
 export const SECTION_HEADING = '## Chaos (`npm run chaos`)';
 const MAX_LISTED = 25;

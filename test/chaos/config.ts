@@ -1,7 +1,7 @@
 // Settings of a chaos run: defaults, overridden by CHAOS_* environment variables, overridden by
 // flags (`--workflows 30` or `--workflows=30`). Everything is checked before anything starts.
 import { resolve } from 'node:path';
-import { duration, fraction, integer } from '../flag-values';
+import { duration, fraction, integer } from '../../dev/flag-values';
 import type { WorkflowKind } from './plan';
 
 export type Mix = Record<WorkflowKind, number>;
@@ -87,7 +87,7 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (killMinMs === undefined || killMaxMs === undefined || killMinMs > killMaxMs || killMinMs < 500) {
     throw new Error('--kill-every must be "A-B" with 500ms <= A <= B, e.g. 5s-10s');
   }
-  const repoRoot = resolve(__dirname, '../../..'); // lib/bench/chaos -> the repository
+  const repoRoot = resolve(__dirname, '../../..'); // lib/test/chaos -> the repository
   return {
     workflows: integer('workflows', get('workflows', '300'), 1),
     workers: integer('workers', get('workers', '3'), 1),
@@ -129,5 +129,5 @@ export function commandLine(): string {
   const args = process.argv.slice(2);
   return process.env.npm_lifecycle_event === 'chaos'
     ? ['npm run chaos', ...(args.length > 0 ? ['--', ...args] : [])].join(' ')
-    : ['node lib/bench/chaos/main.js', ...args].join(' ');
+    : ['node lib/test/chaos/main.js', ...args].join(' ');
 }

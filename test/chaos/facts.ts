@@ -7,7 +7,7 @@ import { BrowserAIExecutionId } from '../../src/workflows/search-attributes';
 import { isAppend, isCreate, workflowIdOfTask, type TaskView } from './emulator-watch';
 import { EXPECTED_OUTCOME, type WorkflowKind } from './plan';
 import { outcomeLabel, type WorkflowRecord } from './run';
-import { errorText, mapLimit, within } from './util';
+import { errorText, mapLimit, within } from '../../dev/async';
 
 export interface TaskFacts {
   executionId: string;

@@ -1,4 +1,4 @@
-// Small helpers shared by the chaos modules: waiting, bounded waiting, logging, formatting.
+// Waiting, bounded waiting and error text: shared by the benchmarks and the chaos run.
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -31,23 +31,6 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) =>
   });
   await Promise.all(lanes);
   return out;
-}
-
-let logOrigin = Date.now();
-/** Log lines carry the time since the first workflow start, so they line up with the kill records. */
-export function setLogOrigin(at: number): void {
-  logOrigin = at;
-}
-
-export function log(message: string): void {
-  const seconds = ((Date.now() - logOrigin) / 1000).toFixed(1).padStart(6);
-  console.log(`[chaos ${seconds}s] ${message}`);
-}
-
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 120_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  return `${(ms / 60_000).toFixed(1)} min`;
 }
 
 export function errorText(err: unknown): string {

@@ -9,13 +9,14 @@ import { RequestWatcher, TaskView } from './emulator-watch';
 import { gatherFacts } from './facts';
 import { runKiller, type KillerReport } from './killer';
 import { planWorkflows } from './plan';
-import { Random } from './random';
+import { Random } from '../../dev/random';
 import { renderSection, writeSection } from './report';
 import { runWorkflows, type WorkflowRecord } from './run';
 import { startChaosStack, TASK_QUEUE, type ChaosStack } from './stack';
 import { evaluateTargets } from './targets';
-import { errorText, formatDuration, log, setLogOrigin, within } from './util';
-import { workerEnvironment } from '../worker-child';
+import { errorText, within } from '../../dev/async';
+import { formatDuration, log, setLogOrigin } from './log';
+import { workerEnvironment } from '../../dev/worker-child';
 import { WorkerPool } from './workers';
 
 interface Running {

@@ -4,8 +4,9 @@
 // answer. Once, mid-run, it does a deploy: every worker SIGTERMed in turn, each replaced (and the
 // replacement ready) before the next one goes.
 import { isAppend, isCreate, type RequestWatcher } from './emulator-watch';
-import type { Random } from './random';
-import { log, sleepUnless } from './util';
+import type { Random } from '../../dev/random';
+import { sleepUnless } from '../../dev/async';
+import { log } from './log';
 import type { WorkerPool } from './workers';
 
 export type KillTrigger = 'timer' | 'create' | 'append' | 'deploy';

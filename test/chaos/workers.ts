@@ -1,7 +1,7 @@
-// The worker processes: each slot runs the real worker in a child process (worker-child.ts) and
+// The worker processes: each slot runs the real worker in a child process (dev/worker-child.ts) and
 // gets a fresh one whenever its process is killed, shut down or dies by itself.
-import { WorkerChild } from '../worker-child';
-import { log } from './util';
+import { WorkerChild } from '../../dev/worker-child';
+import { log } from './log';
 
 const MAX_CRASH_RESTARTS = 20;
 

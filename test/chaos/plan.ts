@@ -3,7 +3,7 @@
 // the first instruction so every task the emulator holds can be traced back to its workflow.
 import type { BrowserTaskInput } from '../../src/workflows/input';
 import type { Mix } from './config';
-import type { Random } from './random';
+import type { Random } from '../../dev/random';
 
 export type WorkflowKind = 'plain' | 'otp' | 'cancel' | 'fail';
 export const KINDS: readonly WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail'];

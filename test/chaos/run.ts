@@ -6,7 +6,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import type { BrowserTasks } from '../../src/starters/tasks';
 import { isCreate, workflowIdOfCreate, type RequestWatcher, type TaskView } from './emulator-watch';
 import type { PlannedWorkflow } from './plan';
-import { errorText, sleep, sleepUnless } from './util';
+import { errorText, sleep, sleepUnless } from '../../dev/async';
 
 /** How a workflow closed, as its caller sees it. */
 export interface Outcome {
