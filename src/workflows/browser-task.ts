@@ -1,11 +1,20 @@
-import { ApplicationFailure, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../errors';
 import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import {
+  addInstructionsUpdate,
+  appendInstructionsSignal,
+  completeSignal,
+  executionIdUpdate,
+  replaceInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+} from './messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
 
 /**
- * One BrowserAI task, durably. Signals, the update and the query are in messages.ts.
+ * One BrowserAI task, durably. Its messages are defined in messages.ts and handled below.
  * `carried` is set by continue-as-new only: a run that was not continued refuses it.
  */
 export async function browserTask(input: BrowserTaskInput, carried?: CarriedState): Promise<BrowserTaskResult> {
@@ -24,7 +33,7 @@ export async function runBrowserTask(
 ): Promise<BrowserTaskResult> {
   rejectInvalid(input);
   const session = new TaskSession(input, carried);
-  session.installHandlers();
+  handleMessages(session);
   session.publish();
   return endSession(session, async () => {
     await session.create();
@@ -37,6 +46,27 @@ export async function runBrowserTask(
     }
     return session.collectResults();
   });
+}
+
+/**
+ * The whole message API of a task, in one place: signals never fail the caller (invalid ones are
+ * logged and dropped), the update answers with BrowserAI's reply or a typed refusal, the query
+ * shows the session.
+ */
+function handleMessages(session: TaskSession): void {
+  setHandler(appendInstructionsSignal, ({ instructions }) =>
+    session.acceptInstructions('appendInstructions', { kind: 'append', instructions }),
+  );
+  setHandler(replaceInstructionsSignal, ({ instructions }) =>
+    session.acceptInstructions('replaceInstructions', { kind: 'replace', instructions }),
+  );
+  setHandler(submitCodeSignal, ({ code, force }) => session.acceptCode(code, force === true));
+  setHandler(completeSignal, () => session.requestComplete());
+  setHandler(addInstructionsUpdate, ({ instructions }) => session.addInstructions(instructions), {
+    validator: ({ instructions }) => session.checkAddInstructions(instructions),
+  });
+  setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
+  setHandler(stateQuery, () => session.view());
 }
 
 function rejectInvalid(input: BrowserTaskInput): void {

@@ -1,6 +1,11 @@
 // One BrowserAI task session inside a workflow: its state, and one method per thing that can
-// happen to it (created, polled, input sent, waiting for input, stopped, results read). The
-// workflow function (browser-task.ts) tells the story in order; ending.ts decides how it ends.
+// happen to it (created, input accepted, input sent, polled, waiting for input, stopped, results
+// read). The workflow function (browser-task.ts) tells the story in order and wires the messages
+// to these methods; ending.ts decides how it ends.
+//
+// The state is grouped by how long it lives: `SessionRecord` is what a later run needs and is
+// carried whole across continue-as-new; the rest belongs to this run (what BrowserAI showed
+// last, the stop, the results) and is rebuilt by the next run's first poll.
 import {
   ApplicationFailure,
   CancellationScope,
@@ -10,7 +15,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PollTaskOutput, TaskExecutionAnswer, TaskResultsSummary, TaskSnapshot } from '../../activities/types';
@@ -18,51 +22,56 @@ import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
 import { FailureType } from '../../errors';
 import {
-  DEFAULTS,
   codeInstruction,
   codeProblems,
   instructionProblems,
-  resolvePolling,
   type BrowserTaskInput,
   type BrowserTaskResult,
   type OutgoingInstructions,
 } from '../input';
-import {
-  addInstructionsUpdate,
-  appendInstructionsSignal,
-  browserTaskAwaitingInputSignal,
-  completeSignal,
-  executionIdUpdate,
-  replaceInstructionsSignal,
-  stateQuery,
-  submitCodeSignal,
-  type BrowserTaskState,
-} from '../messages';
+import { browserTaskAwaitingInputSignal, type BrowserTaskState } from '../messages';
 import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
+import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
+import { OneTimeCodes, type CodeRecord } from './one-time-codes';
 import { Outbox, type SendOutcome } from './outbox';
 import { Publisher } from './publisher';
-import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
+import { sessionSettings, type SessionSettings } from './settings';
 
-/** What continue-as-new hands to the next run. Never part of the public input: the workflow trusts only itself. */
-export interface CarriedState {
-  executionId: string;
-  createdAtMs: number;
+/**
+ * What a later run of the session needs, carried whole across continue-as-new. Never part of the
+ * public input: the workflow trusts only itself (browser-task.ts `trusted`).
+ */
+export interface SessionRecord {
+  /** BrowserAI's task: null until the create answers. */
+  executionId: string | null;
+  createdAtMs: number | null;
+  /** BrowserAI's status as last seen; the category (running, awaiting, ended) is derived from it. */
   status: string;
   started: string | null;
   estimatedCompletion: string | null;
-  pending: OutgoingInstructions[];
+  /** When the first run started: the overall timeout counts from here across runs. */
   startedAtMs: number;
+  /** Instructions and codes not sent yet, in arrival order (the outbox's queue at hand-over). */
+  pending: OutgoingInstructions[];
   completeRequested: boolean;
-  awaitingSinceMs?: number;
-  codesReceived: string[];
-  codesTyped: string[];
+  /** When the current wait for input began: the awaiting timeout counts from here across runs. */
+  awaitingSinceMs: number | null;
   unconfirmedInput: UnconfirmedInput | null;
-  kind?: string | null;
-  phaseStartedAtMs?: number;
-  /** Polls of the task so far (for the polls-per-task metric). */
-  polls?: number;
+  /**
+   * The task's kind while its run says something about the kind: from the create until input is
+   * sent or the task awaits (a wait for a person is no part of how long the kind runs).
+   */
+  kind: string | null;
+  /** When the task was created or last got input: where the poll expects its end to lie on the clock. */
+  phaseStartedAtMs: number | null;
+  /** `GET /tasks/{id}` polls of the task, over all runs (the polls-per-task metric). */
+  polls: number;
+  codes: CodeRecord;
 }
+
+/** The record a continued run starts from: the task exists by then. */
+export type CarriedState = SessionRecord & { executionId: string };
 
 /** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
 interface UnconfirmedInput {
@@ -78,175 +87,145 @@ const DEADLINE_SLACK_MS = 1_000;
 export const NOT_FOUND_GRACE_MS = 30_000;
 
 export class TaskSession {
-  readonly polling;
-  readonly delivery;
-  readonly timeoutMs: number;
-  readonly awaitingInputTimeoutMs: number;
-  readonly stopRetryWindowMs: number;
-  readonly startedAtMs: number;
+  readonly #settings: SessionSettings;
+  /** Instructions and codes on their way to BrowserAI. */
   readonly outbox: Outbox;
+  readonly #record: SessionRecord;
+  readonly #codes: OneTimeCodes;
   readonly #publisher: Publisher;
   readonly #activities: SessionActivities;
 
-  executionId: string | null;
-  createdAtMs: number | null;
-  /** BrowserAI's status as last seen; the category (running, awaiting, ended) is derived from it. */
-  status: string;
-  #snapshot: Omit<TaskSnapshot, 'executionId' | 'status' | 'category'>;
-  #awaitingSinceMs: number | undefined;
-  #unconfirmedInput: UnconfirmedInput | null;
-  #completeRequested: boolean;
-  /** Codes received (masked wherever the session shows text) and codes typed (never typed twice). */
-  readonly #codesReceived: string[];
-  readonly #codesTyped: string[];
-  stopSent = false;
-  stopConfirmed: boolean | null = null;
-  /** `GET /tasks/{id}` polls of the task, over all runs. */
-  polls = 0;
-  outcome: BrowserTaskResult | null = null;
-  #latestResults: TaskResultsSummary | null = null;
-  readonly #unknownStatusesLogged = new Set<string>();
+  // ---- This run's own state ----
+  /** What BrowserAI showed last, beyond the status: progress, the error, the task's output. */
+  #shown: Pick<TaskSnapshot, 'progress' | 'error' | 'result'> = { progress: { logs: [] }, error: null };
+  /** The stop: sent at most once; confirmed, or given up after the stop window. */
+  #stop: { sent: boolean; confirmed: boolean | null } = { sent: false, confirmed: null };
+  /** The results the poll read when it saw the task end, and the latest shown in the UI. */
+  #results: { atEnd: TaskResultsSummary | null; latest: TaskResultsSummary | null } = { atEnd: null, latest: null };
+  #outcome: BrowserTaskResult | null = null;
+  /** Why there is no task, once the create has failed (answers the executionId update). */
+  #notCreated: ApplicationFailure | null = null;
   /** A send whose delivery is unknown (AmbiguousRequest): the session cannot know what BrowserAI has, so it ends. */
   #ambiguousSend: ApplicationFailure | null = null;
   /** The poll in flight, cancelled when the session must end without waiting for it. */
   #pollScope: CancellationScope | null = null;
-  /**
-   * The task's kind while its run says something about the kind: from the create until input is
-   * sent or the task awaits (a wait for a person is no part of how long the kind runs).
-   */
-  #kind: string | null;
-  /** When the task was created or last got input: where the poll expects its end to lie on the clock. */
-  #phaseStartedAtMs: number | null;
-  /** The results the poll read when it saw the task end. */
-  #resultsAtEnd: TaskResultsSummary | null = null;
-  /** Why there is no task, once the create has failed (answers the executionId update). */
-  #notCreated: ApplicationFailure | null = null;
+  readonly #unknownStatusesLogged = new Set<string>();
 
   constructor(
-    readonly input: BrowserTaskInput,
+    private readonly input: BrowserTaskInput,
     carried?: CarriedState,
   ) {
-    this.polling = resolvePolling(input.polling);
-    this.delivery = input.delivery ?? DEFAULTS.delivery;
-    this.timeoutMs = input.timeoutMs ?? DEFAULTS.timeoutMs;
-    this.awaitingInputTimeoutMs = input.awaitingInputTimeoutMs ?? DEFAULTS.awaitingInputTimeoutMs;
-    this.stopRetryWindowMs = input.stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs;
-    this.startedAtMs = carried?.startedAtMs ?? Date.now();
-    this.outbox = new Outbox(carried?.pending);
+    this.#settings = sessionSettings(input);
+    this.#record = carried ?? newRecord(Date.now());
+    this.outbox = new Outbox(this.#record.pending);
+    this.#codes = new OneTimeCodes(this.#record.codes);
     this.#publisher = new Publisher(input.project);
     this.#activities = sessionActivities(input);
-    this.executionId = carried?.executionId ?? null;
-    this.createdAtMs = carried?.createdAtMs ?? null;
-    this.status = carried?.status ?? 'starting';
-    this.#snapshot = {
-      progress: { logs: [] },
-      started: carried?.started ?? null,
-      estimatedCompletion: carried?.estimatedCompletion ?? null,
-      error: null,
-    };
-    this.#awaitingSinceMs = carried?.awaitingSinceMs;
-    this.#unconfirmedInput = carried?.unconfirmedInput ?? null;
-    this.#completeRequested = carried?.completeRequested ?? false;
-    this.#codesReceived = [...(carried?.codesReceived ?? [])];
-    this.#codesTyped = [...(carried?.codesTyped ?? [])];
-    this.#kind = carried?.kind ?? null;
-    this.#phaseStartedAtMs = carried?.phaseStartedAtMs ?? this.createdAtMs;
-    this.polls = carried?.polls ?? 0;
+  }
+
+  get executionId(): string | null {
+    return this.#record.executionId;
+  }
+
+  /** `GET /tasks/{id}` polls of the task so far, over all runs. */
+  get polls(): number {
+    return this.#record.polls;
   }
 
   get category(): StatusCategory {
-    return categorize(this.status);
+    return categorize(this.#record.status);
   }
 
   /** Nothing more will happen to the task from here: it ended, or this workflow stopped it. */
   get ended(): boolean {
-    return this.category === 'ended' || this.stopSent;
+    return this.category === 'ended' || this.#stop.sent;
   }
 
   /** Awaiting, and BrowserAI has shown that it took everything sent so far. */
   get awaitsInput(): boolean {
-    return this.category === 'awaiting' && this.#unconfirmedInput === null && !this.ended;
+    return this.category === 'awaiting' && this.#record.unconfirmedInput === null && !this.ended;
   }
 
   /** A task exists that nobody has seen end and nobody has stopped yet. */
-  get mayStillRun(): boolean {
-    return this.executionId !== null && this.category !== 'ended' && !this.stopSent;
+  get #mayStillRun(): boolean {
+    return this.#record.executionId !== null && this.category !== 'ended' && !this.#stop.sent;
   }
 
-  get deadlineMs(): number {
-    return this.startedAtMs + this.timeoutMs;
+  get #deadlineMs(): number {
+    return this.#record.startedAtMs + this.#settings.timeoutMs;
   }
 
+  /** The `state` query's answer. */
   view(): BrowserTaskState {
+    const record = this.#record;
     return {
-      executionId: this.executionId,
-      status: this.status,
+      executionId: record.executionId,
+      status: record.status,
       awaitingInput: this.awaitsInput,
-      progress: { status: this.#snapshot.progress.status, logs: this.#snapshot.progress.logs },
-      started: this.#snapshot.started ?? null,
-      estimatedCompletion: this.#snapshot.estimatedCompletion ?? null,
+      progress: { status: this.#shown.progress.status, logs: this.#shown.progress.logs },
+      started: record.started,
+      estimatedCompletion: record.estimatedCompletion,
       pendingInstructions: this.outbox.size,
-      error: this.#snapshot.error ?? null,
-      outcome: this.outcome,
-      stopConfirmed: this.stopConfirmed,
+      error: this.#shown.error ?? null,
+      outcome: this.#outcome,
+      stopConfirmed: this.#stop.confirmed,
     };
   }
 
   publish(): void {
-    this.#publisher.publish(this.view(), this.#latestResults, this.#codesReceived);
+    this.#publisher.publish(this.view(), this.#results.latest, this.#codes.secrets);
   }
 
-  // ---- Messages from callers -------------------------------------------------------------
+  // ---- Messages from callers (wired in browser-task.ts) ------------------------------------
 
-  installHandlers(): void {
-    setHandler(appendInstructionsSignal, ({ instructions }) =>
-      this.#acceptSignal('appendInstructions', { kind: 'append', instructions }),
-    );
-    setHandler(replaceInstructionsSignal, ({ instructions }) =>
-      this.#acceptSignal('replaceInstructions', { kind: 'replace', instructions }),
-    );
-    setHandler(submitCodeSignal, ({ code, force }) => this.#acceptCode(code, force === true));
-    setHandler(completeSignal, () => {
-      this.#completeRequested = true;
-    });
-    setHandler(
-      addInstructionsUpdate,
-      ({ instructions }) => this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions })),
-      {
-        validator: ({ instructions }) => {
-          const bad = instructionProblems(instructions);
-          if (bad.length > 0)
-            throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
-          if (this.ended) throw this.taskEnded();
-        },
-      },
-    );
-    setHandler(stateQuery, () => this.view());
-    setHandler(executionIdUpdate, async () => {
-      await condition(() => this.executionId !== null || this.#notCreated !== null);
-      if (this.executionId === null) throw this.#notCreated!;
-      return this.executionId;
-    });
-  }
-
-  #acceptSignal(signal: string, item: OutgoingInstructions): void {
+  /** appendInstructions and replaceInstructions: never fail the caller; invalid or late ones are logged and dropped. */
+  acceptInstructions(signal: string, item: OutgoingInstructions): void {
     const bad = instructionProblems(item.instructions);
     if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
     if (this.ended) return log.warn(`Ignored ${signal} signal: the task has ended`);
     this.#enqueue(item);
   }
 
-  #acceptCode(code: string, force: boolean): void {
-    if (codeProblems(code).length > 0)
+  /** submitCode: queued once, whatever retries or repeats the caller sends. */
+  acceptCode(code: string, force: boolean): void {
+    if (codeProblems(code).length > 0) {
       return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
-    if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
-    if (!force && (this.#codesTyped.includes(code) || this.outbox.codesInHand.includes(code))) {
-      return log.warn(
-        'Ignored submitCode signal: this task already typed (or queued) this code. Send it with force: true to type it again.',
-      );
     }
-    if (!this.#codesReceived.includes(code)) this.#codesReceived.push(code);
-    this.#enqueue({ kind: 'append', instructions: [codeInstruction(this.input.codeInstructionTemplate, code)], code });
+    if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
+    const refusal = this.#codes.refusal(code, force, this.outbox.codesInHand);
+    if (refusal) return log.warn(`Ignored submitCode signal: ${refusal}`);
+    this.#codes.received(code);
+    this.#enqueue({
+      kind: 'append',
+      instructions: [codeInstruction(this.input.codeInstructionTemplate, code)],
+      code,
+    });
+  }
+
+  /** complete: once the instructions are done, one stop, then the results. */
+  requestComplete(): void {
+    this.#record.completeRequested = true;
+  }
+
+  /** The addInstructions update's validator: refuses before anything is sent. */
+  checkAddInstructions(instructions: Instruction[]): void {
+    const bad = instructionProblems(instructions);
+    if (bad.length > 0) {
+      throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
+    }
+    if (this.ended) throw this.taskEnded();
+  }
+
+  /** The addInstructions update: BrowserAI's answer to this append, or why it was not sent. */
+  addInstructions(instructions: Instruction[]): Promise<TaskExecutionAnswer> {
+    return this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions }));
+  }
+
+  /** The executionId update: answers once the task exists, or fails TaskNotCreated. */
+  async executionIdOnceCreated(): Promise<string> {
+    await condition(() => this.#record.executionId !== null || this.#notCreated !== null);
+    if (this.#record.executionId === null) throw this.#notCreated!;
+    return this.#record.executionId;
   }
 
   #enqueue(item: OutgoingInstructions): number {
@@ -257,7 +236,7 @@ export class TaskSession {
 
   taskEnded(): ApplicationFailure {
     return ApplicationFailure.nonRetryable(
-      `BrowserAI task ${this.executionId ?? '(not created)'} has ended (${this.status}); it takes no more instructions.`,
+      `BrowserAI task ${this.#record.executionId ?? '(not created)'} has ended (${this.#record.status}); it takes no more instructions.`,
       FailureType.TaskEnded,
     );
   }
@@ -266,7 +245,7 @@ export class TaskSession {
 
   /** Creates the task, once: a run continued as new already has it. */
   async create(): Promise<void> {
-    if (this.executionId) return;
+    if (this.#record.executionId) return;
     // A cancel that arrived with the start (before the first workflow task) creates nothing.
     if (CancellationScope.current().consideredCancelled) {
       this.#notCreated = ApplicationFailure.nonRetryable(
@@ -293,7 +272,7 @@ export class TaskSession {
               geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
               inspect: input.inspect,
               awaitable: input.awaitable,
-              delivery: this.delivery,
+              delivery: this.#settings.delivery,
             },
           ],
         ),
@@ -310,21 +289,21 @@ export class TaskSession {
       throw err;
     }
     this.#recordCreated(created.executionId);
-    this.#kind = created.kind ?? null;
+    this.#record.kind = created.kind ?? null;
     this.#applyAnswer(created);
   }
 
   #recordCreated(executionId: string): void {
-    this.executionId = executionId;
-    this.createdAtMs = Date.now();
-    this.#phaseStartedAtMs = this.createdAtMs;
+    this.#record.executionId = executionId;
+    this.#record.createdAtMs = Date.now();
+    this.#record.phaseStartedAtMs = this.#record.createdAtMs;
     log.info('BrowserAI task created', { executionId });
     this.publish();
   }
 
   /** Sends queued instructions and codes, in order, for as long as the session runs. */
   startSending(): void {
-    const executionId = this.executionId!;
+    const executionId = this.#record.executionId!;
     const sender = this.outbox.sendForever(
       (item) => {
         const what = item.code
@@ -336,8 +315,8 @@ export class TaskSession {
           executionId,
           instructions: item.instructions,
           awaitable: this.input.awaitable,
-          delivery: this.delivery,
-          ...this.#codesToMask,
+          delivery: this.#settings.delivery,
+          ...this.#codes.toMask,
         };
         return item.kind === 'replace'
           ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
@@ -350,11 +329,12 @@ export class TaskSession {
   }
 
   #onSent(item: OutgoingInstructions, outcome: SendOutcome): void {
+    const record = this.#record;
     const type = 'error' in outcome ? failureType(outcome.error) : undefined;
     const ambiguous = type === FailureType.AmbiguousRequest;
     const reached = 'answer' in outcome || ambiguous;
     if (item.code && reached) {
-      this.#codesTyped.push(item.code);
+      this.#codes.typed(item.code);
       recordCodeTyped();
     }
     if (ambiguous) {
@@ -366,24 +346,27 @@ export class TaskSession {
     if ('error' in outcome) {
       if (type !== FailureType.TaskEnded) {
         log.warn('Sending instructions to BrowserAI failed', {
-          executionId: this.executionId,
+          executionId: record.executionId,
           failure: outcome.error.message,
         });
-        this.#snapshot.error = outcome.error.message;
+        this.#shown.error = outcome.error.message;
       }
     } else {
       this.#applyAnswer(outcome.answer);
     }
     // Input arrived: a task still awaiting gets a fresh awaiting deadline.
-    this.#awaitingSinceMs = undefined;
-    this.#kind = null;
-    this.#phaseStartedAtMs = Date.now();
+    record.awaitingSinceMs = null;
+    record.kind = null;
+    record.phaseStartedAtMs = Date.now();
     // BrowserAI may report the state from before it took the input for a moment: `awaiting` is
     // trusted again once it shows otherwise. A refused send changed nothing, but its refusal may
     // mean the task ended (no 409 is documented): look at once.
     const answered = 'answer' in outcome ? outcome.answer.status : null;
-    if (answered !== null && categorize(answered) !== 'awaiting') this.#unconfirmedInput = null;
-    else this.#unconfirmedInput = { trustedFromMs: Date.now() + (reached ? this.polling.inputSettleMs : 0) };
+    if (answered !== null && categorize(answered) !== 'awaiting') record.unconfirmedInput = null;
+    else
+      record.unconfirmedInput = {
+        trustedFromMs: Date.now() + (reached ? this.#settings.polling.inputSettleMs : 0),
+      };
     this.publish();
   }
 
@@ -403,16 +386,17 @@ export class TaskSession {
   }
 
   async #waitForInput(): Promise<void> {
-    if (this.#awaitingSinceMs === undefined) {
-      this.#awaitingSinceMs = Date.now();
+    const record = this.#record;
+    if (record.awaitingSinceMs === null) {
+      record.awaitingSinceMs = Date.now();
       await this.#notifyAwaitingInput();
     }
     const settledBefore = this.outbox.settled;
-    const completeReady = () => this.#completeRequested && this.outbox.idle;
+    const completeReady = () => record.completeRequested && this.outbox.idle;
     if (completeReady()) return this.stop('complete signal');
     const left = Math.max(
       0,
-      Math.min(this.#awaitingSinceMs + this.awaitingInputTimeoutMs - Date.now(), this.#untilDeadline()),
+      Math.min(record.awaitingSinceMs + this.#settings.awaitingInputTimeoutMs - Date.now(), this.#untilDeadline()),
     );
     const woke = await condition(
       () => this.outbox.settled > settledBefore || completeReady() || workflowInfo().continueAsNewSuggested,
@@ -433,7 +417,7 @@ export class TaskSession {
     await this.#poll(true);
     if (this.category !== 'awaiting') return;
     throw ApplicationFailure.nonRetryable(
-      `BrowserAI task ${this.executionId} waited ${this.awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
+      `BrowserAI task ${record.executionId} waited ${this.#settings.awaitingInputTimeoutMs} ms for input (submitCode, appendInstructions or complete) ` +
         'and was stopped. Send the input sooner, or raise awaitingInputTimeoutMs.',
       FailureType.AwaitingInputTimeout,
     );
@@ -447,14 +431,14 @@ export class TaskSession {
     const { notifyWorkflowId } = this.input;
     const target = notifyWorkflowId === false ? undefined : (notifyWorkflowId ?? workflowInfo().parent?.workflowId);
     if (!target) return;
-    const since = this.#awaitingSinceMs!;
+    const since = this.#record.awaitingSinceMs!;
     try {
       await getExternalWorkflowHandle(target).signal(browserTaskAwaitingInputSignal, {
         workflowId: workflowInfo().workflowId,
-        executionId: this.executionId!,
-        status: this.status,
+        executionId: this.#record.executionId!,
+        status: this.#record.status,
         since: new Date(since).toISOString(),
-        timesOutAt: new Date(Math.min(since + this.awaitingInputTimeoutMs, this.deadlineMs)).toISOString(),
+        timesOutAt: new Date(Math.min(since + this.#settings.awaitingInputTimeoutMs, this.#deadlineMs)).toISOString(),
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -466,10 +450,12 @@ export class TaskSession {
   }
 
   async #poll(lookOnce: boolean): Promise<void> {
-    const executionId = this.executionId!;
-    const spanMs = lookOnce ? 1 : Math.max(1, Math.min(this.polling.maxSpanMs, this.#untilDeadline()));
+    const record = this.#record;
+    const { polling } = this.#settings;
+    const executionId = record.executionId!;
+    const spanMs = lookOnce ? 1 : Math.max(1, Math.min(polling.maxSpanMs, this.#untilDeadline()));
     const settledBefore = this.outbox.settled;
-    const unconfirmed = this.#unconfirmedInput;
+    const unconfirmed = record.unconfirmedInput;
     let out: PollTaskOutput;
     this.#pollScope = new CancellationScope();
     try {
@@ -478,27 +464,27 @@ export class TaskSession {
           {
             summary: lookOnce
               ? `Look at ${executionId} once`
-              : `Poll ${executionId} until it is no longer "${this.status}"`,
-            heartbeatTimeout: this.polling.heartbeatTimeoutMs,
-            startToCloseTimeout: spanMs + 2 * this.polling.maxIntervalMs + 60_000,
+              : `Poll ${executionId} until it is no longer "${record.status}"`,
+            heartbeatTimeout: polling.heartbeatTimeoutMs,
+            startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
             // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
-            scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * this.polling.maxIntervalMs + 60_000,
+            scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * polling.maxIntervalMs + 60_000,
           },
           [
             {
               executionId,
-              knownStatus: this.status,
-              estimatedCompletion: this.#snapshot.estimatedCompletion,
-              initialIntervalMs: this.polling.initialIntervalMs,
-              maxIntervalMs: this.polling.maxIntervalMs,
-              targetDetectionMs: this.polling.targetDetectionMs,
-              ...(this.#kind ? { kind: this.#kind } : {}),
-              ...(this.#phaseStartedAtMs !== null ? { phaseStartedAtMs: this.#phaseStartedAtMs } : {}),
-              resultBytes: this.#resultBytes,
-              ...this.#codesToMask,
+              knownStatus: record.status,
+              estimatedCompletion: record.estimatedCompletion,
+              initialIntervalMs: polling.initialIntervalMs,
+              maxIntervalMs: polling.maxIntervalMs,
+              targetDetectionMs: polling.targetDetectionMs,
+              ...(record.kind ? { kind: record.kind } : {}),
+              ...(record.phaseStartedAtMs !== null ? { phaseStartedAtMs: record.phaseStartedAtMs } : {}),
+              resultBytes: this.#settings.resultBytes,
+              ...this.#codes.toMask,
               maxSpanMs: spanMs,
               sleepFirst: !lookOnce,
-              notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS,
+              notFoundRetryUntilMs: this.#notFoundRetryUntilMs,
               awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
             },
           ],
@@ -515,36 +501,35 @@ export class TaskSession {
       this.#unknownStatusesLogged.add(status);
       log.warn('BrowserAI reported an unknown status; treating it as running', { executionId, status });
     }
-    this.polls += out.polls;
+    record.polls += out.polls;
     this.#applySnapshot(out.snapshot);
-    if (out.results) this.#resultsAtEnd = out.results;
+    if (out.results) this.#results.atEnd = out.results;
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
     // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
-    if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed))
-      this.#unconfirmedInput = null;
+    if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed)) {
+      record.unconfirmedInput = null;
+    }
     this.publish();
   }
 
   #applyAnswer(answer: TaskExecutionAnswer): void {
-    if (answer.status !== null) this.status = answer.status;
-    if (answer.started !== undefined) this.#snapshot.started = answer.started ?? this.#snapshot.started;
-    this.#snapshot.estimatedCompletion = answer.estimatedCompletion ?? null;
+    const record = this.#record;
+    if (answer.status !== null) record.status = answer.status;
+    if (answer.started !== undefined) record.started = answer.started ?? record.started;
+    record.estimatedCompletion = answer.estimatedCompletion ?? null;
     this.publish();
   }
 
   #applySnapshot(snapshot: TaskSnapshot): void {
-    this.status = snapshot.status;
+    const record = this.#record;
+    record.status = snapshot.status;
     const { started, estimatedCompletion, error, progress, result } = snapshot;
-    this.#snapshot = {
-      ...this.#snapshot,
-      progress,
-      estimatedCompletion: estimatedCompletion ?? null,
-      error: error ?? this.#snapshot.error,
-    };
-    if (started) this.#snapshot.started = started;
-    if (result !== undefined) this.#snapshot.result = result;
-    if (this.category !== 'awaiting') this.#awaitingSinceMs = undefined;
-    else this.#kind = null;
+    record.estimatedCompletion = estimatedCompletion ?? null;
+    if (started) record.started = started;
+    this.#shown = { ...this.#shown, progress, error: error ?? this.#shown.error };
+    if (result !== undefined) this.#shown.result = result;
+    if (this.category !== 'awaiting') record.awaitingSinceMs = null;
+    else record.kind = null;
   }
 
   /** Fails once the session must end early: a send of unknown delivery, or the overall deadline (`TaskTimeout`). The ending stops the task. */
@@ -552,7 +537,7 @@ export class TaskSession {
     if (this.#ambiguousSend) throw this.#ambiguousSend;
     if (this.#untilDeadline() > DEADLINE_SLACK_MS) return;
     throw ApplicationFailure.nonRetryable(
-      `BrowserAI task ${this.executionId ?? '(not created)'} did not end within timeoutMs=${this.timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
+      `BrowserAI task ${this.#record.executionId ?? '(not created)'} did not end within timeoutMs=${this.#settings.timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
       FailureType.TaskTimeout,
     );
   }
@@ -560,7 +545,12 @@ export class TaskSession {
   // The overall timeout needs no timer of its own (two history events per task): the polling
   // activity's span ends at the deadline, and the awaiting wait is bounded by it too.
   #untilDeadline(): number {
-    return this.deadlineMs - Date.now();
+    return this.#deadlineMs - Date.now();
+  }
+
+  /** Until then "task not found" means "not visible yet" (see NOT_FOUND_GRACE_MS). */
+  get #notFoundRetryUntilMs(): number {
+    return (this.#record.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS;
   }
 
   /**
@@ -568,27 +558,28 @@ export class TaskSession {
    * it runs even when the workflow is being cancelled.
    */
   async stop(reason: string): Promise<void> {
-    if (!this.mayStillRun) return;
-    const executionId = this.executionId!;
-    this.stopSent = true;
+    if (!this.#mayStillRun) return;
+    const executionId = this.#record.executionId!;
+    const { stopRetryWindowMs } = this.#settings;
+    this.#stop.sent = true;
     recordStopSent();
     this.publish();
     log.info('Stopping the BrowserAI task', { executionId, reason });
     try {
       const stopped = await CancellationScope.nonCancellable(() =>
         this.#activities.stopTask.executeWithOptions(
-          { summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: this.stopRetryWindowMs },
-          [{ executionId, notFoundRetryUntilMs: (this.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS }],
+          { summary: `Stop ${executionId} (${reason})`, scheduleToCloseTimeout: stopRetryWindowMs },
+          [{ executionId, notFoundRetryUntilMs: this.#notFoundRetryUntilMs }],
         ),
       );
-      this.stopConfirmed = true;
+      this.#stop.confirmed = true;
       recordStopEnded(true);
-      if (stopped.status) this.status = stopped.status;
+      if (stopped.status) this.#record.status = stopped.status;
     } catch (err) {
-      this.stopConfirmed = false;
+      this.#stop.confirmed = false;
       recordStopEnded(false);
       log.error(
-        `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${this.stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
+        `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
           `It may still be running and costing money: stop it from the BrowserAI dashboard (project ${this.input.project}), ` +
           'and check BROWSERAI_API_TOKEN and the network between the worker and BrowserAI.',
         { executionId },
@@ -597,38 +588,30 @@ export class TaskSession {
     this.publish();
   }
 
-  /** The codes an activity must mask in what BrowserAI shows (a log line may echo a typed code). */
-  get #codesToMask(): { codes?: string[] } {
-    return this.#codesReceived.length > 0 ? { codes: this.#codesReceived } : {};
-  }
-
-  get #resultBytes(): number {
-    return this.input.maxResultBytes ?? DEFAULTS.maxResultBytes;
-  }
-
   /** Records the outcome with the task's results: those the poll read at the end, or read now (after a stop, they are fresher). */
   async collectResults(): Promise<BrowserTaskResult> {
-    const executionId = this.executionId!;
+    const record = this.#record;
+    const executionId = record.executionId!;
     const summary =
-      this.#resultsAtEnd && !this.stopSent
-        ? this.#resultsAtEnd
+      this.#results.atEnd && !this.#stop.sent
+        ? this.#results.atEnd
         : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
-            { executionId, maxBytes: this.#resultBytes, ...this.#codesToMask },
+            { executionId, maxBytes: this.#settings.resultBytes, ...this.#codes.toMask },
           ]);
-    this.#latestResults = summary;
+    this.#results.latest = summary;
     // After our own stop, the results answer is the freshest word on the status.
-    if (summary.status && (this.stopSent || categorize(summary.status) === 'ended')) this.status = summary.status;
+    if (summary.status && (this.#stop.sent || categorize(summary.status) === 'ended')) record.status = summary.status;
     return this.#recordOutcome(summary);
   }
 
   /** The outcome so far, with the results if BrowserAI gives them: what an ending reports. */
   async resultsSoFar(): Promise<BrowserTaskResult | null> {
-    if (!this.executionId) return null;
+    if (!this.#record.executionId) return null;
     try {
       return await this.collectResults();
     } catch (err) {
       log.warn('Could not fetch the results of the task', {
-        executionId: this.executionId,
+        executionId: this.#record.executionId,
         failure: rootFailure(err).message,
       });
       return this.#recordOutcome(null);
@@ -636,19 +619,20 @@ export class TaskSession {
   }
 
   #recordOutcome(summary: TaskResultsSummary | null): BrowserTaskResult {
-    this.outcome = {
-      executionId: this.executionId!,
-      status: this.status,
-      started: summary?.started ?? this.#snapshot.started ?? null,
+    const record = this.#record;
+    this.#outcome = {
+      executionId: record.executionId!,
+      status: record.status,
+      started: summary?.started ?? record.started ?? null,
       completed: summary?.completed ?? null,
-      result: this.#snapshot.result ?? null,
-      error: this.#snapshot.error ?? null,
+      result: this.#shown.result ?? null,
+      error: this.#shown.error ?? null,
       results: summary?.results ?? [],
       ...(summary?.trimmed ? { trimmed: summary.trimmed } : {}),
-      ...(this.stopSent ? { stopConfirmed: this.stopConfirmed === true } : {}),
+      ...(this.#stop.sent ? { stopConfirmed: this.#stop.confirmed === true } : {}),
     };
     this.publish();
-    return this.outcome;
+    return this.#outcome;
   }
 
   /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
@@ -658,25 +642,33 @@ export class TaskSession {
     // Signals arriving faster than they are sent must not put the hand-over off forever.
     this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
-    log.info('Continuing as new to keep the history small', { executionId: this.executionId });
+    log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
     return continueAsNewWith(this.input, {
-      executionId: this.executionId!,
-      createdAtMs: this.createdAtMs ?? Date.now(),
-      status: this.status,
-      started: this.#snapshot.started ?? null,
-      estimatedCompletion: this.#snapshot.estimatedCompletion ?? null,
+      ...this.#record,
+      executionId: this.#record.executionId!,
       pending: this.outbox.pending(),
-      startedAtMs: this.startedAtMs,
-      completeRequested: this.#completeRequested,
-      awaitingSinceMs: this.#awaitingSinceMs,
-      codesReceived: this.#codesReceived,
-      codesTyped: this.#codesTyped,
-      unconfirmedInput: this.#unconfirmedInput,
-      kind: this.#kind,
-      phaseStartedAtMs: this.#phaseStartedAtMs ?? undefined,
-      polls: this.polls,
     });
   }
+}
+
+/** A session's record before anything happened: the workflow's first run. */
+function newRecord(startedAtMs: number): SessionRecord {
+  return {
+    executionId: null,
+    createdAtMs: null,
+    status: 'starting',
+    started: null,
+    estimatedCompletion: null,
+    startedAtMs,
+    pending: [],
+    completeRequested: false,
+    awaitingSinceMs: null,
+    unconfirmedInput: null,
+    kind: null,
+    phaseStartedAtMs: null,
+    polls: 0,
+    codes: { received: [], typed: [] },
+  };
 }
 
 /** The executionId a failed create still named (a malformed answer that carried one). */
