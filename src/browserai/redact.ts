@@ -1,7 +1,7 @@
 // Removes secrets from text BrowserAI sends back, before anything of it is stored or shown.
 // BrowserAI's engine logs carry the browser's proxy URL with its password
 // (`wss://<user>:<password>@<proxy-host>:<port>`) and an inspector link that embeds that URL,
-// percent-encoded, in a query parameter (browserai-behaviour.md). Whatever this project keeps
+// percent-encoded, in a query parameter (docs/browserai.md). Whatever this project keeps
 // of BrowserAI's output (activity results and so history, heartbeats, current details, the
 // `state` query, logs) passes through here first.
 //

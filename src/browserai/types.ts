@@ -1,5 +1,5 @@
-// Wire types of the BrowserAI HTTP API (../shared/docs/browserai-api.md), plus the fields
-// its real clients show beyond the description (browserai-behaviour.md). Every response
+// Wire types of the BrowserAI HTTP API (docs/browserai.md), plus the fields
+// its real clients show beyond the description. Every response
 // type is open: BrowserAI may add fields, and we must not break when it does.
 
 /** The execution engines `POST /tasks` accepts. `natural_language` is an older spelling some clients send. */

@@ -1,6 +1,6 @@
 // The browser a task runs in is reached through Bright Data's proxy with a password in the URL.
 // BrowserAI's dashboard shows engine log lines with that URL in clear, and an inspector link
-// that embeds the same URL (percent-encoded) in a query parameter (browserai-behaviour.md). The
+// that embeds the same URL (percent-encoded) in a query parameter (docs/browserai.md). The
 // emulator writes such lines into `progress.logs`, each task with a password of its own, so a
 // client's redaction is tested against the secret it will really meet: whatever a client stores
 // or shows of BrowserAI's output must not carry it.

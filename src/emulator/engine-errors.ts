@@ -1,7 +1,7 @@
 // Why a task failed, as the `error` of `GET /tasks/{id}` carries it. BrowserAI's docs have an
 // error catalogue naming kinds with numeric codes (compile, engine, AI, network, auth, unknown),
 // but not where they appear in answers, and the public clients read `error` as a message string
-// (browserai-behaviour.md). So `error` may be either: `observed` mode sends the object, with the
+// (docs/browserai.md). So `error` may be either: `observed` mode sends the object, with the
 // catalogue's shape; `documented` mode sends its message. The numeric codes and the kind chosen
 // for each failure below are a GUESS: the catalogue's numbers are not tied to any failure we saw.
 

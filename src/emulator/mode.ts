@@ -1,5 +1,5 @@
 // Which answers the emulator gives. BrowserAI's interface description lists more fields than
-// real answers were seen to carry (browserai-behaviour.md, "What real answers look like"), and a
+// real answers were seen to carry (docs/browserai.md, "What real answers carry"), and a
 // client built against the richer text breaks on the real thing. So the default, `observed`,
 // answers as BrowserAI was seen to; `documented` keeps the description's richer answers for
 // clients (and tests) that want to see the estimate, `started` and `progress` everywhere.

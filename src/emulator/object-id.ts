@@ -1,4 +1,4 @@
-// BrowserAI's identifiers are MongoDB ObjectIds (browserai-behaviour.md): 24 hex digits, the
+// BrowserAI's identifiers are MongoDB ObjectIds (docs/browserai.md): 24 hex digits, the
 // first 4 bytes the creation time in whole seconds. The emulator makes them the way MongoDB
 // does: then 5 random bytes chosen once per process and a 3-byte counter that starts at a random
 // value, so two IDs made in the same second still differ, without relying on luck.
