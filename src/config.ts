@@ -19,6 +19,7 @@ import {
 } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_BASE_URL } from './browserai/client';
+import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
 import { ConfigError } from './errors';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 
@@ -56,6 +57,8 @@ export interface WorkerConfig {
   metricsAddress?: string;
   /** WORKER_LOG_FORMAT and WORKER_LOG_LEVEL. */
   log: WorkerLogConfig;
+  /** TOTP secrets and the webhook destination (BROWSERAI_TOTP_*, BROWSERAI_WEBHOOK_*; code-loop-config.ts). */
+  codeLoop: CodeLoopConfig;
 }
 
 export interface WorkerLogConfig {
@@ -364,6 +367,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems)
       : undefined,
     log: logConfigFrom(env, problems),
+    codeLoop: codeLoopConfigFrom(env, problems),
   };
   const metricsAddress = metricsAddressFrom(env, problems);
   if (metricsAddress) config.metricsAddress = metricsAddress;

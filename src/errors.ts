@@ -28,6 +28,10 @@ export const FailureType = {
   TaskNotCreated: 'TaskNotCreated',
   /** A bug in this package's workflow code: the task was stopped instead of leaving the workflow stuck. */
   UnexpectedError: 'UnexpectedError',
+  /** BrowserAI refused `maxCodeAttempts` one-time codes in a row and asked again: the task was stopped. */
+  CodesRefused: 'CodesRefused',
+  /** The task names a TOTP secret (`totpSecretName`) that the worker does not hold: the task was stopped. */
+  TotpSecretNotFound: 'TotpSecretNotFound',
 } as const;
 
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];

@@ -8,6 +8,9 @@ export {
   type FromEnvOptions,
   type LiveState,
   type StartOptions,
+  type AwaitingTask,
+  type ListAwaitingOptions,
+  type NextInputRequest,
 } from './starters/tasks';
 export {
   SavedTasks,
@@ -27,6 +30,7 @@ export {
   type BrowserTaskResult,
   type PollingOptions,
   type TaskActivityOptions,
+  type TaskWebhookOptions,
 } from './workflows/input';
 export { FailureType, type FailureTypeName } from './errors';
 export { BrowserAIError } from './browserai/errors';

@@ -8,6 +8,8 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { TaskDurations } from './activities/task-durations';
+import { TotpKeys, type TotpSecrets } from './activities/totp';
+import { WebhookSender, type WebhookDestination } from './activities/webhooks';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
@@ -29,16 +31,35 @@ export interface BrowserAIPluginOptions {
    * Default: a new one per plugin, so per worker process. Share one to share the learning.
    */
   durations?: TaskDurations;
+  /**
+   * TOTP secrets by name, for tasks that name one (`totpSecretName`): the worker types their codes
+   * itself. Kept in the worker only; never put one in workflow input. Default: none (and
+   * `runWorkerFromEnv` reads BROWSERAI_TOTP_SECRET_<NAME> and BROWSERAI_TOTP_SECRETS_FILE).
+   */
+  totpSecrets?: TotpSecrets;
+  /**
+   * Where this worker sends the webhook events tasks ask for (`webhook`), and how it signs them.
+   * Default: none (events are dropped with a warning; `runWorkerFromEnv` reads BROWSERAI_WEBHOOK_*).
+   */
+  webhooks?: WebhookDestination;
 }
 
 export class BrowserAIPlugin extends SimplePlugin {
   constructor(options: BrowserAIPluginOptions = {}) {
     const { payloadCodec } = options;
     const durations = options.durations ?? new TaskDurations();
+    // Checked now, so a bad secret or URL stops the worker at start (messages name them, never show a secret).
+    const codeLoop = {
+      totp: new TotpKeys(options.totpSecrets),
+      webhooks: options.webhooks ? new WebhookSender(options.webhooks) : undefined,
+    };
     super({
       name: 'browserai-temporal',
       // Built when a worker is configured, so a Client's plugin needs no BrowserAI token.
-      activities: (existing) => ({ ...existing, ...createActivities(browserAIClient(options.browserAI), durations) }),
+      activities: (existing) => ({
+        ...existing,
+        ...createActivities(browserAIClient(options.browserAI), durations, codeLoop),
+      }),
       // With a codec, failure messages and stack traces are encrypted too (unless the worker already chose a failure converter).
       ...(payloadCodec
         ? {

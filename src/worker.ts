@@ -1,11 +1,12 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { BrowserAIPlugin } from './plugin';
+import { BrowserAIPlugin, type BrowserAIPluginOptions } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
 import { connectionOptions, loadWorkerConfig } from './config';
+import { codeLoopSecrets, describeCodeLoop } from './code-loop-config';
 import { announce, installWorkerRuntime, logFatalAfterFlush } from './telemetry/runtime';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 import { tracingFromEnv, type Tracing } from './telemetry/tracing';
@@ -17,10 +18,14 @@ import { tracingFromEnv, type Tracing } from './telemetry/tracing';
 export interface BrowserAIWorkerOptions extends WorkerOptions {
   /** The BrowserAI client the activities call. */
   client: BrowserAIClient;
+  /** TOTP secrets by name (see `BrowserAIPluginOptions.totpSecrets`). */
+  totpSecrets?: BrowserAIPluginOptions['totpSecrets'];
+  /** The webhook destination (see `BrowserAIPluginOptions.webhooks`). */
+  webhooks?: BrowserAIPluginOptions['webhooks'];
 }
 
 /** A worker for BrowserAI tasks: the BrowserAI plugin (our workflows and activities) with the defaults a task fleet needs. */
-export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Promise<Worker> {
+export function createWorker({ client, totpSecrets, webhooks, ...options }: BrowserAIWorkerOptions): Promise<Worker> {
   return Worker.create({
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
     // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
@@ -32,7 +37,7 @@ export function createWorker({ client, ...options }: BrowserAIWorkerOptions): Pr
     // maxCachedWorkflows stays the SDK's unless set: capping it at 500 cut 2,000 concurrent tasks'
     // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
     ...options,
-    plugins: [new BrowserAIPlugin({ browserAI: client }), ...(options.plugins ?? [])],
+    plugins: [new BrowserAIPlugin({ browserAI: client, totpSecrets, webhooks }), ...(options.plugins ?? [])],
   });
 }
 
@@ -41,7 +46,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   // Before anything creates a connection (which would create a default Runtime: default logger, no endpoint).
   const { metricsUrl } = installWorkerRuntime({
     metricsAddress: config.metricsAddress,
-    log: { ...config.log, secrets: [config.browserai.apiToken] },
+    log: { ...config.log, secrets: [config.browserai.apiToken, ...codeLoopSecrets(config.codeLoop)] },
   });
   const client = new BrowserAIClient({
     apiToken: config.browserai.apiToken,
@@ -68,12 +73,15 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       dataConverter,
       workflowBundle,
       plugins: tracing ? [tracing.plugin] : [],
+      totpSecrets: config.codeLoop.totpSecrets,
+      webhooks: config.codeLoop.webhooks,
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
     announce(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
+        describeCodeLoop(config.codeLoop) +
         (tracing ? `, traces: ${tracing.destination}` : ''),
       {
         taskQueue: config.temporal.taskQueue,

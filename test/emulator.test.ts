@@ -16,6 +16,7 @@ import {
   type RandomFaultKind,
 } from '../src/emulator';
 import { TaskStore } from '../src/emulator/tasks';
+import { HOTP, Secret } from 'otpauth';
 import type { TaskExecution, TaskMetadata, TaskResults } from '../src/browserai/types';
 
 const DURATION_MS = 300;
@@ -690,6 +691,48 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
     assert.equal((await results(created.executionId)).results.length, 2);
   });
 
+  test('[rejects-code]: the first code is refused and the code form asked again (a guess at how BrowserAI shows it); the next is taken', async () => {
+    const created = await create(['Log in [rejects-code] [awaiting-lag=0]']);
+    await waitForStatus(created.executionId, 'awaiting');
+    const append = (code: string) =>
+      call('POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: `Type ${code}` }] });
+    assert.equal((await append('111111')).status, 200);
+    await waitForStatus(created.executionId, 'running');
+    const again = await waitForStatus(created.executionId, 'awaiting');
+    assert.equal(again.progress?.logs?.at(-1), 'The one-time code was not accepted. Waiting for a new one-time code');
+    assert.equal((await append('222222')).status, 200);
+    await waitForStatus(created.executionId, 'finalized');
+    assert.deepEqual(
+      documented.task(created.executionId)?.codeChecks.map(({ code, accepted }) => [code, accepted]),
+      [
+        ['111111', false],
+        ['222222', true],
+      ],
+    );
+  });
+
+  test("[needs-totp=NAME]: only the code of the emulator's secret for the current time step is taken", async () => {
+    const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+    await withEmulator({ totpSecrets: { github: secret } }, async (other) => {
+      const api = apiOf(() => other);
+      const created = await api.create(['Log in [needs-totp=GitHub] [awaiting-lag=0]']);
+      await api.waitForStatus(created.executionId, 'awaiting');
+      const step = Math.floor(Date.now() / 30_000);
+      const codeOf = (counter: number) => HOTP.generate({ secret: Secret.fromBase32(secret), counter });
+      const append = (code: string) =>
+        api.call('POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: `Type ${code}` }] });
+      await append(codeOf(step - 2)); // an old code
+      await api.waitForStatus(created.executionId, 'running');
+      await api.waitForStatus(created.executionId, 'awaiting');
+      await append(codeOf(Math.floor(Date.now() / 30_000)));
+      await api.waitForStatus(created.executionId, 'finalized');
+      assert.deepEqual(
+        other.task(created.executionId)?.codeChecks.map((check) => check.accepted),
+        [false, true],
+      );
+    });
+  });
+
   test('awaitable session: awaiting after each batch, more instructions run in the same session, stop ends it', async () => {
     const created = await create(['Open the shop'], { awaitable: true });
     const idle = await waitForStatus(created.executionId, 'awaiting');
@@ -1034,6 +1077,13 @@ describe('scenario and state machine (no HTTP, fake clock)', () => {
       [true, true, true, true, true, true],
     );
     assert.equal(parse('x').awaitable, false);
+    assert.deepEqual(
+      [parse('[rejects-code]').rejectCodes, parse('[reject-codes=3]').rejectCodes, parse('[needs-code]').rejectCodes],
+      [1, 3, 0],
+    );
+    assert.equal(parse('[rejects-code]').needsCode, true, 'a task that refuses codes asks for one');
+    assert.deepEqual([parse('[needs-totp=GH_1]').totpSecretName, parse('[needs-totp=GH_1]').needsCode], ['GH_1', true]);
+    assert.equal(parse('x').totpSecretName, null);
   });
 
   test('new markers: awaiting-lag, not-visible, big-logs, big-error (sizes capped like [large])', () => {

@@ -520,6 +520,7 @@ describe('renderDetails', () => {
       error: `Code ${CODE} was rejected`,
       outcome: null,
       stopConfirmed: null,
+      inputRequest: null,
       ...patch,
     };
   }

@@ -18,6 +18,9 @@ import { stopTask } from './stop-task';
 import { snapshotOf } from './snapshot';
 import { readResults } from './results';
 import { TaskDurations, taskKind } from './task-durations';
+import { TotpKeys } from './totp';
+import { typeTotpCode } from './type-totp';
+import { noWebhookDestination, type WebhookSender } from './webhooks';
 import type {
   CreateTaskInput,
   GetResultsInput,
@@ -29,9 +32,20 @@ import type {
   TaskExecutionAnswer,
   TaskResultsSummary,
   TaskSnapshot,
+  TotpCodeAnswer,
+  TotpMask,
+  TypeTotpCodeInput,
+  WebhookDeliveryInput,
+  WebhookDeliveryOutput,
 } from './types';
 
 export type * from './types';
+
+/** What the one-time-code loop needs from the worker: its TOTP secrets and its webhook destination. */
+export interface CodeLoopDependencies {
+  totp?: TotpKeys;
+  webhooks?: WebhookSender;
+}
 
 /**
  * The BrowserAI activities, bound to a client. Their names start with `browserAI` so they cannot
@@ -40,8 +54,17 @@ export type * from './types';
  * can be chosen per call in the workflow. `durations` is what this worker learned of how long
  * tasks of each kind run (one per worker process, shared by its polls).
  */
-export function createActivities(client: BrowserAIClient, durations: TaskDurations = new TaskDurations()) {
+export function createActivities(
+  client: BrowserAIClient,
+  durations: TaskDurations = new TaskDurations(),
+  { totp = new TotpKeys(), webhooks }: CodeLoopDependencies = {},
+) {
   const signal = () => Context.current().cancellationSignal;
+  /** The codes to mask for a task: those it was sent, and its TOTP codes (typed ones and the current ones). */
+  const secretCodes = (task: { codes?: string[]; totp?: TotpMask }): string[] | undefined => {
+    if (!task.totp) return task.codes;
+    return [...(task.codes ?? []), ...totp.codesToMask(task.totp.secretName, task.totp.steps, Date.now())];
+  };
   const call = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -55,7 +78,8 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
     kind: 'append' | 'replace',
     input: SendInstructionsInput,
   ): Promise<TaskExecutionAnswer> => {
-    const { executionId, instructions, awaitable, delivery, codes } = input;
+    const { executionId, instructions, awaitable, delivery } = input;
+    const codes = secretCodes(input);
     const answer = await countingAmbiguous(
       deliverOnce({
         what:
@@ -120,11 +144,21 @@ export function createActivities(client: BrowserAIClient, durations: TaskDuratio
     },
 
     async browserAIGetResults(input: GetResultsInput): Promise<TaskResultsSummary> {
-      return call(() => readResults(client, input, input.maxBytes, signal()));
+      return call(() => readResults(client, { ...input, codes: secretCodes(input) }, input.maxBytes, signal()));
     },
 
     async browserAIPollTask(input: PollTaskInput): Promise<PollTaskOutput> {
-      return pollUntilStatusChanges({ client, durations }, input);
+      return pollUntilStatusChanges({ client, durations, secretCodes }, input);
+    },
+
+    /** Computes the current TOTP code of the named secret and types it, at most once; returns the time step, never the code. */
+    async browserAITypeTotpCode(input: TypeTotpCodeInput): Promise<TotpCodeAnswer> {
+      return countingAmbiguous(typeTotpCode(client, totp, input));
+    },
+
+    /** One attempt at delivering a webhook event to the worker's destination. */
+    async browserAIDeliverWebhook(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
+      return webhooks ? webhooks.deliver(input) : noWebhookDestination(input);
     },
 
     async browserAICreateSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {
@@ -185,6 +219,8 @@ function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecut
 
 // `browserai-temporal/activities` also gives what the activities are built from.
 export { TaskDurations } from './task-durations';
+export { TotpKeys, type TotpSecret, type TotpSecrets } from './totp';
+export { WebhookSender, type WebhookDestination } from './webhooks';
 export { BrowserAIClient, BrowserAIError, type BrowserAIClientOptions } from '../browserai';
 /** Give it to a BrowserAIClient of your own as `onRequest` for the request metrics (the plugin does, for clients it builds). */
 export { recordBrowserAIRequest } from '../telemetry/activity-metrics';

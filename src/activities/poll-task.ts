@@ -34,6 +34,8 @@ const HEARTBEAT_SHARE = 0.9;
 export interface PollDependencies {
   client: BrowserAIClient;
   durations: TaskDurations;
+  /** The codes to mask in each answer, worked out afresh for every read (a TOTP code changes every step); default `input.codes`. */
+  secretCodes?: (input: PollTaskInput) => string[] | undefined;
 }
 
 /**
@@ -44,6 +46,7 @@ export interface PollDependencies {
  */
 export async function pollUntilStatusChanges(deps: PollDependencies, input: PollTaskInput): Promise<PollTaskOutput> {
   const { client, durations } = deps;
+  const codesNow = () => (deps.secretCodes ? deps.secretCodes(input) : input.codes);
   const ctx = Context.current();
   const resumed = ctx.info.heartbeatDetails as PollProgress | undefined;
   const progress: PollProgress = resumed ?? {
@@ -89,12 +92,12 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     let snapshot: TaskSnapshot;
     try {
       snapshot = snapshotOf(
-        maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), input.codes),
+        maskCodes(await client.getTask(input.executionId, { signal: ctx.cancellationSignal }), codesNow()),
       );
     } catch (err) {
       // Right after a create, BrowserAI may not know the task yet: keep polling, don't fail.
       if (!(isBrowserAIError(err) && err.kind === 'TaskNotFound' && Date.now() < (input.notFoundRetryUntilMs ?? 0)))
-        throw toActivityFailure(maskCodesInFailure(err, input.codes));
+        throw toActivityFailure(maskCodesInFailure(err, codesNow()));
       await sleep(input.initialIntervalMs);
       continue;
     }
@@ -109,7 +112,8 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     const changed = isNews(input, snapshot, progress);
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
       if (snapshot.category === 'ended') learnDuration(durations, input, snapshot.status, progress);
-      const results = snapshot.category === 'ended' ? await resultsIfReadable(client, input) : undefined;
+      const results =
+        snapshot.category === 'ended' ? await resultsIfReadable(client, { ...input, codes: codesNow() }) : undefined;
       return { snapshot, changed, polls: progress.polls, unknownStatuses, ...(results ? { results } : {}) };
     }
     if (snapshot.category !== 'ended') progress.lastRunningAt = Date.now();

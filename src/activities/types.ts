@@ -2,6 +2,7 @@ import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } f
 import type { StatusCategory } from '../browserai/status';
 import type { Delivery } from './at-most-once';
 import type { TrimReport } from './trim';
+import type { WebhookBody } from '../workflows/messages';
 
 // Inputs and outputs of the activities: everything here is written into workflow history,
 // so each type carries only what the workflow needs, already cut to size.
@@ -25,6 +26,8 @@ export interface SendInstructionsInput {
   delivery: Delivery;
   /** The task's one-time codes, masked out of a failure's text (BrowserAI may quote what it was sent). */
   codes?: string[];
+  /** The task's TOTP codes, masked the same way (computed in the activity: the workflow never learns them). */
+  totp?: TotpMask;
 }
 
 /** What the workflow keeps of a task: small, no instruction texts. */
@@ -66,6 +69,8 @@ export interface PollTaskInput {
    * typed code) before it is heartbeated or returned. The client removes credentials itself.
    */
   codes?: string[];
+  /** The task's TOTP codes (typed ones and the current ones), masked like `codes`. */
+  totp?: TotpMask;
   /** Return unchanged after this long, so the workflow can look around (continue-as-new, details). */
   maxSpanMs: number;
   /**
@@ -98,6 +103,7 @@ export interface GetResultsInput {
   maxBytes: number;
   /** One-time codes this task was sent, masked in the results (see PollTaskInput.codes). */
   codes?: string[];
+  totp?: TotpMask;
 }
 
 export interface TaskResultsSummary {
@@ -134,4 +140,43 @@ export interface StopTaskOutput {
   outcome: 'stopped' | 'already-ended' | 'not-found';
   /** The status seen when the stop was refused. */
   status?: string;
+}
+
+/**
+ * One webhook event to deliver. `id` is its `webhook-id`, derived in the workflow and the same on
+ * every attempt, so a receiver can deduplicate retries.
+ */
+export interface WebhookDeliveryInput {
+  id: string;
+  body: WebhookBody;
+}
+
+export interface WebhookDeliveryOutput {
+  /** false: no destination is configured on the worker, or the retry window passed (logged either way). */
+  delivered: boolean;
+}
+
+/** Where a task's TOTP codes come from, for masking: the secret's name and the time steps typed so far. */
+export interface TotpMask {
+  secretName: string;
+  steps: number[];
+}
+
+export interface TypeTotpCodeInput {
+  executionId: string;
+  /** The TOTP secret held by the worker, by name (never the secret itself). */
+  secretName: string;
+  /** The instruction to append; `{code}` is replaced by the code, inside the activity. */
+  codeInstructionTemplate?: string;
+  /** Type only a code of a later time step than this one (never the same code twice); -1 for none. */
+  afterStep: number;
+  awaitable?: boolean;
+  delivery: Delivery;
+  /** The task's other codes, masked in a failure's text. */
+  codes?: string[];
+}
+
+/** The append's answer and the time step whose code was typed (the code itself never leaves the activity). */
+export interface TotpCodeAnswer extends TaskExecutionAnswer {
+  totpStep: number;
 }

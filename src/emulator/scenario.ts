@@ -41,6 +41,8 @@ const IDLE_CLOSE_MARKER = durationMarker('idle-close');
 const LARGE_MARKER = sizeMarker('large');
 const BIG_LOGS_MARKER = sizeMarker('big-logs');
 const BIG_ERROR_MARKER = sizeMarker('big-error');
+const REJECT_CODES_MARKER = /\[reject-codes\s*=\s*(\d{1,2})\s*\]/i;
+const NEEDS_TOTP_MARKER = /\[needs-totp\s*=\s*([A-Za-z0-9_]{1,64})\s*\]/i;
 
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 const SIZE_UNIT_BYTES: Record<string, number> = {
@@ -56,8 +58,20 @@ const SIZE_UNIT_BYTES: Record<string, number> = {
 export interface Scenario {
   /** Length of every running phase. */
   durationMs: number;
-  /** `[needs-code]`: the run stops in `awaiting` until an appended instruction carries a code. */
+  /** `[needs-code]` (or `[needs-totp=...]`): the run stops in `awaiting` until an appended instruction carries a code it accepts. */
   needsCode: boolean;
+  /**
+   * `[reject-codes=2]` (`[rejects-code]` is 1; either implies `[needs-code]`): the first codes are refused, each followed by the
+   * code form again, as a site does with a wrong or expired code. How BrowserAI shows a refused
+   * code is a GUESS: nothing documents it; the emulator logs "The one-time code was not accepted"
+   * and asks again in `awaiting`, as it asks for the first code.
+   */
+  rejectCodes: number;
+  /**
+   * `[needs-totp=NAME]`: a code task that accepts only the current TOTP code of the emulator's
+   * secret NAME (`EmulatorOptions.totpSecrets`), checked for the time step in which it arrives.
+   */
+  totpSecretName: string | null;
   /** `[fail]`: the run ends in `failed` with {@link FAIL_ERROR}. */
   fail: boolean;
   /** `[large=...]`: byte length of the last result of each run; null for a short result. */
@@ -109,11 +123,14 @@ export function parseScenario(
 ): Scenario {
   const text = source.instructions.map((instruction) => instruction.action).join('\n');
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
+  const rejectCodes = Number(REJECT_CODES_MARKER.exec(text)?.[1] ?? (has('rejects-code') ? 1 : 0));
 
   return {
     durationMs:
       readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
-    needsCode: has('needs-code'),
+    needsCode: has('needs-code') || NEEDS_TOTP_MARKER.test(text) || rejectCodes > 0,
+    rejectCodes,
+    totpSecretName: NEEDS_TOTP_MARKER.exec(text)?.[1] ?? null,
     fail: has('fail'),
     largeResultBytes: readSize(text, LARGE_MARKER),
     unknownStatus: has('unknown-status'),

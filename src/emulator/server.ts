@@ -85,6 +85,12 @@ export interface EmulatorOptions {
    */
   logBrowserConnection?: boolean;
   /**
+   * The emulator's own copies of TOTP secrets (base32, 6 digits, 30 s, SHA-1), by name: a
+   * `[needs-totp=NAME]` task accepts only the code of secret NAME for the time step in which the
+   * code arrives, as a site checking an authenticator code strictly would. Default none.
+   */
+  totpSecrets?: Record<string, string>;
+  /**
    * Gives each API request (never /__emulator/ ones), with probability `rate`, one random fault.
    * Off by default; see also {@link BrowserAIEmulator.setRandomFaults}.
    */
@@ -164,6 +170,7 @@ export class BrowserAIEmulator {
       awaitingIdleCloseMs: options.awaitingIdleCloseMs,
       durationFor: options.durationFor,
       logBrowserConnection: options.logBrowserConnection,
+      totpSecrets: options.totpSecrets,
     });
     this.unknownProjects = new Set(options.unknownProjects);
     this.randomFaults.set(options.randomFaults);
@@ -186,6 +193,7 @@ export class BrowserAIEmulator {
       endedTaskAnswer: options.endedTaskAnswer ?? defaultEndedTaskAnswer(mode),
       durationFor: options.durationFor,
       logBrowserConnection: options.logBrowserConnection ?? true,
+      totpSecrets: options.totpSecrets ?? {},
       randomFaults: options.randomFaults,
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {

@@ -16,6 +16,7 @@ import { connectionLogLines, newBrowserConnection, newCustomerId, type BrowserCo
 import { NAVIGATION_FAILED, sessionClosedIdle, type EngineError } from './engine-errors';
 import { largeText } from './large-text';
 import { objectId } from './object-id';
+import { totpCodeMatches } from './totp-check';
 import {
   CODE_WAIT_MS,
   DEFAULT_AWAITING_IDLE_CLOSE_MS,
@@ -84,12 +85,20 @@ export interface EmulatedTask {
   instructions: Instruction[];
   /** Every one-time code received by a `[needs-code]` task, duplicates included, as they arrived. */
   codesReceived: string[];
+  /** Each code the task checked, when (epoch ms), and whether it took it (`[reject-codes=...]`, `[needs-totp=...]`). */
+  codeChecks: CodeCheck[];
   /**
    * Stop commands the task received, accepted or refused because it had ended; not the ones
    * answered 404 while the task was `[not-visible]`, nor ones a status or hang fault kept from it.
    */
   stopCommands: number;
   createdAt: string;
+}
+
+export interface CodeCheck {
+  code: string;
+  at: number;
+  accepted: boolean;
 }
 
 export interface NewTask {
@@ -107,6 +116,8 @@ export interface TaskSettings {
   connection: BrowserConnection;
   /** Whether the engine's connection lines (with that password) are logged when the browser opens. */
   logConnection: boolean;
+  /** The emulator's TOTP secrets by name, for `[needs-totp=NAME]` tasks. */
+  totpSecrets: Readonly<Record<string, string>>;
 }
 
 export type CommandOutcome = 'ok' | 'ended';
@@ -120,6 +131,7 @@ export class Task {
   readonly scenario: Scenario;
   readonly createdAt: number;
   readonly codesReceived: string[] = [];
+  readonly codeChecks: CodeCheck[] = [];
   stopCommands = 0;
   instructions: Instruction[];
   /** Why the task failed; the API sends it whole or only its message, depending on the mode. */
@@ -129,6 +141,7 @@ export class Task {
 
   private nextInstruction = 0;
   private codeSatisfied = false;
+  private readonly totpSecret: string | undefined;
   private phase: Phase;
   private readonly logs: LogLine[] = [];
   private readonly entries: StoredEntry[] = [];
@@ -143,6 +156,8 @@ export class Task {
     this.scriptId = objectId(now);
     this.connection = { ...settings.connection };
     this.logConnection = settings.logConnection;
+    const totpName = scenario.totpSecretName?.toLowerCase();
+    this.totpSecret = Object.entries(settings.totpSecrets).find(([name]) => name.toLowerCase() === totpName)?.[1];
     this.scriptType = input.type;
     this.project = input.project;
     this.geoLocation = { ...input.geoLocation };
@@ -244,6 +259,7 @@ export class Task {
       status: this.status(now),
       instructions: this.instructions.map(copyInstruction),
       codesReceived: [...this.codesReceived],
+      codeChecks: this.codeChecks.map((check) => ({ ...check })),
       stopCommands: this.stopCommands,
       createdAt: new Date(this.createdAt).toISOString(),
     };
@@ -323,7 +339,11 @@ export class Task {
 
   private finishRun(at: number): void {
     if (this.phase.blockedOnCode) {
-      this.log(at, 'Waiting for a one-time code');
+      const refused = this.codeChecks.at(-1)?.accepted === false;
+      this.log(
+        at,
+        refused ? 'The one-time code was not accepted. Waiting for a new one-time code' : 'Waiting for a one-time code',
+      );
       this.waitIdle(at);
     } else if (this.scenario.fail) {
       const big = this.scenario.bigErrorBytes;
@@ -376,9 +396,21 @@ export class Task {
     const codes = extractCodes(instructions.map((instruction) => instruction.action));
     if (codes.length === 0) return;
     this.codesReceived.push(...codes);
-    this.codeSatisfied = true;
     // Never the code itself: logs end up in workflow histories and dashboards.
     this.log(now, 'One-time code received');
+    if (this.codeSatisfied) return;
+    // A site checks the code typed last; a refused one sends the run back to the code form.
+    const code = codes.at(-1)!;
+    const accepted = this.accepts(code, now);
+    this.codeChecks.push({ code, at: now, accepted });
+    this.codeSatisfied = accepted;
+  }
+
+  /** `[reject-codes=N]` refuses the first N codes; `[needs-totp=NAME]` takes only the current code of its secret. */
+  private accepts(code: string, now: number): boolean {
+    if (this.codeChecks.length < this.scenario.rejectCodes) return false;
+    if (this.scenario.totpSecretName === null) return true;
+    return this.totpSecret !== undefined && totpCodeMatches(this.totpSecret, code, now);
   }
 
   private finish(status: TaskStatus, at: number): void {
@@ -417,6 +449,8 @@ export interface TaskStoreOptions {
   durationFor?: DurationChooser;
   /** Whether tasks log their browser connection URL (with its password); default true. */
   logBrowserConnection?: boolean;
+  /** The emulator's TOTP secrets by name (see `EmulatorOptions.totpSecrets`). */
+  totpSecrets?: Record<string, string>;
 }
 
 export class TaskStore {
@@ -451,6 +485,7 @@ export class TaskStore {
         queueMs: this.options.queueMs,
         connection: newBrowserConnection(this.customerId),
         logConnection: this.options.logBrowserConnection ?? true,
+        totpSecrets: this.options.totpSecrets ?? {},
       },
       now,
     );

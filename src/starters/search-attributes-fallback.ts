@@ -4,6 +4,7 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import {
   BrowserAIAwaitingInput,
+  BrowserAIAwaitingInputSince,
   BrowserAIExecutionId,
   BrowserAIProject,
   BrowserAIStatus,
@@ -13,6 +14,8 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: BrowserAIStatus, value: 'starting' },
     { key: BrowserAIAwaitingInput, value: false },
+    // "Never waited": the workflow sets it when a wait for input begins.
+    { key: BrowserAIAwaitingInputSince, value: new Date(0) },
     // Not known until the create answers; the workflow upserts it then.
     { key: BrowserAIExecutionId, value: '' },
     // A saved task's project is known only once it is read: the workflow upserts it then.

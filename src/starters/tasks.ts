@@ -36,8 +36,16 @@ import {
 } from '../workflows/messages';
 import type { browserTask } from '../workflows';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
+import {
+  listAwaitingInput,
+  waitForInputRequest,
+  type AwaitingTask,
+  type ListAwaitingOptions,
+  type NextInputRequest,
+} from './awaiting-input';
 
 export { InvalidInputError, WorkflowNotFoundError };
+export type { AwaitingTask, ListAwaitingOptions, NextInputRequest };
 
 export interface StartOptions {
   /** Default `browserai-<uuid>`. Starting twice with one ID is refused by Temporal, so a retried start never runs a task twice. */
@@ -207,6 +215,30 @@ export class BrowserTasks {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Waits until the task makes an input request with a sequence number above `after` (default 0:
+   * its first), or finishes, and returns it: `{kind: 'input-requested', request, open}` or
+   * `{kind: 'finished', finished}`. Answer a code request with `submitCode`, then call again with
+   * `after: request.sequence` to hear whether BrowserAI asks again (a refused code) or the task ends.
+   * One update per call (one billed Temporal action), however long it waits: the workflow answers
+   * when the request happens, and the SDK waits on the server meanwhile.
+   */
+  async nextInputRequest(workflowId: string, options: { after?: number } = {}): Promise<NextInputRequest> {
+    const after = options.after ?? 0;
+    if (!(Number.isInteger(after) && after >= 0))
+      throw new InvalidInputError([`after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`]);
+    return waitForInputRequest(this.handle(workflowId), after);
+  }
+
+  /**
+   * The tasks waiting for input now, longest wait first, with how long each has waited: from
+   * visibility (no worker, no action), or where the namespace lacks our search attributes by asking
+   * each running task. `details: true` adds each open request (a query each).
+   */
+  async listAwaitingInput(options?: ListAwaitingOptions): Promise<AwaitingTask[]> {
+    return listAwaitingInput(this.client, options);
   }
 
   async cancel(workflowId: string): Promise<void> {

@@ -6,6 +6,7 @@ import {
   appendInstructionsSignal,
   completeSignal,
   executionIdUpdate,
+  nextInputRequestUpdate,
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
@@ -66,6 +67,15 @@ function handleMessages(session: TaskSession): void {
     validator: ({ instructions }) => session.checkAddInstructions(instructions),
   });
   setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
+  setHandler(nextInputRequestUpdate, ({ after }) => session.nextInputRequest(after ?? 0), {
+    validator: ({ after } = {}) => {
+      if (after !== undefined && !(Number.isInteger(after) && after >= 0))
+        throw ApplicationFailure.nonRetryable(
+          `after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`,
+          FailureType.InvalidInput,
+        );
+    },
+  });
   setHandler(stateQuery, () => session.view());
 }
 

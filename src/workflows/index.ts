@@ -7,6 +7,7 @@
 // is a definition (signals, updates, queries, failure types) or a type.
 export { browserTask } from './browser-task';
 export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList } from './saved-tasks';
+export { browserAIWebhook } from './webhook-delivery';
 export * from './messages';
 export * from './search-attributes';
 export { FailureType, type FailureTypeName } from '../errors';
@@ -16,6 +17,7 @@ export {
   type BrowserTaskResult,
   type PollingOptions,
   type TaskActivityOptions,
+  type TaskWebhookOptions,
 } from './input';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './saved-task-input';
 export type { BrowserAIActivities } from '../activities';

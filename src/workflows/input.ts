@@ -5,6 +5,7 @@
 import type { GeoLocation, Instruction, ResultEntry, TaskType } from '../browserai/types';
 import type { Delivery, TrimReport } from '../activities/types';
 import { ISO_COUNTRY_CODES } from './iso-countries';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './messages';
 
 export interface PollingOptions {
   /** First and shortest gap between two `GET /tasks` calls; default 1 s, at least 250 ms. */
@@ -70,6 +71,34 @@ export interface BrowserTaskInput {
    * `false` signals nobody.
    */
   notifyWorkflowId?: string | false;
+  /**
+   * The name of a TOTP secret the worker holds (`BROWSERAI_TOTP_SECRET_<NAME>`, the secrets file,
+   * or the plugin's `totpSecrets`): when the task asks for a code, the worker types the current
+   * RFC 6238 code itself. Only the name is in the input; the secret never leaves the worker.
+   */
+  totpSecretName?: string;
+  /**
+   * How many one-time codes BrowserAI may refuse in a row for one code form (it asks again after
+   * each) before the task is stopped and the workflow fails `CodesRefused`; default 3 (1 to 10).
+   */
+  maxCodeAttempts?: number;
+  /** Webhooks for this task, sent to the destination configured on the worker; see {@link TaskWebhookOptions}. */
+  webhook?: TaskWebhookOptions;
+}
+
+/**
+ * Which webhook events a task wants. The destination (URL, signing secrets) is configured on the
+ * worker only, never here: a URL in the input would let any caller make the worker POST anywhere.
+ */
+export interface TaskWebhookOptions {
+  /** Default: all of them (`input.requested`, `task.finished`, `task.stop_not_confirmed`). */
+  events?: WebhookEventType[];
+  /**
+   * Echoed in every event, to route it to the right user or record: an opaque ID of yours, 1 to
+   * 128 characters of letters, digits and `._:/@+=-`. Never a code, token or personal data: it is
+   * stored in workflow history and sent in every webhook body.
+   */
+  reference?: string;
 }
 
 /**
@@ -110,6 +139,8 @@ export interface OutgoingInstructions {
   instructions: Instruction[];
   /** Set for a one-time code: the code itself, so a second submit of it is recognised. */
   code?: string;
+  /** A TOTP code the worker computes and types itself (`instructions` is then empty): the workflow never learns it. */
+  totp?: true;
 }
 
 export interface BrowserTaskResult {
@@ -145,6 +176,7 @@ export const DEFAULTS = {
   maxResultBytes: 256 * 1024,
   inputSettleMs: 5_000,
   stopRetryWindowMs: 30 * 60_000,
+  maxCodeAttempts: 3,
 } as const;
 
 // Bounds of the options: below them a workflow would hammer BrowserAI or Temporal, above them
@@ -263,6 +295,47 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
     problems.push('notifyWorkflowId must be a workflow ID (a non-empty string) or false');
   }
   problems.push(...activityOptionProblems(input.activityOptions));
+  problems.push(...codeLoopProblems(input));
+  return problems;
+}
+
+const TOTP_SECRET_NAME = /^[A-Za-z0-9_]{1,64}$/;
+const WEBHOOK_REFERENCE = /^[A-Za-z0-9._:/@+=-]{1,128}$/;
+
+/** The options of the one-time-code loop: the TOTP secret's name, the code attempts, the webhook choice. */
+function codeLoopProblems(input: BrowserTaskInput): string[] {
+  const problems: string[] = [];
+  const { totpSecretName, maxCodeAttempts, webhook } = input;
+  if (totpSecretName !== undefined && !(typeof totpSecretName === 'string' && TOTP_SECRET_NAME.test(totpSecretName)))
+    problems.push(
+      'totpSecretName must be the name of a TOTP secret the worker holds: 1-64 letters, digits or underscores (never the secret itself)',
+    );
+  if (
+    maxCodeAttempts !== undefined &&
+    !(Number.isInteger(maxCodeAttempts) && maxCodeAttempts >= 1 && maxCodeAttempts <= 10)
+  )
+    problems.push(`maxCodeAttempts must be an integer from 1 to 10 (got ${JSON.stringify(maxCodeAttempts)})`);
+  if (webhook === undefined) return problems;
+  if (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))
+    return [
+      ...problems,
+      'webhook must be an object: { events?, reference? } (the destination is configured on the worker)',
+    ];
+  const extra = Object.keys(webhook).filter((key) => key !== 'events' && key !== 'reference');
+  if (extra.length > 0)
+    problems.push(
+      `webhook takes events and reference only (got ${extra.join(', ')}): the destination and its secrets are configured on the worker`,
+    );
+  const { events, reference } = webhook;
+  if (
+    events !== undefined &&
+    !(Array.isArray(events) && events.every((event) => (WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(event)))
+  )
+    problems.push(`webhook.events must be a list of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (reference !== undefined && !(typeof reference === 'string' && WEBHOOK_REFERENCE.test(reference)))
+    problems.push(
+      'webhook.reference must be 1-128 letters, digits or ._:/@+=- (an opaque ID of yours, never a secret)',
+    );
   return problems;
 }
 

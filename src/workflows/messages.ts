@@ -48,26 +48,132 @@ export interface BrowserTaskState {
   outcome: BrowserTaskResult | null;
   /** null until a stop is needed; then whether BrowserAI took it. false: the task may still be running. */
   stopConfirmed: boolean | null;
+  /** The input request the task is waiting on now, or null (see {@link InputRequest}). */
+  inputRequest: InputRequest | null;
 }
 
 export const stateQuery = defineQuery<BrowserTaskState>('state');
 
 /**
- * What `browserTask` signals (`browserTaskAwaitingInputSignal`) to its parent workflow, or to the
- * workflow named by `notifyWorkflowId`, each time its task starts to await input. Answer with
- * `submitCodeSignal`, `appendInstructionsSignal` or `completeSignal` to workflow `workflowId`.
- * Carries no instruction, code or log line.
+ * What a waiting task asks for. `code`: a one-time code (`submitCode`), typed by the worker itself
+ * when the task names a TOTP secret. `instructions`: an idle awaitable session wants more
+ * instructions (`appendInstructions`, `addInstructions`) or `complete`. The rule that tells them
+ * apart (README, "Being told when input is needed"):
+ * 1. a task that is not `awaitable` asks for a code: it awaits only when something blocks its run;
+ * 2. an awaitable task asks for a code when BrowserAI's prompt mentions one (code, OTP, passcode,
+ *    verification, 2FA...), or, for its first request, when it names a TOTP secret;
+ * 3. otherwise an awaitable task asks for instructions.
  */
-export interface AwaitingInputNotice {
-  /** The `browserTask` workflow that awaits input. */
-  workflowId: string;
-  /** BrowserAI's ID of the task. */
-  executionId: string;
-  /** BrowserAI's status (`awaiting`, or the spelling BrowserAI used). */
-  status: string;
-  /** When the wait began (ISO 8601), and when it gives up with `AwaitingInputTimeout`. */
+export type InputRequestKind = 'code' | 'instructions';
+
+/**
+ * One input request: the task started to await input. Every channel (the `nextInputRequest`
+ * update and `BrowserTasks.nextInputRequest`, webhooks, the signal to a parent) tells the same
+ * object. Carries no code, token or credential: the prompt is masked as everything BrowserAI shows.
+ */
+export interface InputRequest {
+  /**
+   * 1 for the task's first request, then one more for each (across continue-as-new). A code that
+   * BrowserAI refused and asked again for is a new request with a new number.
+   */
+  sequence: number;
+  kind: InputRequestKind;
+  /** `caller`: you answer it. `worker`: the worker types a TOTP code itself (the task named a TOTP secret). */
+  answeredBy: 'caller' | 'worker';
+  /**
+   * What BrowserAI shows while it waits: its last progress lines (at most 3), masked (URL
+   * credentials, token-like parameters, the task's codes) and cut to 1,000 characters. Empty when
+   * BrowserAI shows nothing.
+   */
+  prompt: string;
+  /** Codes typed for this code form that BrowserAI refused, in a row, before this request; 0 on a first ask. */
+  refusedCodes: number;
+  /** Code requests only: codes that may still be tried before the task is stopped with `CodesRefused`. */
+  attemptsLeft?: number;
+  /** When the task began to wait (ISO 8601), and when it gives up with `AwaitingInputTimeout`. */
   since: string;
   timesOutAt: string;
+  /** The `browserTask` workflow to answer, and BrowserAI's ID of its task. */
+  workflowId: string;
+  executionId: string;
+}
+
+/** How a task ended, as every channel tells it (never with its results: read those with `result`). */
+export interface TaskFinished {
+  /**
+   * `completed`: the task ended on its own or through `complete`. `failed`: BrowserAI reported a
+   * failure, or the workflow failed (see `failureType`). `cancelled`: the workflow was cancelled or
+   * the task was stopped elsewhere. `timed_out`: `TaskTimeout`, `AwaitingInputTimeout` or `Timeout`.
+   */
+  outcome: 'completed' | 'failed' | 'cancelled' | 'timed_out';
+  workflowId: string;
+  /** null when the task was never created. */
+  executionId: string | null;
+  /** BrowserAI's last status. */
+  status: string;
+  /** The workflow's failure type (a `FailureType` name) when it failed or timed out. */
+  failureType?: string;
+  /** Present when the workflow sent a stop (see `BrowserTaskResult.stopConfirmed`). */
+  stopConfirmed?: boolean;
+}
+
+/** What `nextInputRequest` waits for: input requests after this sequence number (default 0: any). */
+export interface NextInputRequestMessage {
+  after?: number;
+}
+
+/**
+ * The answer of `nextInputRequest`: the latest request after `after` (`open` while the task still
+ * waits on it), or how the task finished. `continued`: the workflow continued as new while the
+ * update waited; send it again to the same workflow ID (`BrowserTasks.nextInputRequest` does).
+ */
+export type InputRequestWait =
+  | { kind: 'input-requested'; request: InputRequest; open: boolean }
+  | { kind: 'finished'; finished: TaskFinished }
+  | { kind: 'continued' };
+
+/**
+ * Waits, in the workflow, until the task makes an input request with a sequence number above
+ * `after`, or finishes, and answers it: one update (one billed action) per call, however long the
+ * wait. Callers use `BrowserTasks.nextInputRequest` or the CLI's `wait-input`.
+ */
+export const nextInputRequestUpdate = defineUpdate<InputRequestWait, [NextInputRequestMessage]>('nextInputRequest');
+
+/** The webhook events a task can ask for (`BrowserTaskInput.webhook.events`); the `type` of the event's body. */
+export type WebhookEventType = 'input.requested' | 'task.finished' | 'task.stop_not_confirmed';
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'input.requested',
+  'task.finished',
+  'task.stop_not_confirmed',
+];
+
+/**
+ * The JSON body of a webhook, as the Standard Webhooks specification shapes it: `type`, the moment
+ * the event happened (`timestamp`, ISO 8601) and `data`. Sent with the headers `webhook-id` (the
+ * same on every retry of one event: deduplicate on it), `webhook-timestamp` and `webhook-signature`.
+ * `reference` is the task's `webhook.reference`, echoed as given. Never a code, token or credential.
+ */
+export type WebhookBody =
+  | { type: 'input.requested'; timestamp: string; data: InputRequest & { reference?: string } }
+  | { type: 'task.finished'; timestamp: string; data: TaskFinished & { reference?: string } }
+  | {
+      type: 'task.stop_not_confirmed';
+      timestamp: string;
+      /** The stop was retried for `stopRetryWindowMs` without success: the task may still run; stop it from the BrowserAI dashboard. */
+      data: { workflowId: string; executionId: string; reference?: string };
+    };
+
+/**
+ * What `browserTask` signals (`browserTaskAwaitingInputSignal`) to its parent workflow, or to the
+ * workflow named by `notifyWorkflowId`, for each input request. Answer with `submitCodeSignal`,
+ * `appendInstructionsSignal` or `completeSignal` to workflow `workflowId`. It is the
+ * {@link InputRequest} itself (`workflowId`, `executionId`, `since`, `timesOutAt` as before) plus
+ * BrowserAI's status; no instruction or code.
+ */
+export interface AwaitingInputNotice extends InputRequest {
+  /** BrowserAI's status (`awaiting`, or the spelling BrowserAI used). */
+  status: string;
 }
 
 export const browserTaskAwaitingInputSignal = defineSignal<[AwaitingInputNotice]>('browserTaskAwaitingInput');

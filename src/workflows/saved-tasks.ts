@@ -42,6 +42,7 @@ const NOT_STARTED: BrowserTaskState = {
   error: null,
   outcome: null,
   stopConfirmed: null,
+  inputRequest: null,
 };
 
 function invalid(problems: string[]): never {

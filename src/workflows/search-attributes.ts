@@ -7,5 +7,20 @@ export const BrowserAIExecutionId = defineSearchAttributeKey('BrowserAIExecution
 export const BrowserAIStatus = defineSearchAttributeKey('BrowserAIStatus', SearchAttributeType.KEYWORD);
 export const BrowserAIProject = defineSearchAttributeKey('BrowserAIProject', SearchAttributeType.KEYWORD);
 export const BrowserAIAwaitingInput = defineSearchAttributeKey('BrowserAIAwaitingInput', SearchAttributeType.BOOL);
+/**
+ * When the current wait for input began; meaningful while `BrowserAIAwaitingInput` is true (set at
+ * start to 1970-01-01, "never waited": a start must give every attribute a value, so that a
+ * namespace lacking one refuses the start instead of failing the workflow's upsert later).
+ */
+export const BrowserAIAwaitingInputSince = defineSearchAttributeKey(
+  'BrowserAIAwaitingInputSince',
+  SearchAttributeType.DATETIME,
+);
 
-export const ALL_SEARCH_ATTRIBUTES = [BrowserAIExecutionId, BrowserAIStatus, BrowserAIProject, BrowserAIAwaitingInput];
+export const ALL_SEARCH_ATTRIBUTES = [
+  BrowserAIExecutionId,
+  BrowserAIStatus,
+  BrowserAIProject,
+  BrowserAIAwaitingInput,
+  BrowserAIAwaitingInputSince,
+];

@@ -17,7 +17,7 @@ import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
 import { BrowserTasks } from '../../src/starters/tasks';
 import { startTemporal } from '../../dev/dev-server';
-import { createWorker } from '../../src/worker';
+import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
 import type { BrowserTaskInput } from '../../src/workflows/input';
 
 // Workflow failures are what many tests expect; the worker's warnings about them are noise here.
@@ -55,6 +55,8 @@ export async function startStack(
     searchAttributes?: boolean;
     /** Given to the worker and the client (e.g. Temporal's OpenTelemetryPlugin); the workflows are then bundled with their interceptors. */
     plugins?: SimplePlugin[];
+    /** The worker's TOTP secrets and webhook destination. */
+    codeLoop?: Pick<BrowserAIWorkerOptions, 'totpSecrets' | 'webhooks'>;
   } = {},
 ): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
@@ -82,6 +84,7 @@ export async function startStack(
       : { workflowBundle: workflowCode }),
     shutdownGraceTime: 1_000,
     dataConverter: options.dataConverter,
+    ...options.codeLoop,
   });
   const running = worker.run();
   return {

@@ -63,6 +63,12 @@ const USAGE = `Usage: ${CLI} <command> [options]
                                   so it stays out of your shell history)
   append WORKFLOW_ID --instruction TEXT [...] [--wait]
                                   append instructions (--wait returns BrowserAI's answer)
+  wait-input WORKFLOW_ID [--after N]
+                                  wait until the task asks for input (a request numbered above N,
+                                  default 0) or ends; prints the request (exit 0) or how it ended
+                                  (exit 0 completed, 1 otherwise)
+  waiting [--project NAME] [--details]
+                                  list the tasks waiting for input, longest wait first
   complete WORKFLOW_ID            end an awaitable session
   state WORKFLOW_ID               what the task is doing now
   cancel WORKFLOW_ID [--wait]     stop the task (one stop command) and cancel the workflow
@@ -111,6 +117,8 @@ const OPTIONS = {
   overlap: { type: 'string' },
   paused: { type: 'boolean' },
   note: { type: 'string' },
+  after: { type: 'string' },
+  details: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -166,6 +174,25 @@ async function main(argv: string[]): Promise<number> {
         await tasks.append(id, instructions());
         console.log('Instructions queued; they are sent in order.');
       }
+      return 0;
+    }
+    case 'wait-input': {
+      const after = values.after === undefined ? 0 : Number(values.after);
+      if (!(Number.isInteger(after) && after >= 0)) throw new UsageError('--after takes a request number (0, 1, 2...)');
+      const next = await tasks.nextInputRequest(needId(), { after });
+      console.log(JSON.stringify(next, null, 2));
+      if (next.kind === 'input-requested') {
+        const { request } = next;
+        if (next.open && request.kind === 'code' && request.answeredBy === 'caller')
+          console.error(`Answer it:  ${CLI} submit-code ${request.workflowId}`);
+        console.error(`Then wait for the next:  ${CLI} wait-input ${request.workflowId} --after ${request.sequence}`);
+        return 0;
+      }
+      return next.finished.outcome === 'completed' ? 0 : 1;
+    }
+    case 'waiting': {
+      const waiting = await tasks.listAwaitingInput({ project: values.project, details: values.details });
+      console.log(JSON.stringify(waiting, null, 2));
       return 0;
     }
     case 'complete':

@@ -68,8 +68,20 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
     }),
   );
 
+  /**
+   * A TOTP code: like an append (at most once), but the activity may first wait up to one time step
+   * (30 s by default) for a code that is not about to expire, so it gets two minutes per attempt.
+   */
+  const totp = proxyActivities<BrowserAIActivities>(
+    placed({
+      startToCloseTimeout: '2 minutes',
+      retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+    }),
+  );
+
   return {
     createTask: sends.browserAICreateTask,
+    typeTotpCode: totp.browserAITypeTotpCode,
     appendInstructions: sends.browserAIAppendInstructions,
     replaceInstructions: sends.browserAIReplaceInstructions,
     getResults: reads.browserAIGetResults,

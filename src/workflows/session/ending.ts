@@ -34,8 +34,22 @@ export async function endSession(
     if (err instanceof ContinueAsNew) throw err; // not an ending: the next run carries the session
     throw await endEarly(session, err);
   }
+  const ended = outcomeOfStatus(outcome.status);
+  await CancellationScope.nonCancellable(() =>
+    session.finish({
+      // A stop of our own on this path is `complete`'s; a task stopped elsewhere was cancelled there.
+      outcome:
+        ended === 'failed'
+          ? 'failed'
+          : ended === 'completed' || (ended === 'stopped' && session.stopSent)
+            ? 'completed'
+            : 'cancelled',
+      status: outcome.status,
+      ...(ended === 'failed' ? { failureType: FailureType.BrowserAITaskFailed } : {}),
+    }),
+  );
   await settleHandlers(session);
-  recordTaskEnded(outcomeOfStatus(outcome.status), session.polls);
+  recordTaskEnded(ended, session.polls);
   if (isFailedStatus(outcome.status)) {
     throw ApplicationFailure.create({
       type: FailureType.BrowserAITaskFailed,
@@ -59,7 +73,14 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   recordTaskEnded(outcomeOfFailure(cancelled, type), session.polls, type);
   const soFar = await CancellationScope.nonCancellable(async () => {
     await session.stop(reason);
-    return session.executionId ? session.resultsSoFar() : null;
+    const results = session.executionId ? await session.resultsSoFar() : null;
+    const timedOut = outcomeOfFailure(cancelled, type) === 'timed_out';
+    await session.finish({
+      outcome: cancelled ? 'cancelled' : timedOut ? 'timed_out' : 'failed',
+      status: results?.status ?? session.status,
+      ...(type ? { failureType: type } : {}),
+    });
+    return results;
   });
   await settleHandlers(session);
   // A cancelled workflow ends cancelled; its outcome so far is in the `state` query.

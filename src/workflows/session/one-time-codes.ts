@@ -8,6 +8,8 @@ export interface CodeRecord {
   received: string[];
   /** Codes that may have reached BrowserAI: answered, or sent with an unknown outcome. */
   typed: string[];
+  /** Codes BrowserAI refused (it asked again right after them): never typed again, even when forced. */
+  refused?: string[];
 }
 
 export class OneTimeCodes {
@@ -18,6 +20,8 @@ export class OneTimeCodes {
    * or on the wire: a second submit of one of them would type it twice.
    */
   refusal(code: string, force: boolean, inHand: readonly string[]): string | null {
+    if (this.record.refused?.includes(code))
+      return 'BrowserAI refused this code already; it is never typed again. Send a new code.';
     if (force || !(this.record.typed.includes(code) || inHand.includes(code))) return null;
     return 'this task already typed (or queued) this code. Send it with force: true to type it again.';
   }
@@ -28,6 +32,13 @@ export class OneTimeCodes {
 
   typed(code: string): void {
     this.record.typed.push(code);
+  }
+
+  /** BrowserAI asked again right after the last code typed: that code was refused. */
+  lastTypedRefused(): void {
+    const last = this.record.typed.at(-1);
+    if (last === undefined) return;
+    (this.record.refused ??= []).push(last);
   }
 
   /** What an activity masks in BrowserAI's text (nothing to pass when no code was received). */

@@ -43,6 +43,16 @@ export class Outbox {
     return this.#queue.length === 0 && this.#inFlight === null;
   }
 
+  /** Whether a TOTP code is queued or on the wire (one per request is enough). */
+  get holdsTotp(): boolean {
+    return this.#inFlight?.totp === true || this.#queue.some((item) => item.totp);
+  }
+
+  /** Set once continue-as-new is under way (see #handingOver). */
+  get handingOver(): boolean {
+    return this.#handingOver;
+  }
+
   /** Codes queued or on the wire. */
   get codesInHand(): string[] {
     return [...(this.#inFlight ? [this.#inFlight] : []), ...this.#queue].flatMap((item) =>

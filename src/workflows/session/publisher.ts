@@ -4,7 +4,13 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { TaskResultsSummary } from '../../activities/types';
 import { renderDetails } from '../details';
 import type { BrowserTaskState } from '../messages';
-import { BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../search-attributes';
+import {
+  BrowserAIAwaitingInput,
+  BrowserAIAwaitingInputSince,
+  BrowserAIExecutionId,
+  BrowserAIProject,
+  BrowserAIStatus,
+} from '../search-attributes';
 
 export class Publisher {
   // Search attributes exist only where the namespace registered them; the client API sets
@@ -17,15 +23,28 @@ export class Publisher {
       workflowInfo().typedSearchAttributes.get(key),
     ]),
   );
+  // Upserted only where the start set it (a namespace registered before it existed lacks it).
+  readonly #sinceOn = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince) !== undefined;
+  #publishedSinceMs = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince)?.getTime();
   #upsertQueued = false;
   #latest: BrowserTaskState | null = null;
+  #awaitingSinceMs: number | null = null;
 
   constructor(readonly project: string) {}
 
-  /** Shows `state` in the UI. Secrets (codes received) are masked in the details. */
-  publish(state: BrowserTaskState, results: TaskResultsSummary | null, secrets: readonly string[]): void {
+  /**
+   * Shows `state` in the UI. Secrets (codes received) are masked in the details. `awaitingSinceMs`:
+   * when the current wait for input began, while the task awaits input.
+   */
+  publish(
+    state: BrowserTaskState,
+    results: TaskResultsSummary | null,
+    secrets: readonly string[],
+    awaitingSinceMs: number | null,
+  ): void {
     setCurrentDetails(renderDetails(state, results, secrets));
     this.#latest = state;
+    this.#awaitingSinceMs = awaitingSinceMs;
     // Every upsert is a history event: changes made in one activation go out as one upsert,
     // from a microtask that runs after them but before the activation completes.
     if (this.#searchAttributesOn && !this.#upsertQueued) {
@@ -44,6 +63,12 @@ export class Publisher {
     ];
     if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
     const changed = wanted.filter((pair) => this.#published.get(pair.key.name) !== pair.value);
+    // Set when a wait begins, in the upsert that sets BrowserAIAwaitingInput; left as it is after.
+    const since = this.#awaitingSinceMs;
+    if (this.#sinceOn && since !== null && since !== this.#publishedSinceMs) {
+      changed.push({ key: BrowserAIAwaitingInputSince, value: new Date(since) });
+      this.#publishedSinceMs = since;
+    }
     if (changed.length === 0) return;
     upsertSearchAttributes(changed);
     for (const pair of changed) this.#published.set(pair.key.name, pair.value);

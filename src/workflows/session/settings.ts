@@ -12,6 +12,8 @@ export interface SessionSettings {
   stopRetryWindowMs: number;
   /** Budget for `results` in history. */
   resultBytes: number;
+  /** Codes BrowserAI may refuse in a row for one code form before the task is stopped. */
+  maxCodeAttempts: number;
 }
 
 export function sessionSettings(input: BrowserTaskInput): SessionSettings {
@@ -22,5 +24,6 @@ export function sessionSettings(input: BrowserTaskInput): SessionSettings {
     awaitingInputTimeoutMs: input.awaitingInputTimeoutMs ?? DEFAULTS.awaitingInputTimeoutMs,
     stopRetryWindowMs: input.stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs,
     resultBytes: input.maxResultBytes ?? DEFAULTS.maxResultBytes,
+    maxCodeAttempts: input.maxCodeAttempts ?? DEFAULTS.maxCodeAttempts,
   };
 }

@@ -17,7 +17,13 @@ import {
   log,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PollTaskOutput, TaskExecutionAnswer, TaskResultsSummary, TaskSnapshot } from '../../activities/types';
+import type {
+  PollTaskOutput,
+  TaskExecutionAnswer,
+  TaskResultsSummary,
+  TaskSnapshot,
+  TotpMask,
+} from '../../activities/types';
 import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
 import { FailureType } from '../../errors';
@@ -29,14 +35,22 @@ import {
   type BrowserTaskResult,
   type OutgoingInstructions,
 } from '../input';
-import { browserTaskAwaitingInputSignal, type BrowserTaskState } from '../messages';
+import {
+  browserTaskAwaitingInputSignal,
+  type BrowserTaskState,
+  type InputRequest,
+  type InputRequestWait,
+  type TaskFinished,
+} from '../messages';
 import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
+import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';
 import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
 import { OneTimeCodes, type CodeRecord } from './one-time-codes';
 import { Outbox, type SendOutcome } from './outbox';
 import { Publisher } from './publisher';
 import { sessionSettings, type SessionSettings } from './settings';
+import { Webhooks } from './webhooks';
 
 /**
  * What a later run of the session needs, carried whole across continue-as-new. Never part of the
@@ -68,6 +82,8 @@ export interface SessionRecord {
   /** `GET /tasks/{id}` polls of the task, over all runs (the polls-per-task metric). */
   polls: number;
   codes: CodeRecord;
+  /** The input requests so far, the codes BrowserAI refused in a row, the TOTP steps typed. */
+  requests: InputRequestRecord;
 }
 
 /** The record a continued run starts from: the task exists by then. */
@@ -94,6 +110,8 @@ export class TaskSession {
   readonly #codes: OneTimeCodes;
   readonly #publisher: Publisher;
   readonly #activities: SessionActivities;
+  readonly #requests: InputRequests;
+  readonly #webhooks: Webhooks;
 
   // ---- This run's own state ----
   /** What BrowserAI showed last, beyond the status: progress, the error, the task's output. */
@@ -105,11 +123,16 @@ export class TaskSession {
   #outcome: BrowserTaskResult | null = null;
   /** Why there is no task, once the create has failed (answers the executionId update). */
   #notCreated: ApplicationFailure | null = null;
-  /** A send whose delivery is unknown (AmbiguousRequest): the session cannot know what BrowserAI has, so it ends. */
-  #ambiguousSend: ApplicationFailure | null = null;
+  /**
+   * A send the session cannot go on after: one whose delivery is unknown (AmbiguousRequest: the
+   * session cannot know what BrowserAI has), or a TOTP code the worker could not type.
+   */
+  #endingSend: ApplicationFailure | null = null;
   /** The poll in flight, cancelled when the session must end without waiting for it. */
   #pollScope: CancellationScope | null = null;
   readonly #unknownStatusesLogged = new Set<string>();
+  /** How the task finished, once the ending knows (answers the waiting nextInputRequest updates). */
+  #finished: TaskFinished | null = null;
 
   constructor(
     private readonly input: BrowserTaskInput,
@@ -117,10 +140,17 @@ export class TaskSession {
   ) {
     this.#settings = sessionSettings(input);
     this.#record = carried ?? newRecord(Date.now());
+    this.#record.requests ??= newInputRequestRecord(); // a run continued from before input requests existed
     this.outbox = new Outbox(this.#record.pending);
     this.#codes = new OneTimeCodes(this.#record.codes);
     this.#publisher = new Publisher(input.project);
     this.#activities = sessionActivities(input);
+    this.#requests = new InputRequests(this.#record.requests, {
+      awaitable: input.awaitable === true,
+      totpSecretName: input.totpSecretName,
+      maxCodeAttempts: this.#settings.maxCodeAttempts,
+    });
+    this.#webhooks = new Webhooks(input.webhook, () => this.#requests.nextWebhookEvent());
   }
 
   get executionId(): string | null {
@@ -130,6 +160,16 @@ export class TaskSession {
   /** `GET /tasks/{id}` polls of the task so far, over all runs. */
   get polls(): number {
     return this.#record.polls;
+  }
+
+  /** BrowserAI's status as last seen. */
+  get status(): string {
+    return this.#record.status;
+  }
+
+  /** This workflow sent the task a stop (complete, or an ending). */
+  get stopSent(): boolean {
+    return this.#stop.sent;
   }
 
   get category(): StatusCategory {
@@ -169,11 +209,23 @@ export class TaskSession {
       error: this.#shown.error ?? null,
       outcome: this.#outcome,
       stopConfirmed: this.#stop.confirmed,
+      inputRequest: this.#requests.open,
     };
   }
 
   publish(): void {
-    this.#publisher.publish(this.view(), this.#results.latest, this.#codes.secrets);
+    // The wait begins in the activation that saw `awaiting` (the workflow's clock stands still
+    // within one), so its start is known here already and goes out in the same upsert.
+    const awaitingSinceMs = this.awaitsInput ? (this.#record.awaitingSinceMs ?? Date.now()) : null;
+    this.#publisher.publish(this.view(), this.#results.latest, this.#codes.secrets, awaitingSinceMs);
+  }
+
+  /** What the activities mask in BrowserAI's text: the codes received, and the TOTP codes (computed by them). */
+  get #toMask(): { codes?: string[]; totp?: TotpMask } {
+    const totp = this.input.totpSecretName
+      ? { totp: { secretName: this.input.totpSecretName, steps: [...this.#requests.totpSteps] } }
+      : {};
+    return { ...this.#codes.toMask, ...totp };
   }
 
   // ---- Messages from callers (wired in browser-task.ts) ------------------------------------
@@ -219,6 +271,22 @@ export class TaskSession {
   /** The addInstructions update: BrowserAI's answer to this append, or why it was not sent. */
   addInstructions(instructions: Instruction[]): Promise<TaskExecutionAnswer> {
     return this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions }));
+  }
+
+  /**
+   * The nextInputRequest update: the latest input request after `after`, once there is one, or how
+   * the task finished. A hand-over to a new run answers `continued`, so the caller asks that run.
+   */
+  async nextInputRequest(after: number): Promise<InputRequestWait> {
+    const newer = () => {
+      const latest = this.#requests.latest;
+      return latest !== null && latest.sequence > after ? latest : null;
+    };
+    await condition(() => newer() !== null || this.#finished !== null || this.outbox.handingOver);
+    const request = newer();
+    if (request) return { kind: 'input-requested', request, open: this.#requests.open === request };
+    if (this.#finished) return { kind: 'finished', finished: this.#finished };
+    return { kind: 'continued' };
   }
 
   /** The executionId update: answers once the task exists, or fails TaskNotCreated. */
@@ -306,6 +374,22 @@ export class TaskSession {
     const executionId = this.#record.executionId!;
     const sender = this.outbox.sendForever(
       (item) => {
+        if (item.totp) {
+          return this.#activities.typeTotpCode.executeWithOptions(
+            { summary: `Type the TOTP code of secret ${this.input.totpSecretName} into ${executionId}` },
+            [
+              {
+                executionId,
+                secretName: this.input.totpSecretName!,
+                codeInstructionTemplate: this.input.codeInstructionTemplate,
+                afterStep: Math.max(-1, ...this.#requests.totpSteps),
+                awaitable: this.input.awaitable,
+                delivery: this.#settings.delivery,
+                ...this.#codes.toMask,
+              },
+            ],
+          );
+        }
         const what = item.code
           ? 'Send one-time code'
           : item.kind === 'replace'
@@ -316,7 +400,7 @@ export class TaskSession {
           instructions: item.instructions,
           awaitable: this.input.awaitable,
           delivery: this.#settings.delivery,
-          ...this.#codes.toMask,
+          ...this.#toMask,
         };
         return item.kind === 'replace'
           ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
@@ -337,10 +421,16 @@ export class TaskSession {
       this.#codes.typed(item.code);
       recordCodeTyped();
     }
-    if (ambiguous) {
+    if (item.totp && 'answer' in outcome && 'totpStep' in outcome.answer) {
+      this.#requests.totpTyped(outcome.answer.totpStep as number);
+      recordCodeTyped();
+    }
+    if (reached) this.#requests.sent(item.totp ? 'totp' : item.code ? 'code' : 'instructions');
+    if (ambiguous || (item.totp && 'error' in outcome && type !== FailureType.TaskEnded)) {
       // Repeating it could type a code twice; going on would wait for input BrowserAI may never
-      // get. End now (the ending stops the task): the failure says what to check.
-      this.#ambiguousSend = (outcome as { error: ApplicationFailure }).error;
+      // get (a TOTP code nobody else can type). End now (the ending stops the task): the failure
+      // says what to check.
+      this.#endingSend = (outcome as { error: ApplicationFailure }).error;
       this.#pollScope?.cancel();
     }
     if ('error' in outcome) {
@@ -354,8 +444,9 @@ export class TaskSession {
     } else {
       this.#applyAnswer(outcome.answer);
     }
-    // Input arrived: a task still awaiting gets a fresh awaiting deadline.
+    // Input arrived: a task still awaiting gets a fresh awaiting deadline (and a new request).
     record.awaitingSinceMs = null;
+    this.#requests.close();
     record.kind = null;
     record.phaseStartedAtMs = Date.now();
     // BrowserAI may report the state from before it took the input for a moment: `awaiting` is
@@ -389,7 +480,7 @@ export class TaskSession {
     const record = this.#record;
     if (record.awaitingSinceMs === null) {
       record.awaitingSinceMs = Date.now();
-      await this.#notifyAwaitingInput();
+      await this.#beginInputRequest();
     }
     const settledBefore = this.outbox.settled;
     const completeReady = () => record.completeRequested && this.outbox.idle;
@@ -424,21 +515,51 @@ export class TaskSession {
   }
 
   /**
-   * Tells the parent workflow (or `notifyWorkflowId`) that the task now awaits input, once per
-   * wait, so it learns without polling. A workflow that is gone changes nothing here.
+   * A wait began: a new input request, told through every channel (waiting updates wake by
+   * themselves). A code request right after a code means BrowserAI refused it: that code is never
+   * typed again, and after `maxCodeAttempts` refusals in a row the session ends `CodesRefused`.
+   * A TOTP task's code request is answered by the worker.
    */
-  async #notifyAwaitingInput(): Promise<void> {
+  async #beginInputRequest(): Promise<void> {
+    const record = this.#record;
+    const since = record.awaitingSinceMs!;
+    const begun = this.#requests.begin({
+      workflowId: workflowInfo().workflowId,
+      executionId: record.executionId!,
+      sinceMs: since,
+      timesOutAtMs: Math.min(since + this.#settings.awaitingInputTimeoutMs, this.#deadlineMs),
+      progress: this.#shown.progress,
+      secrets: this.#codes.secrets,
+    });
+    if (begun.refusedCode === 'code') this.#codes.lastTypedRefused();
+    if ('tooManyRefused' in begun) {
+      throw ApplicationFailure.nonRetryable(
+        `BrowserAI refused ${begun.tooManyRefused} one-time codes in a row for task ${record.executionId} and asked again; ` +
+          `the task was stopped. Check where the codes come from${this.input.totpSecretName ? ` (the TOTP secret ${this.input.totpSecretName} and the worker's clock)` : ''}, ` +
+          'or raise maxCodeAttempts (at most 10).',
+        FailureType.CodesRefused,
+      );
+    }
+    const { request } = begun;
+    this.publish();
+    if (request.answeredBy === 'worker' && !this.outbox.holdsTotp)
+      this.#enqueue({ kind: 'append', instructions: [], totp: true });
+    this.#webhooks.send({ type: 'input.requested', data: request });
+    await this.#notifyParent(request);
+  }
+
+  /**
+   * Tells the parent workflow (or `notifyWorkflowId`) of the input request, once per wait, so it
+   * learns without polling. A workflow that is gone changes nothing here.
+   */
+  async #notifyParent(request: InputRequest): Promise<void> {
     const { notifyWorkflowId } = this.input;
     const target = notifyWorkflowId === false ? undefined : (notifyWorkflowId ?? workflowInfo().parent?.workflowId);
     if (!target) return;
-    const since = this.#record.awaitingSinceMs!;
     try {
       await getExternalWorkflowHandle(target).signal(browserTaskAwaitingInputSignal, {
-        workflowId: workflowInfo().workflowId,
-        executionId: this.#record.executionId!,
+        ...request,
         status: this.#record.status,
-        since: new Date(since).toISOString(),
-        timesOutAt: new Date(Math.min(since + this.#settings.awaitingInputTimeoutMs, this.#deadlineMs)).toISOString(),
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -481,7 +602,7 @@ export class TaskSession {
               ...(record.kind ? { kind: record.kind } : {}),
               ...(record.phaseStartedAtMs !== null ? { phaseStartedAtMs: record.phaseStartedAtMs } : {}),
               resultBytes: this.#settings.resultBytes,
-              ...this.#codes.toMask,
+              ...this.#toMask,
               maxSpanMs: spanMs,
               sleepFirst: !lookOnce,
               notFoundRetryUntilMs: this.#notFoundRetryUntilMs,
@@ -491,7 +612,7 @@ export class TaskSession {
         ),
       );
     } catch (err) {
-      if (!isCancellation(err) || this.#ambiguousSend) this.failIfItMustEnd();
+      if (!isCancellation(err) || this.#endingSend) this.failIfItMustEnd();
       throw err;
     } finally {
       this.#pollScope = null;
@@ -528,13 +649,15 @@ export class TaskSession {
     if (started) record.started = started;
     this.#shown = { ...this.#shown, progress, error: error ?? this.#shown.error };
     if (result !== undefined) this.#shown.result = result;
-    if (this.category !== 'awaiting') record.awaitingSinceMs = null;
-    else record.kind = null;
+    if (this.category !== 'awaiting') {
+      record.awaitingSinceMs = null;
+      this.#requests.close();
+    } else record.kind = null;
   }
 
   /** Fails once the session must end early: a send of unknown delivery, or the overall deadline (`TaskTimeout`). The ending stops the task. */
   failIfItMustEnd(): void {
-    if (this.#ambiguousSend) throw this.#ambiguousSend;
+    if (this.#endingSend) throw this.#endingSend;
     if (this.#untilDeadline() > DEADLINE_SLACK_MS) return;
     throw ApplicationFailure.nonRetryable(
       `BrowserAI task ${this.#record.executionId ?? '(not created)'} did not end within timeoutMs=${this.#settings.timeoutMs} ms and was stopped. Raise timeoutMs for longer tasks.`,
@@ -578,6 +701,10 @@ export class TaskSession {
     } catch (err) {
       this.#stop.confirmed = false;
       recordStopEnded(false);
+      this.#webhooks.send({
+        type: 'task.stop_not_confirmed',
+        data: { workflowId: workflowInfo().workflowId, executionId },
+      });
       log.error(
         `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
           `It may still be running and costing money: stop it from the BrowserAI dashboard (project ${this.input.project}), ` +
@@ -596,7 +723,7 @@ export class TaskSession {
       this.#results.atEnd && !this.#stop.sent
         ? this.#results.atEnd
         : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
-            { executionId, maxBytes: this.#settings.resultBytes, ...this.#codes.toMask },
+            { executionId, maxBytes: this.#settings.resultBytes, ...this.#toMask },
           ]);
     this.#results.latest = summary;
     // After our own stop, the results answer is the freshest word on the status.
@@ -635,6 +762,22 @@ export class TaskSession {
     return this.#outcome;
   }
 
+  /**
+   * The task has finished (ending.ts decides how): waiting nextInputRequest updates are answered,
+   * the `task.finished` webhook goes out, and the workflow closes only once its delivery started.
+   */
+  async finish(finished: Omit<TaskFinished, 'workflowId' | 'executionId'>): Promise<void> {
+    this.#finished = {
+      workflowId: workflowInfo().workflowId,
+      executionId: this.#record.executionId,
+      ...finished,
+      ...(this.#stop.sent ? { stopConfirmed: this.#stop.confirmed === true } : {}),
+    };
+    this.#requests.close();
+    this.#webhooks.send({ type: 'task.finished', data: this.#finished });
+    await this.#webhooks.started();
+  }
+
   /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
   async continueAsNew(
     continueAsNewWith: (input: BrowserTaskInput, carried: CarriedState) => Promise<never>,
@@ -642,6 +785,7 @@ export class TaskSession {
     // Signals arriving faster than they are sent must not put the hand-over off forever.
     this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
+    await this.#webhooks.started();
     log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
     return continueAsNewWith(this.input, {
       ...this.#record,
@@ -668,6 +812,7 @@ function newRecord(startedAtMs: number): SessionRecord {
     phaseStartedAtMs: null,
     polls: 0,
     codes: { received: [], typed: [] },
+    requests: newInputRequestRecord(),
   };
 }
 

@@ -1,0 +1,162 @@
+// Webhook delivery: one signed POST per attempt, as the Standard Webhooks specification says
+// (headers webhook-id, webhook-timestamp, webhook-signature; signed with the `standardwebhooks`
+// package). The destination and its secrets are the worker's configuration, never a task's.
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { Webhook } from 'standardwebhooks';
+import type { WebhookDeliveryInput, WebhookDeliveryOutput } from './types';
+
+/** Where a worker sends webhook events, and how it signs them. */
+export interface WebhookDestination {
+  /** http(s) URL the events are POSTed to. */
+  url: string;
+  /**
+   * Signing secrets, `whsec_` + base64 (Standard Webhooks' format). Each event is signed with every
+   * one (the signature header then holds one signature per secret), so during a rotation both the
+   * new and the old secret verify: give the new one first, drop the old once receivers use the new.
+   * At most two.
+   */
+  secrets: string[];
+  /** How long one attempt waits for the receiver; default 10 s, at most 15 s. */
+  timeoutMs?: number;
+  /** How long after the event attempts go on (with backoff up to 10 min apart); default 24 h, 1 min to 3 days. */
+  retryWindowMs?: number;
+}
+
+export const WEBHOOK_DEFAULTS = { timeoutMs: 10_000, retryWindowMs: 24 * 3_600_000 } as const;
+export const WEBHOOK_BOUNDS = {
+  timeoutMs: [1_000, 15_000],
+  retryWindowMs: [60_000, 3 * 24 * 3_600_000],
+} as const;
+
+/** The problems of a destination, naming the setting (`origin`) and never showing a secret. */
+export function webhookDestinationProblems(
+  destination: WebhookDestination,
+  origin: (field: keyof WebhookDestination) => string,
+): string[] {
+  const problems: string[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(destination.url);
+  } catch {
+    // reported below
+  }
+  if (!url || !/^https?:$/.test(url.protocol))
+    problems.push(`${origin('url')} must be an http(s) URL, e.g. https://example.com/hooks/browserai`);
+  else if (url.username || url.password)
+    problems.push(`${origin('url')} must not carry credentials: events are signed with the webhook secret instead`);
+  const { secrets } = destination;
+  if (!Array.isArray(secrets) || secrets.length === 0 || secrets.length > 2)
+    problems.push(`${origin('secrets')}: give one signing secret, or two while rotating`);
+  else
+    secrets.forEach((secret, i) => {
+      if (!isSigningSecret(secret))
+        problems.push(
+          `${origin('secrets')}${secrets.length > 1 ? ` (number ${i + 1})` : ''} must be whsec_ followed by base64 of 24 to 64 random bytes ` +
+            '(e.g. `echo whsec_$(openssl rand -base64 32)`)',
+        );
+    });
+  for (const field of ['timeoutMs', 'retryWindowMs'] as const) {
+    const value = destination[field];
+    const [min, max] = WEBHOOK_BOUNDS[field];
+    if (value !== undefined && !(Number.isFinite(value) && value >= min && value <= max))
+      problems.push(`${origin(field)} must be a number of milliseconds from ${min} to ${max}`);
+  }
+  return problems;
+}
+
+function isSigningSecret(secret: unknown): boolean {
+  if (typeof secret !== 'string' || !secret.startsWith('whsec_')) return false;
+  const bytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return bytes.length >= 24 && bytes.length <= 64;
+}
+
+/** Signs and posts events to one destination. The secrets stay in private fields (never inspected or logged). */
+export class WebhookSender {
+  readonly #signers: Webhook[];
+  readonly #url: string;
+  readonly #timeoutMs: number;
+  readonly #retryWindowMs: number;
+
+  /** Throws a TypeError naming the problems (never a secret) when the destination is unusable. */
+  constructor(destination: WebhookDestination) {
+    const problems = webhookDestinationProblems(destination, (field) => `webhooks.${field}`);
+    if (problems.length > 0) throw new TypeError(problems.join('; '));
+    this.#signers = destination.secrets.map((secret) => new Webhook(secret));
+    this.#url = destination.url;
+    this.#timeoutMs = destination.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs;
+    this.#retryWindowMs = destination.retryWindowMs ?? WEBHOOK_DEFAULTS.retryWindowMs;
+  }
+
+  /** The three Standard Webhooks headers for one attempt: the id is the event's, the timestamp this attempt's. */
+  headers(id: string, payload: string, at: Date): Record<string, string> {
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1_000)),
+      'webhook-signature': this.#signers.map((signer) => signer.sign(id, at, payload)).join(' '),
+    };
+  }
+
+  /**
+   * One attempt. A 2xx answer delivers the event; anything else (another status, no answer within
+   * the timeout, no connection) fails the attempt and Temporal retries it, with the same id, until
+   * the retry window since the event has passed.
+   */
+  async deliver(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
+    const { id, body } = input;
+    const ctx = Context.current();
+    const eventAtMs = Date.parse(body.timestamp);
+    if (Date.now() - eventAtMs > this.#retryWindowMs) {
+      log.error('Gave up delivering a webhook event: its retry window has passed', {
+        webhookId: id,
+        type: body.type,
+        attempts: ctx.info.attempt - 1,
+        retryWindowMs: this.#retryWindowMs,
+      });
+      return { delivered: false };
+    }
+    const payload = JSON.stringify(body);
+    let status: number;
+    try {
+      const answer = await fetch(this.#url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'browserai-temporal',
+          ...this.headers(id, payload, new Date()),
+        },
+        body: payload,
+        signal: AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), ctx.cancellationSignal]),
+        redirect: 'manual',
+      });
+      status = answer.status;
+      await answer.body?.cancel();
+    } catch (err) {
+      throw ApplicationFailure.retryable(
+        `The webhook receiver did not answer within ${this.#timeoutMs} ms or could not be reached (${errorName(err)}); retrying with the same webhook-id.`,
+        'WebhookNotDelivered',
+      );
+    }
+    if (status >= 200 && status < 300) return { delivered: true };
+    throw ApplicationFailure.retryable(
+      `The webhook receiver answered ${status}; retrying with the same webhook-id until ${new Date(eventAtMs + this.#retryWindowMs).toISOString()}.`,
+      'WebhookNotDelivered',
+    );
+  }
+}
+
+/** The kind of a failed request, never its message (which may quote the URL). */
+function errorName(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  if (cause instanceof Error) return (cause as NodeJS.ErrnoException).code ?? cause.name;
+  return 'error';
+}
+
+/** The activity when the worker has no destination: a task asked for webhooks nobody configured. */
+export function noWebhookDestination(input: WebhookDeliveryInput): WebhookDeliveryOutput {
+  log.warn(
+    'A task asked for webhooks, but this worker has no destination: set BROWSERAI_WEBHOOK_URL and BROWSERAI_WEBHOOK_SECRET ' +
+      "(or the plugin's webhooks option) on every worker of the task queue. The event was dropped.",
+    { webhookId: input.id, type: input.body.type },
+  );
+  return { delivered: false };
+}

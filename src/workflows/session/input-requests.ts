@@ -1,0 +1,149 @@
+// Input requests: each time a task starts to await input, one request with its own sequence
+// number, told through every channel (the nextInputRequest update, webhooks, the parent signal).
+// This file decides what a request is: its kind (a code or instructions), its prompt, and whether
+// the codes typed for it were refused.
+import { redactSecrets } from '../../browserai/redact';
+import type { InputRequest, InputRequestKind } from '../messages';
+
+/** What a later run needs of the requests, carried across continue-as-new in the session's record. */
+export interface InputRequestRecord {
+  /** The latest request, still open or answered (null before the first). */
+  latest: InputRequest | null;
+  /** Whether the task still waits on `latest`. */
+  open: boolean;
+  /** What the last input sent was: a code request right after a code means BrowserAI refused that code. */
+  lastSent: SentInput | null;
+  /** Codes refused in a row for the current code form. */
+  refusedInARow: number;
+  /** TOTP time steps whose code the worker typed: never typed twice, and masked by the activities. */
+  totpSteps: number[];
+  /** Webhook events created so far: they number the events' webhook-ids. */
+  webhookEvents: number;
+}
+
+export function newInputRequestRecord(): InputRequestRecord {
+  return { latest: null, open: false, lastSent: null, refusedInARow: 0, totpSteps: [], webhookEvents: 0 };
+}
+
+/** A caller's code, a TOTP code the worker typed, or instructions. */
+export type SentInput = 'code' | 'totp' | 'instructions';
+
+/** How many progress lines make the prompt, and how long it may be: enough to read, bounded in history. */
+const PROMPT_LINES = 3;
+export const PROMPT_CHARS = 1_000;
+
+/** A prompt that asks for a code, in the words sites and BrowserAI's engine use. */
+const ASKS_FOR_CODE =
+  /\b(codes?|otp|totp|passcode|one[- ]time|verification|verify|2fa|mfa|two[- ]factor|authenticator|pin)\b/i;
+
+export interface TaskFacts {
+  awaitable: boolean;
+  totpSecretName: string | undefined;
+  maxCodeAttempts: number;
+}
+
+export interface RequestContext {
+  workflowId: string;
+  executionId: string;
+  sinceMs: number;
+  timesOutAtMs: number;
+  progress: { status?: string; logs: string[] };
+  /** The task's codes, masked in the prompt (the activities masked them already; this is a second line). */
+  secrets: readonly string[];
+}
+
+/**
+ * The verdict on a new wait: the request to tell, or the codes refused too often. `refusedCode`
+ * says which kind of code BrowserAI just refused, if it refused one.
+ */
+export type Begun = ({ request: InputRequest } | { tooManyRefused: number }) & { refusedCode: 'code' | 'totp' | null };
+
+export class InputRequests {
+  constructor(
+    private readonly record: InputRequestRecord,
+    private readonly task: TaskFacts,
+  ) {}
+
+  get latest(): InputRequest | null {
+    return this.record.latest;
+  }
+
+  /** The request the task waits on now, if any. */
+  get open(): InputRequest | null {
+    return this.record.open ? this.record.latest : null;
+  }
+
+  get totpSteps(): readonly number[] {
+    return this.record.totpSteps;
+  }
+
+  /**
+   * A wait for input began: a new request. A code request right after a code means BrowserAI
+   * refused that code; after `maxCodeAttempts` refusals in a row there is no request, only the
+   * verdict (the session then stops the task).
+   */
+  begin(context: RequestContext): Begun {
+    const record = this.record;
+    const prompt = promptOf(context.progress, context.secrets);
+    const kind = this.#kindOf(context.progress.logs.at(-1) ?? '');
+    const lastSent = record.lastSent;
+    const refusedCode = kind === 'code' && (lastSent === 'code' || lastSent === 'totp') ? lastSent : null;
+    if (refusedCode) record.refusedInARow++;
+    else if (kind === 'instructions') record.refusedInARow = 0;
+    record.lastSent = null;
+    if (kind === 'code' && record.refusedInARow >= this.task.maxCodeAttempts)
+      return { tooManyRefused: record.refusedInARow, refusedCode };
+    const request: InputRequest = {
+      sequence: (record.latest?.sequence ?? 0) + 1,
+      kind,
+      answeredBy: kind === 'code' && this.task.totpSecretName ? 'worker' : 'caller',
+      prompt,
+      refusedCodes: kind === 'code' ? record.refusedInARow : 0,
+      ...(kind === 'code' ? { attemptsLeft: this.task.maxCodeAttempts - record.refusedInARow } : {}),
+      since: new Date(context.sinceMs).toISOString(),
+      timesOutAt: new Date(context.timesOutAtMs).toISOString(),
+      workflowId: context.workflowId,
+      executionId: context.executionId,
+    };
+    record.latest = request;
+    record.open = true;
+    return { request, refusedCode };
+  }
+
+  /** The task stopped waiting (input arrived, or it moved on by itself). */
+  close(): void {
+    this.record.open = false;
+  }
+
+  /** Input reached BrowserAI: what it was decides whether the next code request means a refusal. */
+  sent(what: SentInput): void {
+    this.record.lastSent = what;
+    if (what === 'instructions') this.record.refusedInARow = 0;
+  }
+
+  totpTyped(step: number): void {
+    this.record.totpSteps.push(step);
+  }
+
+  /** The number of the next webhook event (1, 2, ...), never reused across runs. */
+  nextWebhookEvent(): number {
+    return ++this.record.webhookEvents;
+  }
+
+  /**
+   * The rule documented on `InputRequestKind`, read from the line BrowserAI shows last (the one
+   * it waits on: earlier lines may be about a code already taken).
+   */
+  #kindOf(lastLine: string): InputRequestKind {
+    if (!this.task.awaitable) return 'code';
+    if (ASKS_FOR_CODE.test(lastLine)) return 'code';
+    if (this.task.totpSecretName && this.record.latest === null) return 'code';
+    return 'instructions';
+  }
+}
+
+/** BrowserAI's last progress lines, masked and bounded: what it shows while it waits. */
+export function promptOf(progress: { status?: string; logs: string[] }, secrets: readonly string[]): string {
+  const text = redactSecrets(progress.logs.slice(-PROMPT_LINES).join('\n'), secrets);
+  return text.length <= PROMPT_CHARS ? text : `…${text.slice(text.length - PROMPT_CHARS + 1)}`;
+}
