@@ -39,16 +39,17 @@ export class WebhookReceiver {
 
   /** `secrets`: the `whsec_` secrets signatures are checked against (any one of them verifying counts). */
   static async start(secrets: string[]): Promise<WebhookReceiver> {
-    let receiver: WebhookReceiver | undefined;
-    const server = createServer((req, res) => void receiver!.handle(req, res));
+    const handlers: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
+    const server = createServer((req, res) => void handlers.handle!(req, res));
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
-    receiver = new WebhookReceiver(
+    const receiver = new WebhookReceiver(
       server,
       `http://127.0.0.1:${port}/hooks/browserai`,
       secrets.map((secret) => new Webhook(secret)),
     );
+    handlers.handle = (req, res) => receiver.handle(req, res);
     return receiver;
   }
 
