@@ -93,6 +93,39 @@ describe('nextInputRequest: told when a task needs input', () => {
   });
 });
 
+describe('listAwaitingInput: the tasks waiting for input', () => {
+  test('from visibility, longest wait first, with how long each has waited; a task that got its code leaves the list', async () => {
+    const project = `waiting-${Date.now()}`;
+    const first = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], project }));
+    const firstRequest = await stack.tasks.nextInputRequest(first.workflowId);
+    const second = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }], project }));
+    await stack.tasks.nextInputRequest(second.workflowId);
+    const listed = await eventually('visibility lists both', async () => {
+      const found = await stack.tasks.listAwaitingInput({ project });
+      return found.length === 2 ? found : undefined;
+    });
+    assert.deepEqual(
+      listed.map((task) => task.workflowId),
+      [first.workflowId, second.workflowId],
+    );
+    assert.ok(firstRequest.kind === 'input-requested');
+    assert.equal(listed[0]!.since, firstRequest.request.since);
+    assert.equal(listed[0]!.executionId, firstRequest.request.executionId);
+    assert.ok(listed[0]!.waitedMs! >= listed[1]!.waitedMs!);
+    assert.equal(listed[0]!.request, undefined, 'no query without details');
+    const detailed = await stack.tasks.listAwaitingInput({ project, details: true });
+    assert.deepEqual(detailed[0]!.request, firstRequest.request);
+
+    await stack.tasks.submitCode(first.workflowId, '482913');
+    await first.result();
+    await eventually('the first task leaves the list', async () => {
+      const found = await stack.tasks.listAwaitingInput({ project });
+      return found.length === 1 && found[0]!.workflowId === second.workflowId;
+    });
+    await stack.tasks.cancel(second.workflowId);
+  });
+});
+
 describe('refused codes', () => {
   test('a refused code is a new request; it is never typed again, even forced; a new code is taken', async () => {
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [rejects-code]' }] }));

@@ -2,6 +2,7 @@
 // that signals its parent when it awaits a code, activities called directly, and activities
 // placed on a task queue of the caller's choosing with a priority and a fairness key.
 import assert from 'node:assert/strict';
+import type { AwaitingInputNotice } from '../src/workflows/messages';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
@@ -102,9 +103,13 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     const task = await stack.tasks.start(
       taskInput({ instructions: [{ action: 'Log in [needs-code]' }], notifyWorkflowId: listenerId }),
     );
-    const notice = (await listener.result()) as { workflowId: string; status: string };
+    const notice = (await listener.result()) as AwaitingInputNotice;
     assert.equal(notice.workflowId, task.workflowId);
     assert.equal(notice.status.toLowerCase(), 'awaiting');
+    // The same input request every channel tells.
+    const told = await stack.tasks.nextInputRequest(task.workflowId);
+    assert.ok(told.kind === 'input-requested');
+    assert.deepEqual(notice, { ...told.request, status: notice.status });
     await stack.tasks.submitCode(task.workflowId, '135790');
     await task.result();
 
@@ -118,6 +123,34 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     assert.ok(
       !history.events?.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes),
       'no signal was sent',
+    );
+  });
+
+  test('a refused code is told to the listening workflow again, as a new request', async () => {
+    const listenerId = `collector-${randomUUID()}`;
+    const listener = await stack.env.client.workflow.start('noticeCollector', {
+      taskQueue: teamQueue,
+      workflowId: listenerId,
+      args: [2],
+    });
+    const task = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in [rejects-code]' }], notifyWorkflowId: listenerId }),
+    );
+    await eventually('the first request', async () => (await stack.tasks.state(task.workflowId)).inputRequest);
+    await stack.tasks.submitCode(task.workflowId, '111111');
+    await eventually(
+      'the second request',
+      async () => (await stack.tasks.state(task.workflowId)).inputRequest?.sequence === 2,
+    );
+    await stack.tasks.submitCode(task.workflowId, '222222');
+    await task.result();
+    const notices = (await listener.result()) as AwaitingInputNotice[];
+    assert.deepEqual(
+      notices.map((n) => [n.sequence, n.kind, n.refusedCodes]),
+      [
+        [1, 'code', 0],
+        [2, 'code', 1],
+      ],
     );
   });
 

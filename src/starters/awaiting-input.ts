@@ -159,7 +159,7 @@ async function askEachRunningTask(client: Client, limit: number, project?: strin
   await Promise.all(running.map((task) => addRequest(client, task)));
   const now = Date.now();
   return running
-    .filter((task) => task.request && (project === undefined || task.project === project))
+    .filter((task) => task.request && (project === undefined || task.request.project === project))
     .map((task) => ({ ...task, waitedMs: Math.max(0, now - Date.parse(task.since!)) }))
     .sort((a, b) => b.waitedMs - a.waitedMs);
 }
@@ -170,6 +170,7 @@ async function addRequest(client: Client, task: AwaitingTask): Promise<void> {
     if (!state.inputRequest) return;
     task.request = state.inputRequest;
     task.executionId ??= state.executionId;
+    task.project ??= state.inputRequest.project;
     task.since ??= state.inputRequest.since;
   } catch {
     // It closed meanwhile, or no worker answers queries: listed without its request.

@@ -96,6 +96,8 @@ export interface InputRequest {
   /** The `browserTask` workflow to answer, and BrowserAI's ID of its task. */
   workflowId: string;
   executionId: string;
+  /** The task's BrowserAI project. */
+  project: string;
 }
 
 /** How a task ended, as every channel tells it (never with its results: read those with `result`). */

@@ -41,3 +41,11 @@ export async function noticeListener(): Promise<AwaitingInputNotice> {
   await condition(() => notice !== undefined);
   return notice!;
 }
+
+/** A workflow named by `notifyWorkflowId` that returns the first `count` notices (a refused code is told again). */
+export async function noticeCollector(count: number): Promise<AwaitingInputNotice[]> {
+  const notices: AwaitingInputNotice[] = [];
+  setHandler(browserTaskAwaitingInputSignal, (received) => void notices.push(received));
+  await condition(() => notices.length >= count);
+  return notices;
+}

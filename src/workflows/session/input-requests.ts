@@ -45,6 +45,7 @@ export interface TaskFacts {
 export interface RequestContext {
   workflowId: string;
   executionId: string;
+  project: string;
   sinceMs: number;
   timesOutAtMs: number;
   progress: { status?: string; logs: string[] };
@@ -104,6 +105,7 @@ export class InputRequests {
       timesOutAt: new Date(context.timesOutAtMs).toISOString(),
       workflowId: context.workflowId,
       executionId: context.executionId,
+      project: context.project,
     };
     record.latest = request;
     record.open = true;

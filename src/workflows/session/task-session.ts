@@ -526,6 +526,7 @@ export class TaskSession {
     const begun = this.#requests.begin({
       workflowId: workflowInfo().workflowId,
       executionId: record.executionId!,
+      project: this.input.project,
       sinceMs: since,
       timesOutAtMs: Math.min(since + this.#settings.awaitingInputTimeoutMs, this.#deadlineMs),
       progress: this.#shown.progress,
