@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { duration, fraction, integer } from '../dev/flag-values';
 
-export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale'] as const;
+export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale', 'codeloop'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface RealisticSettings {
@@ -53,6 +53,13 @@ export interface ScaleSettings {
   emulatorMode: 'documented' | 'observed';
 }
 
+export interface CodeLoopSettings {
+  /** Code tasks a person answers (webhook and waiting client call timed), all started at once. */
+  tasks: number;
+  /** TOTP tasks the worker answers itself, started with them. */
+  totpTasks: number;
+}
+
 export interface BenchConfig {
   scenarios: ScenarioName[];
   quick: boolean;
@@ -63,6 +70,7 @@ export interface BenchConfig {
   learned: LearnedSettings;
   actions: ActionsSettings;
   scale: ScaleSettings;
+  codeloop: CodeLoopSettings;
 }
 
 /** Flag → [full default, quick default]. */
@@ -95,6 +103,8 @@ const DEFAULTS = {
   'scale-late-code-delay': ['20s', '5s'],
   'scale-batch': ['50', '50'],
   'scale-emulator-mode': ['documented', 'documented'],
+  'codeloop-tasks': ['200', '10'],
+  'codeloop-totp-tasks': ['50', '4'],
 } as const;
 type Flag = keyof typeof DEFAULTS | 'quick';
 
@@ -118,6 +128,8 @@ export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads 
   scale (one worker, many concurrent tasks, one-time codes during and after the start burst):
   --scale-tasks N (2000)  --scale-duration D (60s)  --scale-burst-codes N (100)  --scale-late-codes N (100)
   --scale-late-code-delay D (20s)  --scale-batch N (50)  --scale-emulator-mode documented|observed (documented)
+  codeloop (code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed):
+  --codeloop-tasks N (200)  --codeloop-totp-tasks N (50)
 
 Quick defaults: realistic 6 × 8–20 s; learned 3 kinds × 2 × 3 rounds of 8–20 s; actions 3 × 20 s, 2 × 2 min,
 2 × 2 min at a 40-s span; scale 60 × 20 s with 5 + 5 codes. Durations: 500ms, 30s, 12m; a bare number is seconds.`;
@@ -194,6 +206,10 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       lateCodeDelayMs: duration('scale-late-code-delay', get('scale-late-code-delay'), 0),
       batch: integer('scale-batch', get('scale-batch'), 1),
       emulatorMode: emulatorMode(get('scale-emulator-mode')),
+    },
+    codeloop: {
+      tasks: integer('codeloop-tasks', get('codeloop-tasks'), 1),
+      totpTasks: integer('codeloop-totp-tasks', get('codeloop-totp-tasks'), 0),
     },
   };
   if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks)

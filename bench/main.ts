@@ -1,7 +1,8 @@
 // `npm run bench`: measures browserTask workflows on real worker processes against the BrowserAI
 // emulator and a Temporal dev server, all on 127.0.0.1, scenario by scenario, each on a fresh
 // stack: `realistic` and `learned` beside the public MCP client's polling loop, `actions`
-// (Temporal actions and history per task), `scale` (many concurrent tasks on one worker). Each
+// (Temporal actions and history per task), `scale` (many concurrent tasks on one worker),
+// `codeloop` (how fast a one-time-code request reaches a webhook and a waiting client). Each
 // scenario's section of BENCHMARKS.md is replaced as soon as it finishes. Exits 1 when a target
 // is missed. `--help` lists the settings; `--quick` checks the bench itself in a few minutes.
 import { writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { measureActions } from './scenarios/actions/measure';
 import { measureLearned } from './scenarios/learned/measure';
 import { measureRealistic } from './scenarios/realistic/measure';
 import { measureScale } from './scenarios/scale/measure';
+import { measureCodeLoop } from './scenarios/codeloop/measure';
 import { stopLiveStacks } from './stack';
 
 const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<ScenarioReport>> = {
@@ -22,6 +24,7 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
   learned: measureLearned,
   actions: measureActions,
   scale: measureScale,
+  codeloop: measureCodeLoop,
 };
 
 async function bench(config: BenchConfig): Promise<number> {

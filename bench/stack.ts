@@ -18,6 +18,8 @@ export interface StackOptions {
   queueMs: number;
   /** Left out: the emulator's own default. */
   emulatorMode?: EmulatorMode;
+  /** The emulator's TOTP secrets (`[needs-totp=NAME]` tasks). */
+  totpSecrets?: Record<string, string>;
 }
 
 export interface BenchStack {
@@ -30,7 +32,8 @@ export interface BenchStack {
   server: ProcessSampler;
   machine: MachineSampler;
   workers: WorkerProcess[];
-  startWorker(namespace: string, taskQueue: string): Promise<WorkerProcess>;
+  /** `extra`: more variables for the worker (webhook destination, TOTP secrets). */
+  startWorker(namespace: string, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
   /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
   stop(): Promise<void>;
 }
@@ -49,6 +52,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       queueMs: options.queueMs,
       durationFor: durations.durationFor,
       ...(options.emulatorMode ? { mode: options.emulatorMode } : {}),
+      ...(options.totpSecrets ? { totpSecrets: options.totpSecrets } : {}),
     }),
   ]);
   const machine = new MachineSampler().start();
@@ -64,13 +68,14 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
     server,
     machine,
     workers,
-    async startWorker(namespace, taskQueue) {
+    async startWorker(namespace, taskQueue, extra) {
       const worker = await WorkerProcess.start({
         temporalAddress: temporal.address,
         namespace,
         taskQueue,
         browserAIBaseUrl: emulator.baseUrl,
         browserAIToken: emulator.apiToken,
+        extra,
       });
       workers.push(worker);
       return worker;

@@ -29,6 +29,8 @@ export interface WorkerTarget {
   shutdownGraceMs?: number;
   /** The worker's own default unless set. */
   requestTimeoutMs?: number;
+  /** More variables of ours, e.g. BROWSERAI_WEBHOOK_URL or a BROWSERAI_TOTP_SECRET_<NAME>. */
+  extra?: Record<string, string>;
 }
 
 /**
@@ -48,6 +50,7 @@ export function workerEnvironment(target: WorkerTarget): NodeJS.ProcessEnv {
     BROWSERAI_API_TOKEN: target.browserAIToken,
     ...(target.requestTimeoutMs !== undefined ? { BROWSERAI_REQUEST_TIMEOUT_MS: String(target.requestTimeoutMs) } : {}),
     ...(target.shutdownGraceMs !== undefined ? { WORKER_SHUTDOWN_GRACE_MS: String(target.shutdownGraceMs) } : {}),
+    ...target.extra,
   };
 }
 
