@@ -409,3 +409,50 @@ describe('Temporal connection: a real dev server, reached through a temporal.tom
     }
   });
 });
+
+describe('the worker side of the code loop: TOTP secrets and the webhook destination', () => {
+  const TOTP = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+  const SIGNING = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  const base = { BROWSERAI_API_TOKEN: 'token' };
+
+  test('reads secrets from variables and a file, and the destination with both rotation secrets', () => {
+    const secrets = file('totp.json', JSON.stringify({ gitlab: { secret: TOTP, digits: 8 } }));
+    const config = loadWorkerConfig({
+      ...base,
+      BROWSERAI_TOTP_SECRET_GITHUB: TOTP,
+      BROWSERAI_TOTP_SECRETS_FILE: secrets,
+      BROWSERAI_WEBHOOK_URL: 'https://hooks.example.com/browserai',
+      BROWSERAI_WEBHOOK_SECRET: SIGNING,
+      BROWSERAI_WEBHOOK_SECRET_PREVIOUS: SIGNING.replace('Bw', 'Cw'),
+    });
+    assert.deepEqual(config.codeLoop.totpSecrets, { GITHUB: TOTP, gitlab: { secret: TOTP, digits: 8 } });
+    assert.equal(config.codeLoop.webhooks?.url, 'https://hooks.example.com/browserai');
+    assert.equal(config.codeLoop.webhooks?.secrets.length, 2);
+  });
+
+  test('problems name the variable or the file, never a secret', () => {
+    const bad = 'not-base32-at-all!';
+    assert.throws(
+      () =>
+        loadWorkerConfig({
+          ...base,
+          BROWSERAI_TOTP_SECRET_GITHUB: bad,
+          BROWSERAI_WEBHOOK_URL: 'ftp://hooks.example.com',
+          BROWSERAI_WEBHOOK_SECRET: 'hunter2-not-whsec',
+        }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.problems.length, 3, err.message);
+        assert.match(err.message, /BROWSERAI_TOTP_SECRET_GITHUB: the secret must be base32/);
+        assert.match(err.message, /BROWSERAI_WEBHOOK_URL must be an http\(s\) URL/);
+        assert.match(err.message, /BROWSERAI_WEBHOOK_SECRET \(or _PREVIOUS\) must be whsec_/);
+        assert.ok(!err.message.includes(bad) && !err.message.includes('hunter2'), err.message);
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadWorkerConfig({ ...base, BROWSERAI_WEBHOOK_URL: 'https://hooks.example.com' }),
+      /BROWSERAI_WEBHOOK_SECRET is not/,
+    );
+  });
+});
