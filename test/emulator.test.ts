@@ -21,6 +21,8 @@ import type { TaskExecution, TaskMetadata, TaskResults } from '../src/browserai/
 
 const DURATION_MS = 300;
 const QUEUE_MS = 50;
+/** The running phase of the tests that must see a task running: long enough for polls on a busy machine. */
+const LIFECYCLE_MS = 2_000;
 
 /** Default options: `observed` answers, as real BrowserAI was seen to give them. */
 let emulator: BrowserAIEmulator;
@@ -602,14 +604,15 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
   const { call, create, metadata, results, waitForStatus } = documentedApi;
 
   test('default: queued -> running -> finalized, with full results and served artifacts', async () => {
-    const created = await create(['Open example.com', 'Read the title']);
+    // Running for 2 s, so the polls below see it running even on a busy machine.
+    const created = await create(['Open example.com', `Read the title [duration=${LIFECYCLE_MS}]`]);
     assert.equal(created.status, 'queued');
     assert.match(created.started!, ISO);
     assert.match(created.estimatedCompletion!, ISO);
     const eta = Date.parse(created.estimatedCompletion!) - Date.parse(created.started!);
-    assert.ok(Math.abs(eta - (QUEUE_MS + DURATION_MS)) <= 2, `eta ${eta}`);
+    assert.ok(Math.abs(eta - (QUEUE_MS + LIFECYCLE_MS)) <= 2, `eta ${eta}`);
 
-    const done = await waitForStatus(created.executionId, 'finalized');
+    const done = await waitForStatus(created.executionId, 'finalized', 10_000);
     assert.ok(['queued,running,finalized', 'running,finalized'].includes(done.seen.join()), done.seen.join());
     assert.equal(done.estimatedCompletion, null);
     assert.equal(done.error, null);
@@ -759,8 +762,8 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
   });
 
   test('fail: runs, then failed with the navigation error in error and logs', async () => {
-    const created = await create(['Open https://nowhere.invalid [FAIL]']);
-    const failed = await waitForStatus(created.executionId, 'failed');
+    const created = await create([`Open https://nowhere.invalid [FAIL] [duration=${LIFECYCLE_MS}]`]);
+    const failed = await waitForStatus(created.executionId, 'failed', 10_000);
     assert.equal(failed.error, 'Navigation failed: net::ERR_NAME_NOT_RESOLVED');
     assert.ok(failed.progress?.logs?.includes('Navigation failed: net::ERR_NAME_NOT_RESOLVED'));
     assert.ok(failed.seen.includes('running'));
