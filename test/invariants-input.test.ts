@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import ts from 'typescript';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { BrowserTasks, InvalidInputError } from '../src/starters/tasks';
 import { SavedTasks } from '../src/starters/saved-tasks';
@@ -223,5 +223,38 @@ describe('cancel before the first workflow task', () => {
     assert.equal(createsWith(marker), 0, 'the cancelled workflow created a task');
     assert.equal(stack.emulator.count('POST', /^\/tasks$/) - creates, 0, 'no POST /tasks at all');
     assert.equal(stack.emulator.count('POST', /^\/tasks\/[^/]+\/command$/) - stops, 0, 'and so nothing to stop');
+  });
+});
+
+describe('a message a caller in another language may send', () => {
+  test('null or bare-value arguments are dropped or refused, never wedge the workflow; the code sent next is typed once', async () => {
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }] }));
+    const request = await stack.tasks.nextInputRequest(handle.workflowId);
+    assert.equal(request.kind, 'input-requested');
+    // A nil pointer from Go, None from Python, a bare string: each would have failed the workflow
+    // task over and over when the handler destructured it.
+    for (const signal of ['appendInstructions', 'replaceInstructions', 'submitCode']) {
+      for (const argument of [null, 'oops', 42]) await handle.signal(signal, argument);
+    }
+    for (const argument of [null, 'oops']) {
+      await assert.rejects(
+        handle.executeUpdate('addInstructions', { args: [argument] }),
+        (err: unknown) =>
+          err instanceof WorkflowUpdateFailedError &&
+          err.cause instanceof ApplicationFailure &&
+          err.cause.type === 'InvalidInput',
+      );
+    }
+    const stillWaiting = await handle.executeUpdate('nextInputRequest', { args: [null] });
+    assert.deepEqual((stillWaiting as { kind: string }).kind, 'input-requested');
+    await stack.tasks.submitCode(handle.workflowId, '482913');
+    const { result, failure } = await ending(handle);
+    assert.equal(failure, undefined, `the workflow failed: ${failure}`);
+    assert.equal((result as { status: string }).status, 'finalized');
+    const executionId = (result as { executionId: string }).executionId;
+    const appends = stack.emulator.requests.filter(
+      (r) => r.method === 'POST' && r.path === `/tasks/${executionId}/instructions`,
+    );
+    assert.equal(appends.length, 1, 'one append: the code');
   });
 });

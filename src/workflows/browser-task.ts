@@ -55,20 +55,25 @@ export async function runBrowserTask(
  * shows the session.
  */
 function handleMessages(session: TaskSession): void {
-  setHandler(appendInstructionsSignal, ({ instructions }) =>
-    session.acceptInstructions('appendInstructions', { kind: 'append', instructions }),
+  setHandler(appendInstructionsSignal, (message) =>
+    session.acceptInstructions('appendInstructions', 'append', fieldsOf(message).instructions),
   );
-  setHandler(replaceInstructionsSignal, ({ instructions }) =>
-    session.acceptInstructions('replaceInstructions', { kind: 'replace', instructions }),
+  setHandler(replaceInstructionsSignal, (message) =>
+    session.acceptInstructions('replaceInstructions', 'replace', fieldsOf(message).instructions),
   );
-  setHandler(submitCodeSignal, ({ code, force }) => session.acceptCode(code, force === true));
+  setHandler(submitCodeSignal, (message) => {
+    const { code, force } = fieldsOf(message);
+    session.acceptCode(code, force === true);
+  });
   setHandler(completeSignal, () => session.requestComplete());
+  // The validator runs first: the handler only sees instructions it accepted.
   setHandler(addInstructionsUpdate, ({ instructions }) => session.addInstructions(instructions), {
-    validator: ({ instructions }) => session.checkAddInstructions(instructions),
+    validator: (message) => session.checkAddInstructions(fieldsOf(message).instructions),
   });
   setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
-  setHandler(nextInputRequestUpdate, ({ after }) => session.nextInputRequest(after ?? 0), {
-    validator: ({ after } = {}) => {
+  setHandler(nextInputRequestUpdate, (message) => session.nextInputRequest(fieldsOf(message).after ?? 0), {
+    validator: (message) => {
+      const { after } = fieldsOf(message);
       if (after !== undefined && !(Number.isInteger(after) && after >= 0))
         throw ApplicationFailure.nonRetryable(
           `after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`,
@@ -77,6 +82,15 @@ function handleMessages(session: TaskSession): void {
     },
   });
   setHandler(stateQuery, () => session.view());
+}
+
+/**
+ * A message's fields, or none. A caller in another language may send `null` (a nil pointer,
+ * `None`) or a bare value; destructuring it would throw in the handler and fail the workflow task
+ * over and over. With no fields, the session's own checks drop the signal or refuse the update.
+ */
+function fieldsOf<T extends object>(message: T | null | undefined): Partial<T> {
+  return typeof message === 'object' && message !== null ? message : {};
 }
 
 function rejectInvalid(input: BrowserTaskInput): void {

@@ -231,16 +231,16 @@ export class TaskSession {
   // ---- Messages from callers (wired in browser-task.ts) ------------------------------------
 
   /** appendInstructions and replaceInstructions: never fail the caller; invalid or late ones are logged and dropped. */
-  acceptInstructions(signal: string, item: OutgoingInstructions): void {
-    const bad = instructionProblems(item.instructions);
+  acceptInstructions(signal: string, kind: OutgoingInstructions['kind'], instructions: unknown): void {
+    const bad = instructionProblems(instructions);
     if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
     if (this.ended) return log.warn(`Ignored ${signal} signal: the task has ended`);
-    this.#enqueue(item);
+    this.#enqueue({ kind, instructions: instructions as Instruction[] });
   }
 
   /** submitCode: queued once, whatever retries or repeats the caller sends. */
-  acceptCode(code: string, force: boolean): void {
-    if (codeProblems(code).length > 0) {
+  acceptCode(code: unknown, force: boolean): void {
+    if (typeof code !== 'string' || codeProblems(code).length > 0) {
       return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
     }
     if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
@@ -260,7 +260,7 @@ export class TaskSession {
   }
 
   /** The addInstructions update's validator: refuses before anything is sent. */
-  checkAddInstructions(instructions: Instruction[]): void {
+  checkAddInstructions(instructions: unknown): void {
     const bad = instructionProblems(instructions);
     if (bad.length > 0) {
       throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
