@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules, the promise and type-import rules this project
-// relies on, no import cycles, and the workflow sandbox's rules for src/workflows.
+// relies on, no import cycles, and the workflow sandbox's rules for src/workflows (and the Nexus contract).
 // Formatting is Prettier's alone (`npm run lint` runs both).
 import js from '@eslint/js';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
@@ -100,7 +100,8 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['src/workflows/**/*.ts'],
+    // The Nexus service contract is imported by callers' workflows: the same sandbox rules.
+    files: ['src/workflows/**/*.ts', 'src/nexus/service.ts', 'src/nexus/index.ts'],
     rules: {
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': ['error', notInWorkflows],

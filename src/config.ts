@@ -59,6 +59,8 @@ export interface WorkerConfig {
   log: WorkerLogConfig;
   /** TOTP secrets and the webhook destination (BROWSERAI_TOTP_*, BROWSERAI_WEBHOOK_*; code-loop-config.ts). */
   codeLoop: CodeLoopConfig;
+  /** WORKER_NEXUS_SERVICE: register the `browserai` Nexus service on the worker's task queue. */
+  nexusService: boolean;
 }
 
 export interface WorkerLogConfig {
@@ -339,6 +341,15 @@ export function logConfigFrom(env: Env, problems: string[]): WorkerLogConfig {
   return { format: format ?? 'text', level: level ?? 'INFO' };
 }
 
+/** WORKER_NEXUS_SERVICE: `true` registers the `browserai` Nexus service; `false` or unset does not. */
+export function nexusServiceFrom(env: Env, problems: string[]): boolean {
+  const raw = env.WORKER_NEXUS_SERVICE?.trim();
+  if (!raw || /^(false|0)$/i.test(raw)) return false;
+  if (/^(true|1)$/i.test(raw)) return true;
+  problems.push(`WORKER_NEXUS_SERVICE must be true or false (got "${raw}")`);
+  return false;
+}
+
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
@@ -368,6 +379,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       : undefined,
     log: logConfigFrom(env, problems),
     codeLoop: codeLoopConfigFrom(env, problems),
+    nexusService: nexusServiceFrom(env, problems),
   };
   const metricsAddress = metricsAddressFrom(env, problems);
   if (metricsAddress) config.metricsAddress = metricsAddress;

@@ -42,6 +42,14 @@ export interface BrowserAIPluginOptions {
    * Default: none (events are dropped with a warning; `runWorkerFromEnv` reads BROWSERAI_WEBHOOK_*).
    */
   webhooks?: WebhookDestination;
+  /**
+   * Registers the `browserai` Nexus service (`browserai-temporal/nexus`) on the worker, so workflows
+   * in other namespaces run tasks through a Nexus endpoint that targets this worker's namespace and
+   * task queue: `runTask` (a `browserTask` workflow behind it: durable, and cancelling the operation
+   * stops the task once), `submitCode` and `state`. Needs `@temporalio/nexus` (the version of your
+   * `@temporalio/worker`). Default: off.
+   */
+  nexusService?: boolean;
 }
 
 export class BrowserAIPlugin extends SimplePlugin {
@@ -60,6 +68,9 @@ export class BrowserAIPlugin extends SimplePlugin {
         ...existing,
         ...createActivities(browserAIClient(options.browserAI), durations, codeLoop),
       }),
+      ...(options.nexusService
+        ? { nexusServices: (existing) => [...(existing ?? []), loadNexusHandler().browserAIServiceHandler()] }
+        : {}),
       // With a codec, failure messages and stack traces are encrypted too (unless the worker already chose a failure converter).
       ...(payloadCodec
         ? {
@@ -89,4 +100,20 @@ function browserAIClient(given: BrowserAIPluginOptions['browserAI']): BrowserAIC
     'BrowserAIPlugin on a worker needs `browserAI`: a BrowserAIClient, or options with your BrowserAI `apiToken` ' +
       '(e.g. `new BrowserAIPlugin({ browserAI: { apiToken: process.env.BROWSERAI_API_TOKEN! } })`).',
   );
+}
+
+/** The Nexus handler loads @temporalio/nexus, an optional peer: only a plugin with `nexusService` needs it. */
+function loadNexusHandler(): typeof import('./nexus/handler') {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only for the Nexus service
+    return require('./nexus/handler') as typeof import('./nexus/handler');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && /@temporalio\/nexus|nexus-rpc/.test(String(err)))
+      throw new Error(
+        'BrowserAIPlugin `nexusService: true` needs @temporalio/nexus: install the version of your @temporalio/worker ' +
+          '(e.g. `npm install @temporalio/nexus@1.24.0`).',
+        { cause: err },
+      );
+    throw err;
+  }
 }

@@ -22,10 +22,18 @@ export interface BrowserAIWorkerOptions extends WorkerOptions {
   totpSecrets?: BrowserAIPluginOptions['totpSecrets'];
   /** The webhook destination (see `BrowserAIPluginOptions.webhooks`). */
   webhooks?: BrowserAIPluginOptions['webhooks'];
+  /** Registers the `browserai` Nexus service (see BrowserAIPlugin's `nexusService`). Default: off. */
+  nexusService?: boolean;
 }
 
 /** A worker for BrowserAI tasks: the BrowserAI plugin (our workflows and activities) with the defaults a task fleet needs. */
-export function createWorker({ client, totpSecrets, webhooks, ...options }: BrowserAIWorkerOptions): Promise<Worker> {
+export function createWorker({
+  client,
+  totpSecrets,
+  webhooks,
+  nexusService,
+  ...options
+}: BrowserAIWorkerOptions): Promise<Worker> {
   return Worker.create({
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
     // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
@@ -37,7 +45,10 @@ export function createWorker({ client, totpSecrets, webhooks, ...options }: Brow
     // maxCachedWorkflows stays the SDK's unless set: capping it at 500 cut 2,000 concurrent tasks'
     // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
     ...options,
-    plugins: [new BrowserAIPlugin({ browserAI: client, totpSecrets, webhooks }), ...(options.plugins ?? [])],
+    plugins: [
+      new BrowserAIPlugin({ browserAI: client, totpSecrets, webhooks, nexusService }),
+      ...(options.plugins ?? []),
+    ],
   });
 }
 
@@ -75,11 +86,13 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       plugins: tracing ? [tracing.plugin] : [],
       totpSecrets: config.codeLoop.totpSecrets,
       webhooks: config.codeLoop.webhooks,
+      nexusService: config.nexusService,
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
     announce(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
+        (config.nexusService ? ', Nexus service "browserai"' : '') +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
         describeCodeLoop(config.codeLoop) +
         (tracing ? `, traces: ${tracing.destination}` : ''),

@@ -76,6 +76,27 @@ export interface FromEnvOptions {
   plugins?: ClientPlugin[];
 }
 
+/**
+ * What every start of `browserTask` sets, here and in the Nexus service: its input, the reuse
+ * policy that keeps a task from running twice, and what the Temporal UI shows of it.
+ */
+export function browserTaskStartOptions(input: BrowserTaskInput) {
+  return {
+    // Even after the first run closed: a retried start must not run the task a second time.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    args: [input] as [BrowserTaskInput],
+    // Shown in the Temporal UI: what and where, never the instructions themselves.
+    staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
+    staticDetails: [
+      `**Type:** ${input.type}`,
+      `**Project:** ${input.project}`,
+      `**Location:** ${[input.geoLocation.country.toUpperCase(), input.geoLocation.city, input.geoLocation.zipcode].filter(Boolean).join(', ')}`,
+      `**Instructions:** ${input.instructions.length}`,
+      `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
+    ].join('\n'),
+  };
+}
+
 export class BrowserTasks {
   constructor(
     readonly client: Client,
@@ -108,20 +129,9 @@ export class BrowserTasks {
     const problems = taskInputProblems(input);
     if (problems.length > 0) throw new InvalidInputError(problems);
     const common = {
+      ...browserTaskStartOptions(input),
       taskQueue: this.taskQueue,
       workflowId: options.workflowId ?? `browserai-${randomUUID()}`,
-      // Even after the first run closed: a retried start must not run the task a second time.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      args: [input] as [BrowserTaskInput],
-      // Shown in the Temporal UI: what and where, never the instructions themselves.
-      staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
-      staticDetails: [
-        `**Type:** ${input.type}`,
-        `**Project:** ${input.project}`,
-        `**Location:** ${[input.geoLocation.country.toUpperCase(), input.geoLocation.city, input.geoLocation.zipcode].filter(Boolean).join(', ')}`,
-        `**Instructions:** ${input.instructions.length}`,
-        `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
-      ].join('\n'),
     };
     if (options.waitForExecutionId) {
       return withSearchAttributeFallback(async (on) => {

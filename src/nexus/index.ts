@@ -1,0 +1,8 @@
+// `browserai-temporal/nexus`: the `browserai` Nexus service contract, for a caller's workflow
+// (`createNexusServiceClient({ service: browserAIService, endpoint })`). Workflow-safe: the
+// handler that implements it is registered by BrowserAIPlugin (`nexusService: true`) and is not
+// exported here, so a caller's workflow bundle never pulls in worker or client code.
+export * from './service';
+export type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
+export type { BrowserTaskState } from '../workflows/messages';
+export { FailureType, type FailureTypeName } from '../errors';

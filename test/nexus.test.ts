@@ -1,0 +1,136 @@
+// The `browserai` Nexus service (BrowserAIPlugin `nexusService: true`) called from a workflow in
+// another namespace through a Nexus endpoint on the dev server: a task that needs a code, a
+// cancelled task, and bad input. The callers are test/workflows/nexus-callers.ts.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { BrowserAIPlugin } from '../src/plugin';
+import { stateQuery } from '../src/workflows/messages';
+import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
+import type { CallerInput, Refusal } from './workflows/nexus-callers';
+
+const CALLER_NAMESPACE = 'nexus-callers';
+const noop = () => undefined;
+const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+describe('the browserai Nexus service, called from another namespace', () => {
+  let stack: Stack;
+  let endpoint: string;
+  let caller: Client;
+  let callerQueue: string;
+  const workers: Array<{ worker: Worker; running: Promise<void> }> = [];
+  const stops = (id: string) => stack.emulator.count('POST', new RegExp(`^/tasks/${id}/command$`));
+
+  before(async () => {
+    stack = await startStack({ temporalArgs: ['--namespace', CALLER_NAMESPACE] });
+    // The service: our plugin with nexusService on a worker of its own, in the default namespace.
+    const serviceQueue = `nexus-service-${randomUUID()}`;
+    const service = await Worker.create({
+      connection: stack.env.nativeConnection,
+      namespace: 'default',
+      taskQueue: serviceQueue,
+      workflowBundle: await workflowBundle(),
+      plugins: [new BrowserAIPlugin({ browserAI: stack.browserai, nexusService: true })],
+    });
+    // The endpoint routes calls to the service's namespace and task queue (`temporal operator nexus endpoint create`).
+    endpoint = `browserai-${randomUUID().slice(0, 8)}`;
+    await stack.env.connection.operatorService.createNexusEndpoint({
+      spec: { name: endpoint, target: { worker: { namespace: 'default', taskQueue: serviceQueue } } },
+    });
+    // The callers: a team's workflows in another namespace, with no BrowserAI token and no BrowserAI code.
+    callerQueue = `nexus-callers-${randomUUID()}`;
+    const callers = await Worker.create({
+      connection: stack.env.nativeConnection,
+      namespace: CALLER_NAMESPACE,
+      taskQueue: callerQueue,
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: require.resolve('./workflows/nexus-callers'),
+        logger: quiet,
+      }),
+    });
+    for (const worker of [service, callers]) workers.push({ worker, running: worker.run() });
+    caller = new Client({ connection: stack.env.connection, namespace: CALLER_NAMESPACE });
+  });
+  after(async () => {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.all(workers.map(({ running }) => running.catch(noop)));
+    await stack?.stop();
+  });
+
+  const startCaller = (workflow: string, input: CallerInput) =>
+    caller.workflow.start(workflow, { taskQueue: callerQueue, workflowId: `caller-${randomUUID()}`, args: [input] });
+
+  test('runTask runs a task that needs a code: state shows it awaiting, submitCode types the code once, the result comes back', async () => {
+    const workflowId = `nexus-login-${randomUUID()}`;
+    const code = '482913';
+    const handle = await startCaller('loginThroughNexus', {
+      endpoint,
+      workflowId,
+      task: taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }),
+    });
+    // The task runs as browserTask in the service's namespace; the person answers once it awaits the code.
+    const task = stack.tasks.handle(workflowId);
+    await eventually(
+      'the task awaits a code',
+      async () => (await task.query(stateQuery).catch(() => null))?.awaitingInput,
+    );
+    await handle.signal('codeFromUser', code);
+
+    const { result, awaited, stateReads } = (await handle.result()) as {
+      result: { status: string; executionId: string };
+      awaited: { awaitingInput: boolean; executionId: string };
+      stateReads: number;
+    };
+    assert.equal(result.status, 'finalized');
+    assert.equal(awaited.awaitingInput, true, 'the state operation showed the task awaiting input');
+    assert.equal(awaited.executionId, result.executionId);
+    assert.ok(stateReads >= 1);
+    const typed = stack.emulator.task(result.executionId)!.codesReceived.filter((c) => c === code);
+    assert.equal(typed.length, 1, 'the code was typed exactly once');
+    assert.equal((await task.describe()).status.name, 'COMPLETED');
+  });
+
+  test('cancelling the caller cancels the operation and its workflow: exactly one stop reaches BrowserAI', async () => {
+    const workflowId = `nexus-cancel-${randomUUID()}`;
+    const handle = await startCaller('cancelledThroughNexus', {
+      endpoint,
+      workflowId,
+      task: taskInput({ instructions: [{ action: 'Crawl everything [duration=60s]' }] }),
+    });
+    const task = stack.tasks.handle(workflowId);
+    const executionId = await eventually('the task runs at BrowserAI', async () => {
+      const id = (await task.query(stateQuery).catch(() => null))?.executionId;
+      return id && stack.emulator.task(id)?.status === 'running' ? id : undefined;
+    });
+    await handle.cancel();
+    await assert.rejects(handle.result(), WorkflowFailedError);
+    // The caller waited for the operation to end (WAIT_CANCELLATION_COMPLETED): the task's workflow has ended too.
+    assert.equal((await task.describe()).status.name, 'CANCELLED');
+    assert.equal(stops(executionId), 1, 'one stop');
+    assert.equal(stack.emulator.task(executionId)?.status, 'stopped');
+    assert.equal((await task.query(stateQuery)).stopConfirmed, true);
+  });
+
+  test('bad input is a Nexus BAD_REQUEST (not retried): nothing is started, nothing sent', async () => {
+    const workflowId = `nexus-bad-${randomUUID()}`;
+    const requestsBefore = stack.emulator.requests.length;
+    const handle = await startCaller('badInputThroughNexus', {
+      endpoint,
+      workflowId,
+      task: taskInput({ instructions: [], geoLocation: { country: 'Narnia' } }),
+    });
+    const { runTask, submitCode } = (await handle.result()) as { runTask: Refusal; submitCode: Refusal };
+    for (const refusal of [runTask, submitCode]) {
+      assert.equal(refusal.failure, 'NexusOperationFailure');
+      assert.equal(refusal.handlerErrorType, 'BAD_REQUEST', JSON.stringify(refusal));
+      assert.equal(refusal.retryable, false);
+    }
+    assert.match(runTask.message!, /instructions must be a non-empty array/);
+    assert.match(runTask.message!, /geoLocation|country/);
+    assert.match(submitCode.message!, /code must be/);
+    await assert.rejects(stack.tasks.handle(workflowId).describe(), WorkflowNotFoundError, 'no workflow was started');
+    assert.equal(stack.emulator.requests.length, requestsBefore, 'nothing was sent to BrowserAI');
+  });
+});

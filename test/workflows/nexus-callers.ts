@@ -1,0 +1,92 @@
+// Test-only workflows for test/nexus.test.ts: a team's workflows in another namespace that call the
+// `browserai` Nexus service through an endpoint, the way the README's "Calling it from another
+// namespace (Nexus)" shows. They import the contract only (browserai-temporal/nexus).
+import { NexusOperationFailure } from '@temporalio/common';
+import { condition, createNexusServiceClient, defineSignal, setHandler, sleep } from '@temporalio/workflow';
+import {
+  browserAIService,
+  type BrowserTaskInput,
+  type BrowserTaskResult,
+  type BrowserTaskState,
+} from '../../src/nexus';
+
+export interface CallerInput {
+  endpoint: string;
+  /** The browserTask's workflow ID in the service's namespace. */
+  workflowId: string;
+  task: BrowserTaskInput;
+}
+
+/** What the test, playing the person with the phone, sends once the task awaits a code. */
+export const codeFromUserSignal = defineSignal<[string]>('codeFromUser');
+
+/** Runs a task that needs a code: waits (reading `state` through Nexus) until it awaits input, then passes the user's code on. */
+export async function loginThroughNexus(
+  input: CallerInput,
+): Promise<{ result: BrowserTaskResult; awaited: BrowserTaskState; stateReads: number }> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+  let code: string | undefined;
+  setHandler(codeFromUserSignal, (received) => void (code = received));
+  const run = await browserai.startOperation('runTask', { workflowId: input.workflowId, task: input.task });
+  let state: BrowserTaskState;
+  let stateReads = 0;
+  for (;;) {
+    state = await browserai.executeOperation('state', { workflowId: input.workflowId });
+    stateReads++;
+    if (state.awaitingInput) break;
+    await sleep('1 second');
+  }
+  await condition(() => code !== undefined);
+  await browserai.executeOperation('submitCode', { workflowId: input.workflowId, code: code! });
+  return { result: await run.result(), awaited: state, stateReads };
+}
+
+/** Runs a task until the test cancels this workflow: the cancellation reaches the operation, and the operation's workflow. */
+export async function cancelledThroughNexus(input: CallerInput): Promise<BrowserTaskResult> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+  const run = await browserai.startOperation(
+    'runTask',
+    { workflowId: input.workflowId, task: input.task },
+    // The default, written out: the caller ends only once the task's workflow has ended (after its stop).
+    { cancellationType: 'WAIT_CANCELLATION_COMPLETED' },
+  );
+  return run.result();
+}
+
+export interface Refusal {
+  failure: string;
+  handlerErrorType?: string;
+  retryable?: boolean;
+  message?: string;
+}
+
+/** Calls runTask with the task given (bad, in the test) and submitCode with a bad code: what each failed with. */
+export async function badInputThroughNexus(input: CallerInput): Promise<{ runTask: Refusal; submitCode: Refusal }> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+  // A bad request must fail at once: an INTERNAL error would be retried until this timeout instead.
+  const options = { scheduleToCloseTimeout: '30 seconds' } as const;
+  const refusal = async (call: Promise<unknown>): Promise<Refusal> => {
+    try {
+      await call;
+      return { failure: 'none' };
+    } catch (err) {
+      // The cause is nexus-rpc's HandlerError (read by shape: the workflow bundle's nexus-rpc is not the test's).
+      const cause = (err instanceof NexusOperationFailure ? err.cause : undefined) as
+        { name?: string; type?: string; retryable?: boolean; message?: string } | undefined;
+      return {
+        failure: err instanceof Error ? err.name : String(err),
+        handlerErrorType: cause?.type,
+        retryable: cause?.retryable,
+        message: cause?.message,
+      };
+    }
+  };
+  return {
+    runTask: await refusal(
+      browserai.executeOperation('runTask', { workflowId: input.workflowId, task: input.task }, options),
+    ),
+    submitCode: await refusal(
+      browserai.executeOperation('submitCode', { workflowId: input.workflowId, code: 'not a code!' }, options),
+    ),
+  };
+}
