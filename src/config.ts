@@ -59,8 +59,15 @@ export interface WorkerConfig {
   log: WorkerLogConfig;
   /** TOTP secrets and the webhook destination (BROWSERAI_TOTP_*, BROWSERAI_WEBHOOK_*; code-loop-config.ts). */
   codeLoop: CodeLoopConfig;
+  /** TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID: the Worker Deployment Version this worker polls as; undefined: unversioned. */
+  deployment?: WorkerDeploymentVersionConfig;
   /** WORKER_NEXUS_SERVICE: register the `browserai` Nexus service on the worker's task queue. */
   nexusService: boolean;
+}
+
+export interface WorkerDeploymentVersionConfig {
+  deploymentName: string;
+  buildId: string;
 }
 
 export interface WorkerLogConfig {
@@ -341,6 +348,28 @@ export function logConfigFrom(env: Env, problems: string[]): WorkerLogConfig {
   return { format: format ?? 'text', level: level ?? 'INFO' };
 }
 
+/**
+ * TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID, the names Temporal's worker controller sets
+ * (and the other SDKs read): both make the worker a versioned one (Worker Deployment Versioning),
+ * neither leaves it unversioned. One without the other is a problem: a worker meant to be versioned
+ * would otherwise poll unversioned and take tasks that belong to another version.
+ */
+export function workerDeploymentFrom(env: Env, problems: string[]): WorkerDeploymentVersionConfig | undefined {
+  const deploymentName = env.TEMPORAL_DEPLOYMENT_NAME?.trim();
+  const buildId = env.TEMPORAL_WORKER_BUILD_ID?.trim();
+  if (deploymentName && buildId) return { deploymentName, buildId };
+  if (deploymentName || buildId) {
+    const [given, missing] = deploymentName
+      ? ['TEMPORAL_DEPLOYMENT_NAME', 'TEMPORAL_WORKER_BUILD_ID']
+      : ['TEMPORAL_WORKER_BUILD_ID', 'TEMPORAL_DEPLOYMENT_NAME'];
+    problems.push(
+      `${given} is set but ${missing} is not: Worker Deployment Versioning needs both (the deployment and this build of it), ` +
+        `so set ${missing} too, or unset ${given} for an unversioned worker`,
+    );
+  }
+  return undefined;
+}
+
 /** WORKER_NEXUS_SERVICE: `true` registers the `browserai` Nexus service; `false` or unset does not. */
 export function nexusServiceFrom(env: Env, problems: string[]): boolean {
   const raw = env.WORKER_NEXUS_SERVICE?.trim();
@@ -381,6 +410,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     codeLoop: codeLoopConfigFrom(env, problems),
     nexusService: nexusServiceFrom(env, problems),
   };
+  const deployment = workerDeploymentFrom(env, problems);
+  if (deployment) config.deployment = deployment;
   const metricsAddress = metricsAddressFrom(env, problems);
   if (metricsAddress) config.metricsAddress = metricsAddress;
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,11 +1,11 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { BrowserAIPlugin, type BrowserAIPluginOptions } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
-import { connectionOptions, loadWorkerConfig } from './config';
+import { connectionOptions, loadWorkerConfig, type WorkerDeploymentVersionConfig } from './config';
 import { codeLoopSecrets, describeCodeLoop } from './code-loop-config';
 import { announce, installWorkerRuntime, logFatalAfterFlush } from './telemetry/runtime';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
@@ -87,11 +87,15 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       totpSecrets: config.codeLoop.totpSecrets,
       webhooks: config.codeLoop.webhooks,
       nexusService: config.nexusService,
+      ...(config.deployment ? { workerDeploymentOptions: versionedAs(config.deployment) } : {}),
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
     announce(
       `browserai-temporal worker: task queue "${config.temporal.taskQueue}" on ${config.temporal.address} ` +
         `(namespace "${config.temporal.namespace}"${profile ? `, profile "${profile.name}" of ${profile.file}` : ''}), BrowserAI at ${client.baseUrl}` +
+        (config.deployment
+          ? `, deployment version ${config.deployment.deploymentName}.${config.deployment.buildId}`
+          : '') +
         (config.nexusService ? ', Nexus service "browserai"' : '') +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
         describeCodeLoop(config.codeLoop) +
@@ -102,6 +106,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
         temporalAddress: config.temporal.address,
         browserAIBaseUrl: client.baseUrl,
         metricsUrl,
+        ...(config.deployment ?? {}),
       },
     );
     // Worker.run() handles SIGINT/SIGTERM itself: it stops polling, lets activities finish
@@ -114,6 +119,16 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       await tracing?.shutdown(); // exports the spans still buffered
     }
   }
+}
+
+/**
+ * Worker Deployment Versioning: the worker polls as this version, and the server routes each
+ * workflow by its versioning behaviour. Every workflow of ours declares its own (browserTask and
+ * runSavedTask AUTO_UPGRADE, the short saved-task calls PINNED; DESIGN.md says why); PINNED is the
+ * default only for a workflow that declares none, so it never meets code it did not start on.
+ */
+function versionedAs(version: WorkerDeploymentVersionConfig): WorkerDeploymentOptions {
+  return { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' };
 }
 
 /**

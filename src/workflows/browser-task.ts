@@ -1,4 +1,4 @@
-import { ApplicationFailure, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../errors';
 import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
 import {
@@ -13,6 +13,7 @@ import {
 } from './messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
+import { whenVersioned } from './versioning';
 
 /**
  * One BrowserAI task, durably. Its messages are defined in messages.ts and handled below.
@@ -21,6 +22,10 @@ import { TaskSession, type CarriedState } from './session/task-session';
 export async function browserTask(input: BrowserTaskInput, carried?: CarriedState): Promise<BrowserTaskResult> {
   return runBrowserTask(input, trusted(carried), (next, state) => continueAsNew<typeof browserTask>(next, state));
 }
+// A session may await input for days: it moves to each new Worker Deployment Version at its next
+// workflow task, so old versions drain and fixes reach running tasks; every change to the command
+// sequence therefore goes behind patched() (DESIGN.md, "Safe upgrades").
+setWorkflowOptions(whenVersioned('AUTO_UPGRADE'), browserTask);
 
 /**
  * The life of a task, shared by browserTask and runSavedTask: create it once, poll it cheaply,

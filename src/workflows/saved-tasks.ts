@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  setWorkflowOptions,
+} from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
 import { FailureType } from '../errors';
@@ -14,6 +21,7 @@ import {
   type RunSavedTaskInput,
   type SavedTaskDefinition,
 } from './saved-task-input';
+import { whenVersioned } from './versioning';
 
 // Saved-task calls run as workflows so the BrowserAI token stays on the workers: a service
 // that manages saved tasks needs a Temporal client, never BrowserAI credentials.
@@ -109,6 +117,11 @@ export async function savedTaskList(options?: SavedTaskCallOptions): Promise<Sav
     ),
   );
 }
+// The saved-task calls end within minutes (one activity, at most 6 attempts): each finishes on
+// the Worker Deployment Version it started on, so changing them never needs a patch.
+setWorkflowOptions(whenVersioned('PINNED'), savedTaskCreate);
+setWorkflowOptions(whenVersioned('PINNED'), savedTaskGet);
+setWorkflowOptions(whenVersioned('PINNED'), savedTaskList);
 
 /**
  * Reads a saved task by name, then runs it exactly as browserTask runs a task: same signals,
@@ -135,6 +148,8 @@ export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTask
     continueAsNew<typeof runSavedTask>(input, { resolved, session }),
   );
 }
+// A task session, as long-lived as browserTask: it upgrades as browserTask does.
+setWorkflowOptions(whenVersioned('AUTO_UPGRADE'), runSavedTask);
 
 /** What continue-as-new carries for a saved task: the task as the first run read it, and the session. */
 export interface SavedTaskCarried {
