@@ -1,22 +1,34 @@
-// Records the histories that test/replay.test.ts replays: run it after a deliberate change to
-// browserTask's behaviour (`npm run build && node lib/scripts/record-histories.js`), review
-// the diff, and commit. The replay test then fails on any change that would break workflows
-// already running in production (non-determinism).
-import { writeFileSync } from 'node:fs';
+// `npm run record-histories`: records the histories test/replay.test.ts replays, into
+// test/histories/<package.json's version>/, as JSON (what `temporal workflow show --output json`
+// writes). A released version's folder is frozen: this refuses to touch it (a version is released
+// once CHANGELOG.md dates it; dev/releases.ts). Before the release, record again after a deliberate
+// change to the command sequence, review the diff, and commit. The replay test then fails on any
+// later change that would break workflows of any release still running (non-determinism).
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { temporal } from '@temporalio/proto';
+import { historyToJson } from '../src/replay/history-json';
 import { stateQuery } from '../src/workflows/messages';
+import { HISTORIES_DIR, packageVersion, releasedVersions } from '../dev/releases';
 import { eventually, startStack, taskInput } from '../test/helpers/stack';
 
-const OUT = join(__dirname, '..', '..', 'test', 'histories');
-
 async function main() {
+  const version = packageVersion();
+  if (releasedVersions().includes(version)) {
+    console.error(
+      `${version} is released (CHANGELOG.md dates it): its histories in test/histories/${version}/ are frozen and never recorded again. ` +
+        'To record the next release\'s, set its version in package.json and add its "## [x.y.z] - Unreleased" entry to CHANGELOG.md.',
+    );
+    process.exit(1);
+  }
+  const out = join(HISTORIES_DIR, version);
+  mkdirSync(out, { recursive: true });
+  // Recorded afresh: a scenario dropped from this script leaves no stale history behind.
+  for (const file of readdirSync(out)) if (file.endsWith('.json')) rmSync(join(out, file));
   const stack = await startStack();
   const save = async (name: string, workflowId: string) => {
     const history = await stack.env.client.workflow.getHandle(workflowId).fetchHistory();
-    // Binary protobuf: the SDK's JSON history reader trips over its own protobufjs here.
-    writeFileSync(join(OUT, `${name}.history.bin`), temporal.api.history.v1.History.encode(history).finish());
-    console.log(`recorded ${name}: ${history.events?.length} events`);
+    writeFileSync(join(out, `${name}.history.json`), `${JSON.stringify(historyToJson(history), null, 2)}\n`);
+    console.log(`recorded ${version}/${name}: ${history.events?.length} events`);
   };
   try {
     const plain = await stack.tasks.start(taskInput(), { workflowId: 'replay-plain' });

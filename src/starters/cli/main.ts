@@ -18,6 +18,7 @@ import { stopSentence } from './stop-sentence';
 const load = {
   tasks: () => require('../tasks') as typeof import('../tasks'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
+  replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
   browserai: () => require('../../browserai') as typeof import('../../browserai'),
   config: () => require('../../config') as typeof import('../../config'),
@@ -76,6 +77,13 @@ const USAGE = `Usage: ${CLI} <command> [options]
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
 
+  replay FILE.json [FILE.json ...] [--workflows PATH]
+                                  replay histories exported with \`temporal workflow show --output json
+                                  -w ID > FILE.json\` against this version's workflows (or the module
+                                  at PATH, e.g. your worker's workflows file): before an upgrade, run
+                                  it on your running workflows. Exit 1 if any would break. Needs no
+                                  Temporal connection (TEMPORAL_PAYLOAD_KEY reads encrypted ones)
+
 Environment. The Temporal connection follows Temporal's standard client configuration, as the
 Temporal CLI and SDKs read it; a variable overrides the same setting in the profile:
   TEMPORAL_ADDRESS                  host:port of the Temporal frontend (default localhost:7233)
@@ -119,6 +127,7 @@ const OPTIONS = {
   note: { type: 'string' },
   after: { type: 'string' },
   details: { type: 'boolean' },
+  workflows: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -142,6 +151,11 @@ async function main(argv: string[]): Promise<number> {
     return values.instruction.map((action) => ({ action }));
   };
 
+  if (command === 'replay') {
+    const files = positionals.slice(1);
+    if (files.length === 0) throw new UsageError('replay needs one or more history files (FILE.json)');
+    return load.replayCommand().replayCommand(files, values.workflows);
+  }
   const tasks = await connect();
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
