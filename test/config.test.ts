@@ -367,6 +367,15 @@ describe('Temporal connection: start-up errors', () => {
     );
   });
 
+  test('WORKER_NEXUS_SERVICE: true or 1 serves the Nexus service, false, 0 or unset does not, anything else is refused', () => {
+    const nexusService = (value?: string) =>
+      loadWorkerConfig({ BROWSERAI_API_TOKEN: 't', ...(value === undefined ? {} : { WORKER_NEXUS_SERVICE: value }) })
+        .nexusService;
+    for (const on of ['true', 'TRUE', '1']) assert.equal(nexusService(on), true, on);
+    for (const off of [undefined, '', 'false', '0']) assert.equal(nexusService(off), false, String(off));
+    assert.throws(() => nexusService('yes'), /WORKER_NEXUS_SERVICE must be true or false \(got "yes"\)/);
+  });
+
   test('BrowserTasks.fromEnv refuses before connecting, with a ConfigError', async () => {
     await assert.rejects(BrowserTasks.fromEnv({ TEMPORAL_TLS_KEY_PATH: KEY }), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
