@@ -1,6 +1,7 @@
 // The `browserai` Nexus service (BrowserAIPlugin `nexusService: true`) called from a workflow in
 // another namespace through a Nexus endpoint on the dev server: a task that needs a code, a
-// cancelled task, and bad input. The callers are test/workflows/nexus-callers.ts.
+// cancelled task, and bad input. The callers are test/workflows/nexus-callers.ts. The dev server of
+// Temporal CLI 1.9 (server 1.32) has Nexus on by default: no dynamic config is needed.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -9,7 +10,7 @@ import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { BrowserAIPlugin } from '../src/plugin';
 import { stateQuery } from '../src/workflows/messages';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
-import type { CallerInput, Refusal } from './workflows/nexus-callers';
+import type { BadCall, CallerInput, Refusal } from './workflows/nexus-callers';
 
 const CALLER_NAMESPACE = 'nexus-callers';
 const noop = () => undefined;
@@ -113,24 +114,45 @@ describe('the browserai Nexus service, called from another namespace', () => {
     assert.equal((await task.query(stateQuery)).stopConfirmed, true);
   });
 
-  test('bad input is a Nexus BAD_REQUEST (not retried): nothing is started, nothing sent', async () => {
-    const workflowId = `nexus-bad-${randomUUID()}`;
+  test('bad input is a Nexus BAD_REQUEST (not retried), an unknown task NOT_FOUND: nothing is started, nothing sent', async () => {
+    const fresh = `nexus-bad-${randomUUID()}`;
+    // An ID already used: a task started (and finished) through the client API.
+    const used = (await stack.tasks.start(taskInput())).workflowId;
+    await stack.tasks.result(used);
     const requestsBefore = stack.emulator.requests.length;
-    const handle = await startCaller('badInputThroughNexus', {
-      endpoint,
-      workflowId,
-      task: taskInput({ instructions: [], geoLocation: { country: 'Narnia' } }),
+    const calls: BadCall[] = [
+      {
+        operation: 'runTask',
+        input: { workflowId: fresh, task: taskInput({ instructions: [], geoLocation: { country: 'Narnia' } }) },
+      },
+      { operation: 'runTask', input: { workflowId: fresh, task: taskInput({ awaitable: true }) } },
+      { operation: 'runTask', input: { workflowId: '', task: taskInput() } },
+      { operation: 'runTask', input: { workflowId: used, task: taskInput() } },
+      { operation: 'submitCode', input: { workflowId: used, code: 'not a code!' } },
+      { operation: 'state', input: { workflowId: `nexus-unknown-${randomUUID()}` } },
+    ];
+    const handle = await caller.workflow.start('badInputThroughNexus', {
+      taskQueue: callerQueue,
+      workflowId: `caller-${randomUUID()}`,
+      args: [{ endpoint, calls }],
     });
-    const { runTask, submitCode } = (await handle.result()) as { runTask: Refusal; submitCode: Refusal };
-    for (const refusal of [runTask, submitCode]) {
-      assert.equal(refusal.failure, 'NexusOperationFailure');
-      assert.equal(refusal.handlerErrorType, 'BAD_REQUEST', JSON.stringify(refusal));
+    const refusals = (await handle.result()) as Refusal[];
+    const expected: Array<[string, RegExp]> = [
+      ['BAD_REQUEST', /task: instructions must be a non-empty array.*country/],
+      ['BAD_REQUEST', /task\.awaitable is not offered through Nexus/],
+      ['BAD_REQUEST', /workflowId must be a non-empty string/],
+      ['BAD_REQUEST', /already started: give each runTask a new workflowId/],
+      ['BAD_REQUEST', /code must be/],
+      ['NOT_FOUND', /No task with workflowId/],
+    ];
+    refusals.forEach((refusal, i) => {
+      const [type, message] = expected[i]!;
+      assert.equal(refusal.failure, 'NexusOperationFailure', JSON.stringify(refusal));
+      assert.equal(refusal.handlerErrorType, type, JSON.stringify(refusal));
       assert.equal(refusal.retryable, false);
-    }
-    assert.match(runTask.message!, /instructions must be a non-empty array/);
-    assert.match(runTask.message!, /geoLocation|country/);
-    assert.match(submitCode.message!, /code must be/);
-    await assert.rejects(stack.tasks.handle(workflowId).describe(), WorkflowNotFoundError, 'no workflow was started');
+      assert.match(refusal.message!, message);
+    });
+    await assert.rejects(stack.tasks.handle(fresh).describe(), WorkflowNotFoundError, 'no workflow was started');
     assert.equal(stack.emulator.requests.length, requestsBefore, 'nothing was sent to BrowserAI');
   });
 });

@@ -8,6 +8,9 @@ import {
   type BrowserTaskInput,
   type BrowserTaskResult,
   type BrowserTaskState,
+  type RunTaskInput,
+  type SubmitCodeInput,
+  type TaskStateInput,
 } from '../../src/nexus';
 
 export interface CallerInput {
@@ -60,33 +63,40 @@ export interface Refusal {
   message?: string;
 }
 
-/** Calls runTask with the task given (bad, in the test) and submitCode with a bad code: what each failed with. */
-export async function badInputThroughNexus(input: CallerInput): Promise<{ runTask: Refusal; submitCode: Refusal }> {
-  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+/** Operations the test expects refused, each with its input. */
+export type BadCall =
+  | { operation: 'runTask'; input: RunTaskInput }
+  | { operation: 'submitCode'; input: SubmitCodeInput }
+  | { operation: 'state'; input: TaskStateInput };
+
+/** Makes each call in turn (all expected to fail): what each failed with. */
+export async function badInputThroughNexus({
+  endpoint,
+  calls,
+}: {
+  endpoint: string;
+  calls: BadCall[];
+}): Promise<Refusal[]> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint });
   // A bad request must fail at once: an INTERNAL error would be retried until this timeout instead.
   const options = { scheduleToCloseTimeout: '30 seconds' } as const;
-  const refusal = async (call: Promise<unknown>): Promise<Refusal> => {
+  const refusals: Refusal[] = [];
+  for (const call of calls) {
     try {
-      await call;
-      return { failure: 'none' };
+      // Each input matches its operation (BadCall); the client's overloads cannot see that through the union.
+      await browserai.executeOperation(call.operation, call.input as never, options);
+      refusals.push({ failure: 'none' });
     } catch (err) {
       // The cause is nexus-rpc's HandlerError (read by shape: the workflow bundle's nexus-rpc is not the test's).
       const cause = (err instanceof NexusOperationFailure ? err.cause : undefined) as
-        { name?: string; type?: string; retryable?: boolean; message?: string } | undefined;
-      return {
+        { type?: string; retryable?: boolean; message?: string } | undefined;
+      refusals.push({
         failure: err instanceof Error ? err.name : String(err),
         handlerErrorType: cause?.type,
         retryable: cause?.retryable,
         message: cause?.message,
-      };
+      });
     }
-  };
-  return {
-    runTask: await refusal(
-      browserai.executeOperation('runTask', { workflowId: input.workflowId, task: input.task }, options),
-    ),
-    submitCode: await refusal(
-      browserai.executeOperation('submitCode', { workflowId: input.workflowId, code: 'not a code!' }, options),
-    ),
-  };
+  }
+  return refusals;
 }
