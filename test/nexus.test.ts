@@ -131,7 +131,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
       { operation: 'submitCode', input: { workflowId: used, code: 'not a code!' } },
       { operation: 'state', input: { workflowId: `nexus-unknown-${randomUUID()}` } },
     ];
-    const handle = await caller.workflow.start('badInputThroughNexus', {
+    const handle = await caller.workflow.start('failuresThroughNexus', {
       taskQueue: callerQueue,
       workflowId: `caller-${randomUUID()}`,
       args: [{ endpoint, calls }],
@@ -148,11 +148,34 @@ describe('the browserai Nexus service, called from another namespace', () => {
     refusals.forEach((refusal, i) => {
       const [type, message] = expected[i]!;
       assert.equal(refusal.failure, 'NexusOperationFailure', JSON.stringify(refusal));
-      assert.equal(refusal.handlerErrorType, type, JSON.stringify(refusal));
+      assert.equal(refusal.causeType, type, JSON.stringify(refusal));
       assert.equal(refusal.retryable, false);
       assert.match(refusal.message!, message);
     });
     await assert.rejects(stack.tasks.handle(fresh).describe(), WorkflowNotFoundError, 'no workflow was started');
     assert.equal(stack.emulator.requests.length, requestsBefore, 'nothing was sent to BrowserAI');
+  });
+
+  test("a task that fails fails the operation with the workflow's failure type", async () => {
+    const workflowId = `nexus-failed-${randomUUID()}`;
+    const handle = await caller.workflow.start('failuresThroughNexus', {
+      taskQueue: callerQueue,
+      workflowId: `caller-${randomUUID()}`,
+      args: [
+        {
+          endpoint,
+          calls: [
+            {
+              operation: 'runTask',
+              input: { workflowId, task: taskInput({ instructions: [{ action: 'Fail [fail]' }] }) },
+            },
+          ],
+        },
+      ],
+    });
+    const [failure] = (await handle.result()) as Refusal[];
+    assert.equal(failure!.failure, 'NexusOperationFailure', JSON.stringify(failure));
+    assert.equal(failure!.causeType, 'BrowserAITaskFailed', JSON.stringify(failure));
+    assert.equal((await stack.tasks.handle(workflowId).describe()).status.name, 'FAILED');
   });
 });

@@ -58,19 +58,20 @@ export async function cancelledThroughNexus(input: CallerInput): Promise<Browser
 
 export interface Refusal {
   failure: string;
-  handlerErrorType?: string;
+  /** The cause's type: a HandlerError's (BAD_REQUEST, ...) or an ApplicationFailure's (the workflow's failure type). */
+  causeType?: string;
   retryable?: boolean;
   message?: string;
 }
 
-/** Operations the test expects refused, each with its input. */
+/** Operations the test expects to fail, each with its input. */
 export type BadCall =
   | { operation: 'runTask'; input: RunTaskInput }
   | { operation: 'submitCode'; input: SubmitCodeInput }
   | { operation: 'state'; input: TaskStateInput };
 
 /** Makes each call in turn (all expected to fail): what each failed with. */
-export async function badInputThroughNexus({
+export async function failuresThroughNexus({
   endpoint,
   calls,
 }: {
@@ -87,12 +88,12 @@ export async function badInputThroughNexus({
       await browserai.executeOperation(call.operation, call.input as never, options);
       refusals.push({ failure: 'none' });
     } catch (err) {
-      // The cause is nexus-rpc's HandlerError (read by shape: the workflow bundle's nexus-rpc is not the test's).
+      // A HandlerError (nexus-rpc's) or the workflow's ApplicationFailure, read by shape: the bundle's classes are not the test's.
       const cause = (err instanceof NexusOperationFailure ? err.cause : undefined) as
         { type?: string; retryable?: boolean; message?: string } | undefined;
       refusals.push({
         failure: err instanceof Error ? err.name : String(err),
-        handlerErrorType: cause?.type,
+        causeType: cause?.type,
         retryable: cause?.retryable,
         message: cause?.message,
       });
