@@ -58,6 +58,17 @@ try {
   for (const paths of Object.values(pkg.typesVersions?.['*'] ?? {})) for (const target of paths) targets.add(target);
   for (const target of targets) {
     const path = target.replace(/^\.\//, '');
+    if (path.includes('*')) {
+      // A subpath pattern (the JSON Schemas): at least one file must match it.
+      const pattern = new RegExp(
+        `^${path
+          .split('*')
+          .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('[^/]+')}$`,
+      );
+      if (![...files].some((file) => pattern.test(file))) problems.push(`nothing in the package matches ${path}`);
+      continue;
+    }
     if (!files.has(path)) problems.push(`${path} is not in the package`);
     else if (
       path.endsWith('.js') &&

@@ -3,6 +3,8 @@
 // one. The kinds of BrowserAI error (src/browserai/errors.ts) are a subset of these names, so an
 // activity's failure carries the kind as its type with no table in between.
 // Pure and dependency-free: the workflow bundle imports it.
+import type { BrowserTaskResult } from './workflows/input';
+
 export const FailureType = {
   // What BrowserAI answered (or failed to answer): the BrowserAIError kinds.
   InvalidInput: 'InvalidInput',
@@ -35,6 +37,45 @@ export const FailureType = {
 } as const;
 
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
+
+/**
+ * The first detail of a failure that refused bad input before anything was sent (the workflow's
+ * own check; a BrowserAI 400 also has type `InvalidInput`, with {@link BrowserAIRequestDetails}).
+ */
+export interface InvalidInputDetails {
+  /** Every problem, each saying what to write instead. */
+  problems: string[];
+}
+
+/** The first detail of a failure BrowserAI answered (or failed to answer): never the request itself, whose headers hold the token. */
+export interface BrowserAIRequestDetails {
+  kind: Exclude<BrowserAIErrorKind, 'Aborted'>;
+  /** The HTTP status, or null when no answer came (network error, timeout). */
+  status: number | null;
+  /** BrowserAI's own error message, if it gave one. */
+  apiMessage: string | null;
+  method: string;
+  /** The route requested, e.g. `/tasks/{executionId}/instructions` with the ID filled in. */
+  path: string;
+  executionId: string | null;
+}
+
+/**
+ * How `browserTask` and `runSavedTask` fail, as every SDK shows it: an application failure
+ * (`ApplicationFailure` in TypeScript, `ApplicationError` in Python and Go) with a stable type
+ * and at most one detail.
+ */
+export interface WorkflowFailure {
+  type: FailureTypeName;
+  message: string;
+  /**
+   * `details[0]`: once the task existed, the outcome so far (with `stopConfirmed` when a stop was
+   * sent); for input refused before anything was sent, its problems; for a task never created,
+   * what BrowserAI answered. No detail when there is none of these (`Timeout` or
+   * `UnexpectedError` before the create).
+   */
+  details?: [BrowserTaskResult | InvalidInputDetails | BrowserAIRequestDetails];
+}
 
 /** The failure types a BrowserAI request can end in; `Aborted` is a cancelled request, never a failure of its own. */
 export type BrowserAIErrorKind =

@@ -10,6 +10,7 @@ import { createActivities } from '../src/activities';
 import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIPlugin } from '../src/plugin';
 import { InvalidInputError, taskInputProblems } from '../src/workflows/input';
+import { assertMatchesSchema } from './helpers/schemas';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 const noop = () => undefined;
@@ -63,6 +64,7 @@ describe('BrowserAIPlugin in a worker of your own', () => {
 
     assert.equal(result.notices.length, 1, 'one notice per wait');
     const [notice] = result.notices;
+    assertMatchesSchema('AwaitingInputNotice', notice, 'the notice');
     assert.equal(notice!.workflowId, `${workflowId}-task`);
     assert.match(notice!.executionId!, /^[0-9a-f]{24}$|^exec_/);
     assert.ok(

@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIError } from '../browserai';
-import { FailureType } from '../errors';
+import { FailureType, type BrowserAIRequestDetails } from '../errors';
 
 /**
  * The failure an activity throws for an error: typed, retryable only where a retry can help,
@@ -21,14 +21,14 @@ export function toActivityFailure(err: unknown, { alwaysRetryable = false } = {}
     message: err.message,
     nonRetryable: !alwaysRetryable && !err.retryable,
     nextRetryDelay: err.kind === 'RateLimited' ? err.retryAfterMs : undefined,
-    details: [errorDetails(err)],
+    details: [errorDetails(err, err.kind)],
   });
 }
 
 /** What a caller may want to branch on; never the request itself (its headers hold the token). */
-function errorDetails(err: BrowserAIError) {
+function errorDetails(err: BrowserAIError, kind: BrowserAIRequestDetails['kind']): BrowserAIRequestDetails {
   return {
-    kind: err.kind,
+    kind,
     status: err.status ?? null,
     apiMessage: err.apiMessage ?? null,
     method: err.method,

@@ -6,7 +6,10 @@
 export type TaskType = 'crawler_automation' | 'script_automation';
 
 export interface Instruction {
-  /** Natural language for `crawler_automation` and saved tasks; TypeScript for `script_automation`. */
+  /**
+   * Natural language for `crawler_automation` and saved tasks; TypeScript for `script_automation`.
+   * @pattern \S
+   */
   action: string;
   /** Only in add/replace bodies; real clients omit it. */
   type?: string;

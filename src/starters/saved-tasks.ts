@@ -17,6 +17,7 @@ import { startSearchAttributes, withSearchAttributeFallback } from './search-att
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {
+  runSavedTaskInputProblems,
   savedTaskNameProblems,
   savedTaskProblems,
   type RunSavedTaskInput,
@@ -122,8 +123,8 @@ export class SavedTasks {
     overrides?: SavedTaskOverrides,
     options: { workflowId?: string } = {},
   ): Promise<WorkflowHandle<typeof runSavedTask>> {
-    checkName(name);
     const input: RunSavedTaskInput = { name, ...(overrides ? { overrides } : {}) };
+    checkRunInput(input);
     const common = {
       taskQueue: this.taskQueue,
       workflowId: options.workflowId ?? `browserai-saved-run-${randomUUID()}`,
@@ -245,6 +246,7 @@ export class SavedTasks {
 
   #scheduleOptions(scheduleId: string, name: string, spec: ScheduleSpecInput, project: string): ScheduleOptions {
     const input: RunSavedTaskInput = { name, ...(spec.overrides ? { overrides: spec.overrides } : {}) };
+    checkRunInput(input);
     return {
       scheduleId,
       spec: { cronExpressions: [spec.cron], timezone: spec.timezone },
@@ -282,6 +284,12 @@ export class SavedTasks {
 }
 
 export { ScheduleNotFoundError };
+
+/** What the runSavedTask workflow refuses, refused before anything reaches Temporal. */
+function checkRunInput(input: RunSavedTaskInput): void {
+  const problems = runSavedTaskInputProblems(input);
+  if (problems.length > 0) throw new InvalidInputError(problems);
+}
 
 function checkName(name: string): void {
   const problems = savedTaskNameProblems(name);

@@ -1,5 +1,5 @@
 import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
-import { FailureType } from '../errors';
+import { FailureType, type InvalidInputDetails } from '../errors';
 import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
 import {
   addInstructionsUpdate,
@@ -105,7 +105,7 @@ function rejectInvalid(input: BrowserTaskInput): void {
     type: FailureType.InvalidInput,
     nonRetryable: true,
     message: `Invalid browserTask input: ${problems.join('; ')}. Nothing was sent to BrowserAI.`,
-    details: [{ problems }],
+    details: [{ problems } satisfies InvalidInputDetails],
   });
 }
 

@@ -8,59 +8,99 @@ import { ISO_COUNTRY_CODES } from './iso-countries';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './messages';
 
 export interface PollingOptions {
-  /** First and shortest gap between two `GET /tasks` calls; default 1 s, at least 250 ms. */
+  /**
+   * First and shortest gap between two `GET /tasks` calls; default 1 s, at least 250 ms.
+   * @minimum 250
+   * @maximum 60000
+   */
   initialIntervalMs?: number;
-  /** Longest gap; default 30 s, at most 10 min. */
+  /**
+   * Longest gap; default 30 s, at most 10 min.
+   * @minimum 250
+   * @maximum 600000
+   */
   maxIntervalMs?: number;
   /**
    * A poll whose worker died (SIGKILL, lost machine) is retried on another worker after this long;
    * default 10 min (1 s to 1 h). The poll heartbeats at 90 % of it, and every heartbeat is a billed
    * Temporal action: 10 min keeps a three-hour task near 20 heartbeats. A worker that shuts down
    * cleanly hands its polls over at once, whatever this is.
+   * @minimum 1000
+   * @maximum 3600000
    */
   heartbeatTimeoutMs?: number;
   /**
    * Wanted mean time from the task's end to the workflow seeing it, where the worker expects the
    * task to end (it learns how long tasks of the same kind run); default 1 s (250 ms to 60 s).
    * Lower finds ends sooner for more requests; higher saves requests.
+   * @minimum 250
+   * @maximum 60000
    */
   targetDetectionMs?: number;
-  /** The polling activity reports back to the workflow at least this often; default 1 h (250 ms to 24 h). */
+  /**
+   * The polling activity reports back to the workflow at least this often; default 1 h (250 ms to 24 h).
+   * @minimum 250
+   * @maximum 86400000
+   */
   maxSpanMs?: number;
   /**
    * After instructions or a code were sent, an `awaiting` status is taken as "waiting for more
    * input" only once BrowserAI showed it took them (it reported another status, or its progress
    * moved on) or after this long; default 5 s (0 to 60 s). BrowserAI may report the old
    * `awaiting` for a moment after an append.
+   * @minimum 0
+   * @maximum 60000
    */
   inputSettleMs?: number;
 }
 
 export interface BrowserTaskInput {
+  /** @minItems 1 */
   instructions: Instruction[];
   type: TaskType;
+  /**
+   * A BrowserAI project name or ID.
+   * @pattern \S
+   */
   project: string;
   geoLocation: GeoLocation;
   inspect?: boolean;
   /** Keep the browser session open in `awaiting` after the instructions, for more to follow. */
   awaitable?: boolean;
   polling?: PollingOptions;
-  /** Whole task, from workflow start; default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`. */
+  /**
+   * Whole task, from workflow start; default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
+   * @minimum 1000
+   * @maximum 2592000000
+   */
   timeoutMs?: number;
-  /** How long an `awaiting` task waits for instructions or a code; default 30 min, then `AwaitingInputTimeout`. */
+  /**
+   * How long an `awaiting` task waits for instructions or a code; default 30 min, then `AwaitingInputTimeout`.
+   * @minimum 1000
+   * @maximum 2592000000
+   */
   awaitingInputTimeoutMs?: number;
-  /** The instruction `submitCode` appends; `{code}` is replaced by the code. */
+  /**
+   * The instruction `submitCode` appends; `{code}` is replaced by the code.
+   * @pattern \{code\}
+   */
   codeInstructionTemplate?: string;
   /**
    * `at-most-once` (default): a create or append whose answer was lost fails `AmbiguousRequest`
    * instead of risking a second task or a code typed twice. `at-least-once` retries it.
    */
   delivery?: Delivery;
-  /** Budget for `results` in workflow history, in bytes of JSON; default 256 KiB. */
+  /**
+   * Budget for `results` in workflow history, in bytes of JSON; default 256 KiB.
+   * @minimum 1024
+   * @maximum 1572864
+   */
   maxResultBytes?: number;
   /**
    * How long a stop is retried (with backoff) when BrowserAI does not take it; default 30 min,
    * at least 1 s. A stop not delivered by then is reported as `stopConfirmed: false`.
+   * @minimum 1000
+   * @maximum 604800000
    */
   stopRetryWindowMs?: number;
   /** Where and how the task's BrowserAI activities run; see {@link TaskActivityOptions}. */
@@ -70,16 +110,20 @@ export interface BrowserTaskInput {
    * input. Default: the parent workflow when `browserTask` runs as a child, nobody otherwise.
    * `false` signals nobody.
    */
-  notifyWorkflowId?: string | false;
+  notifyWorkflowId?: WorkflowId | false;
   /**
    * The name of a TOTP secret the worker holds (`BROWSERAI_TOTP_SECRET_<NAME>`, the secrets file,
    * or the plugin's `totpSecrets`): when the task asks for a code, the worker types the current
    * RFC 6238 code itself. Only the name is in the input; the secret never leaves the worker.
+   * @pattern ^[A-Za-z0-9_]{1,64}$
    */
   totpSecretName?: string;
   /**
    * How many one-time codes BrowserAI may refuse in a row for one code form (it asks again after
    * each) before the task is stopped and the workflow fails `CodesRefused`; default 3 (1 to 10).
+   * @asType integer
+   * @minimum 1
+   * @maximum 10
    */
   maxCodeAttempts?: number;
   /** Webhooks for this task, sent to the destination configured on the worker; see {@link TaskWebhookOptions}. */
@@ -97,9 +141,18 @@ export interface TaskWebhookOptions {
    * Echoed in every event, to route it to the right user or record: an opaque ID of yours, 1 to
    * 128 characters of letters, digits and `._:/@+=-`. Never a code, token or personal data: it is
    * stored in workflow history and sent in every webhook body.
+   * @pattern ^[A-Za-z0-9._:/@+=-]{1,128}$
    */
   reference?: string;
 }
+
+/**
+ * A Temporal workflow ID.
+ * @minLength 1
+ * @maxLength 1000
+ * @pattern \S
+ */
+type WorkflowId = string;
 
 /**
  * Where and how the task's BrowserAI activities run. Within bounds only: the retry limits that
@@ -110,25 +163,50 @@ export interface TaskActivityOptions {
    * Task queue of the BrowserAI activities; default: the workflow's own. A dedicated activity
    * queue lets a separate worker fleet make every BrowserAI request, under one server-side rate
    * limit (`maxTaskQueueActivitiesPerSecond`, see the README).
+   * @minLength 1
+   * @maxLength 1000
+   * @pattern \S
    */
   taskQueue?: string;
-  /** Temporal task priority, 1 (first) to 5 (last); default the server's (3). */
+  /**
+   * Temporal task priority, 1 (first) to 5 (last); default the server's (3).
+   * @asType integer
+   * @minimum 1
+   * @maximum 5
+   */
   priorityKey?: number;
   /**
    * Tasks with different keys share the activity queue's throughput fairly (when the server
    * enables fairness); default: the BrowserAI project (cut to 64 bytes), so one project's burst
    * cannot starve the others.
+   * @maxLength 64
    */
   fairnessKey?: string;
-  /** The key's share relative to other keys, 0.001 to 1000; default 1. */
+  /**
+   * The key's share relative to other keys, 0.001 to 1000; default 1.
+   * @minimum 0.001
+   * @maximum 1000
+   */
   fairnessWeight?: number;
   /** Retry pacing of every activity (not the attempt limits, which are part of the guarantees). */
   retry?: {
-    /** First retry delay; 100 ms to 1 min. */
+    /**
+     * First retry delay; 100 ms to 1 min.
+     * @minimum 100
+     * @maximum 60000
+     */
     initialIntervalMs?: number;
-    /** Longest retry delay; 1 s to 10 min. */
+    /**
+     * Longest retry delay; 1 s to 10 min.
+     * @minimum 1000
+     * @maximum 600000
+     */
     maximumIntervalMs?: number;
-    /** Growth of the delay per attempt; 1 to 10. */
+    /**
+     * Growth of the delay per attempt; 1 to 10.
+     * @minimum 1
+     * @maximum 10
+     */
     backoffCoefficient?: number;
   };
 }
@@ -210,27 +288,106 @@ export class InvalidInputError extends Error {
   }
 }
 
+// The fields each input object takes. `Record<keyof T, true>` makes the compiler insist that a
+// field added to a type is added here too: the workflow refuses any other field (a misspelt
+// option must not silently fall back to its default), as the published JSON Schemas do.
+const INSTRUCTION_FIELDS: Record<keyof Instruction, true> = { action: true, type: true };
+const GEO_LOCATION_FIELDS: Record<keyof GeoLocation, true> = { country: true, city: true, zipcode: true };
+const POLLING_FIELDS: Record<keyof PollingOptions, true> = {
+  initialIntervalMs: true,
+  maxIntervalMs: true,
+  heartbeatTimeoutMs: true,
+  targetDetectionMs: true,
+  maxSpanMs: true,
+  inputSettleMs: true,
+};
+const ACTIVITY_OPTION_FIELDS: Record<keyof TaskActivityOptions, true> = {
+  taskQueue: true,
+  priorityKey: true,
+  fairnessKey: true,
+  fairnessWeight: true,
+  retry: true,
+};
+const TASK_INPUT_FIELDS: Record<keyof BrowserTaskInput, true> = {
+  instructions: true,
+  type: true,
+  project: true,
+  geoLocation: true,
+  inspect: true,
+  awaitable: true,
+  polling: true,
+  timeoutMs: true,
+  awaitingInputTimeoutMs: true,
+  codeInstructionTemplate: true,
+  delivery: true,
+  maxResultBytes: true,
+  stopRetryWindowMs: true,
+  activityOptions: true,
+  notifyWorkflowId: true,
+  totpSecretName: true,
+  maxCodeAttempts: true,
+  webhook: true,
+};
+const WEBHOOK_FIELDS: Record<keyof TaskWebhookOptions, true> = { events: true, reference: true };
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A problem naming the fields `value` has beyond `known` (`ignore`: those with a problem of their own). */
+export function unknownFieldProblems(
+  value: Record<string, unknown>,
+  known: Record<string, true>,
+  field: string,
+  ignore: string[] = [],
+): string[] {
+  const extra = Object.keys(value).filter((key) => !Object.hasOwn(known, key) && !ignore.includes(key));
+  return extra.length === 0
+    ? []
+    : [
+        `${field} has no field ${extra.map((key) => JSON.stringify(key)).join(', ')}: it takes ${Object.keys(known).join(', ')}`,
+      ];
+}
+
+function optionalOf(type: 'string' | 'boolean', value: unknown, field: string): string[] {
+  return value === undefined || typeof value === type
+    ? []
+    : [`${field} must be a ${type} (got ${JSON.stringify(value)})`];
+}
+
 export function instructionProblems(instructions: unknown, field = 'instructions'): string[] {
   if (!Array.isArray(instructions) || instructions.length === 0) {
     return [`${field} must be a non-empty array of {action: string}`];
   }
   const problems: string[] = [];
-  instructions.forEach((item, i) => {
-    const action = (item as Instruction | null)?.action;
+  instructions.forEach((item: unknown, i) => {
+    if (!isPlainObject(item)) return problems.push(`${field}[${i}].action must be a non-empty string`);
+    const { action, type } = item;
     if (typeof action !== 'string' || action.trim() === '')
       problems.push(`${field}[${i}].action must be a non-empty string`);
+    problems.push(
+      ...optionalOf('string', type, `${field}[${i}].type`),
+      ...unknownFieldProblems(item, INSTRUCTION_FIELDS, `${field}[${i}]`),
+    );
   });
   return problems;
 }
 
 export function geoLocationProblems(geo: unknown): string[] {
   const country = (geo as GeoLocation | null | undefined)?.country;
-  if (typeof country !== 'string' || !ISO_COUNTRY_CODES.has(country.toUpperCase())) {
-    return [
-      `geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`,
-    ];
-  }
-  return [];
+  const problems =
+    typeof country !== 'string' || !ISO_COUNTRY_CODES.has(country.toUpperCase())
+      ? [
+          `geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`,
+        ]
+      : [];
+  if (!isPlainObject(geo)) return problems;
+  return [
+    ...problems,
+    ...optionalOf('string', geo.city, 'geoLocation.city'),
+    ...optionalOf('string', geo.zipcode, 'geoLocation.zipcode'),
+    ...unknownFieldProblems(geo, GEO_LOCATION_FIELDS, 'geoLocation'),
+  ];
 }
 
 export function projectProblems(project: unknown): string[] {
@@ -248,8 +405,7 @@ function within(value: unknown, field: string): string[] {
 }
 
 export function taskInputProblems(input: BrowserTaskInput | null | undefined): string[] {
-  if (!input || typeof input !== 'object')
-    return ['input must be an object with instructions, type, project and geoLocation'];
+  if (!isPlainObject(input)) return ['input must be an object with instructions, type, project and geoLocation'];
   const problems = [
     ...instructionProblems(input.instructions),
     ...(TASK_TYPES.includes(input.type)
@@ -257,6 +413,9 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
       : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
     ...projectProblems(input.project),
     ...geoLocationProblems(input.geoLocation),
+    ...optionalOf('boolean', input.inspect, 'inspect'),
+    ...optionalOf('boolean', input.awaitable, 'awaitable'),
+    ...unknownFieldProblems(input, TASK_INPUT_FIELDS, 'input', ['resume']),
     ...within(input.timeoutMs, 'timeoutMs'),
     ...within(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
     ...within(input.stopRetryWindowMs, 'stopRetryWindowMs'),
@@ -271,19 +430,32 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
       ] as const
     ).flatMap((key) => within(input.polling?.[key], `polling.${key}`)),
   ];
+  if (input.polling !== undefined) {
+    if (!isPlainObject(input.polling)) problems.push('polling must be an object');
+    else problems.push(...unknownFieldProblems(input.polling, POLLING_FIELDS, 'polling'));
+  }
   if ('resume' in input) problems.push('resume is not an input: continue-as-new carries its own state');
   const polling = resolvePolling(input.polling);
   if (polling.initialIntervalMs > polling.maxIntervalMs)
     problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
-  if (input.codeInstructionTemplate !== undefined && !String(input.codeInstructionTemplate).includes('{code}')) {
-    problems.push('codeInstructionTemplate must contain the placeholder {code}');
+  if (
+    input.codeInstructionTemplate !== undefined &&
+    !(typeof input.codeInstructionTemplate === 'string' && input.codeInstructionTemplate.includes('{code}'))
+  ) {
+    problems.push(
+      'codeInstructionTemplate must contain the placeholder {code} (a string such as "Enter the code {code}")',
+    );
   }
   if (input.delivery !== undefined && input.delivery !== 'at-most-once' && input.delivery !== 'at-least-once') {
     problems.push("delivery must be 'at-most-once' or 'at-least-once'");
   }
   if (
     input.maxResultBytes !== undefined &&
-    !(input.maxResultBytes >= 1024 && input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT)
+    !(
+      typeof input.maxResultBytes === 'number' &&
+      input.maxResultBytes >= 1024 &&
+      input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT
+    )
   ) {
     problems.push(`maxResultBytes must be between 1024 and ${MAX_RESULT_BYTES_LIMIT}`);
   }
@@ -316,16 +488,16 @@ function codeLoopProblems(input: BrowserTaskInput): string[] {
   )
     problems.push(`maxCodeAttempts must be an integer from 1 to 10 (got ${JSON.stringify(maxCodeAttempts)})`);
   if (webhook === undefined) return problems;
-  if (webhook === null || typeof webhook !== 'object' || Array.isArray(webhook))
+  if (!isPlainObject(webhook))
     return [
       ...problems,
       'webhook must be an object: { events?, reference? } (the destination is configured on the worker)',
     ];
-  const extra = Object.keys(webhook).filter((key) => key !== 'events' && key !== 'reference');
-  if (extra.length > 0)
-    problems.push(
-      `webhook takes events and reference only (got ${extra.join(', ')}): the destination and its secrets are configured on the worker`,
-    );
+  problems.push(
+    ...unknownFieldProblems(webhook, WEBHOOK_FIELDS, 'webhook').map(
+      (problem) => `${problem} (the destination and its secrets are configured on the worker)`,
+    ),
+  );
   const { events, reference } = webhook;
   if (
     events !== undefined &&
@@ -339,14 +511,15 @@ function codeLoopProblems(input: BrowserTaskInput): string[] {
   return problems;
 }
 
+/** A non-blank string of at most `maxLength` characters (code points, as JSON Schema counts them). */
 function nonEmpty(value: unknown, maxLength: number): boolean {
-  return typeof value === 'string' && value.trim() !== '' && value.length <= maxLength;
+  return typeof value === 'string' && value.trim() !== '' && [...value].length <= maxLength;
 }
 
 export function activityOptionProblems(options: TaskActivityOptions | undefined): string[] {
   if (options === undefined) return [];
-  if (options === null || typeof options !== 'object') return ['activityOptions must be an object'];
-  const problems: string[] = [];
+  if (!isPlainObject(options as unknown)) return ['activityOptions must be an object'];
+  const problems = unknownFieldProblems({ ...options }, ACTIVITY_OPTION_FIELDS, 'activityOptions');
   const { taskQueue, priorityKey, fairnessKey, fairnessWeight, retry } = options;
   if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000))
     problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
@@ -367,12 +540,13 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
       `activityOptions.fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`,
     );
   }
-  if (retry !== undefined) {
+  if (retry !== undefined && !isPlainObject(retry)) problems.push('activityOptions.retry must be an object');
+  else if (retry !== undefined) {
     problems.push(
-      ...within(retry?.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'),
-      ...within(retry?.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'),
+      ...within(retry.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'),
+      ...within(retry.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'),
     );
-    const { backoffCoefficient } = retry ?? {};
+    const { backoffCoefficient } = retry;
     if (
       backoffCoefficient !== undefined &&
       !(typeof backoffCoefficient === 'number' && backoffCoefficient >= 1 && backoffCoefficient <= 10)
@@ -381,7 +555,7 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
         `activityOptions.retry.backoffCoefficient must be a number from 1 to 10 (got ${JSON.stringify(backoffCoefficient)})`,
       );
     }
-    const extra = Object.keys(retry ?? {}).filter(
+    const extra = Object.keys(retry).filter(
       (key) => !['initialIntervalMs', 'maximumIntervalMs', 'backoffCoefficient'].includes(key),
     );
     if (extra.length > 0)

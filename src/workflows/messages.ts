@@ -6,10 +6,15 @@ import type { TaskExecutionAnswer } from '../activities/types';
 import type { BrowserTaskResult } from './input';
 
 export interface InstructionsMessage {
+  /** @minItems 1 */
   instructions: Instruction[];
 }
 
 export interface CodeMessage {
+  /**
+   * The one-time code as the user received it: 1 to 64 letters, digits or dashes.
+   * @pattern ^[A-Za-z0-9-]{1,64}$
+   */
   code: string;
   /** Type it even if this task has already typed (or queued) this very code; default false. */
   force?: boolean;
@@ -29,7 +34,10 @@ export const completeSignal = defineSignal<[]>('complete');
  * Sent with the start (update-with-start: `BrowserTasks.start(input, { waitForExecutionId: true })`)
  * by callers that store the executionId.
  */
-export const executionIdUpdate = defineUpdate<string, []>('executionId');
+export const executionIdUpdate = defineUpdate<ExecutionId, []>('executionId');
+
+/** BrowserAI's ID of the task, as `executionIdUpdate` answers it. */
+export type ExecutionId = string;
 
 /** Like `appendInstructions`, but the caller gets BrowserAI's answer, or a rejection once the task has ended. */
 export const addInstructionsUpdate = defineUpdate<TaskExecutionAnswer, [InstructionsMessage]>('addInstructions');

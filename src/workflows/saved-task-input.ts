@@ -1,7 +1,15 @@
 // The contract of saved tasks and of `runSavedTask`. Pure: the workflow bundle and the
 // starters both import it, so bad input is refused before anything is sent.
 import type { CreateSavedTaskRequest, GeoLocation, Instruction, SavedTask } from '../browserai/types';
-import { geoLocationProblems, instructionProblems, projectProblems, type BrowserTaskInput } from './input';
+import {
+  geoLocationProblems,
+  instructionProblems,
+  isPlainObject,
+  projectProblems,
+  taskInputProblems,
+  unknownFieldProblems,
+  type BrowserTaskInput,
+} from './input';
 
 export interface SavedTaskDefinition {
   name: string;
@@ -25,12 +33,19 @@ export type SavedTaskOverrides = Partial<
     | 'codeInstructionTemplate'
     | 'delivery'
     | 'maxResultBytes'
+    | 'stopRetryWindowMs'
     | 'activityOptions'
     | 'notifyWorkflowId'
   >
 >;
 
 export interface RunSavedTaskInput {
+  /**
+   * The saved task's name, as given when it was created.
+   * @pattern \S
+   * @maxLength 200
+   * @not { "pattern": "^\\s*\\.\\.?\\s*$" }
+   */
   name: string;
   overrides?: SavedTaskOverrides;
 }
@@ -39,7 +54,7 @@ const MAX_NAME_LENGTH = 200;
 
 export function savedTaskNameProblems(name: unknown): string[] {
   if (typeof name !== 'string' || name.trim() === '') return ['name must be a non-empty string'];
-  if (name.length > MAX_NAME_LENGTH) return [`name must be at most ${MAX_NAME_LENGTH} characters`];
+  if ([...name].length > MAX_NAME_LENGTH) return [`name must be at most ${MAX_NAME_LENGTH} characters`];
   // They would turn GET /saved_tasks/name/{name} into another URL (the list).
   if (name.trim() === '.' || name.trim() === '..') return ['name must not be "." or ".."'];
   return [];
@@ -80,4 +95,49 @@ export function browserTaskInputFor(saved: SavedTask, overrides: SavedTaskOverri
     project: saved.project,
     geoLocation: overrides.geoLocation ?? saved.geoLocation,
   };
+}
+
+const RUN_SAVED_TASK_FIELDS: Record<keyof RunSavedTaskInput, true> = { name: true, overrides: true };
+const OVERRIDE_FIELDS: Record<keyof SavedTaskOverrides, true> = {
+  geoLocation: true,
+  inspect: true,
+  awaitable: true,
+  polling: true,
+  timeoutMs: true,
+  awaitingInputTimeoutMs: true,
+  codeInstructionTemplate: true,
+  delivery: true,
+  maxResultBytes: true,
+  stopRetryWindowMs: true,
+  activityOptions: true,
+  notifyWorkflowId: true,
+};
+/** A task whose own fields are all valid: checked with the overrides on top, every problem is an override's. */
+const VALID_SAVED_TASK: SavedTask = {
+  taskId: 'saved-task',
+  name: 'saved task',
+  instructions: [{ action: 'instructions of the saved task' }],
+  type: 'natural_language',
+  project: 'project of the saved task',
+  geoLocation: { country: 'US' },
+};
+
+/** Every problem of a `runSavedTask` input, before the saved task is read: its overrides are checked as browserTask checks them. */
+export function runSavedTaskInputProblems(input: RunSavedTaskInput | null | undefined): string[] {
+  if (!isPlainObject(input)) return ["input must be an object with the saved task's name (and overrides)"];
+  const problems = [
+    ...savedTaskNameProblems(input.name),
+    ...unknownFieldProblems(input, RUN_SAVED_TASK_FIELDS, 'input'),
+  ];
+  const { overrides } = input;
+  if (overrides === undefined) return problems;
+  if (!isPlainObject(overrides)) return [...problems, 'overrides must be an object'];
+  const known = Object.fromEntries(Object.entries(overrides).filter(([key]) => Object.hasOwn(OVERRIDE_FIELDS, key)));
+  return [
+    ...problems,
+    ...unknownFieldProblems(overrides, OVERRIDE_FIELDS, 'overrides'),
+    // A null one would fall back to the saved task's.
+    ...(overrides.geoLocation === null ? ['overrides.geoLocation must be an object'] : []),
+    ...taskInputProblems(browserTaskInputFor(VALID_SAVED_TASK, known)).map((problem) => `overrides.${problem}`),
+  ];
 }

@@ -8,13 +8,14 @@ import {
 } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { FailureType } from '../errors';
-import { activityOptionProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import { FailureType, type InvalidInputDetails } from '../errors';
+import type { BrowserTaskInput, BrowserTaskResult } from './input';
 import { stateQuery, type BrowserTaskState } from './messages';
 import { runBrowserTask, trusted } from './browser-task';
 import type { CarriedState } from './session/task-session';
 import {
   browserTaskInputFor,
+  runSavedTaskInputProblems,
   savedTaskNameProblems,
   savedTaskProblems,
   savedTaskRequest,
@@ -58,7 +59,7 @@ function invalid(problems: string[]): never {
     type: FailureType.InvalidInput,
     nonRetryable: true,
     message: `Invalid saved task: ${problems.join('; ')}. Nothing was sent to BrowserAI.`,
-    details: [{ problems }],
+    details: [{ problems } satisfies InvalidInputDetails],
   });
 }
 
@@ -129,10 +130,7 @@ setWorkflowOptions(whenVersioned('PINNED'), savedTaskList);
  * edit of the saved task never changes a run in progress.
  */
 export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTaskCarried): Promise<BrowserTaskResult> {
-  const problems = [
-    ...savedTaskNameProblems(input?.name),
-    ...activityOptionProblems(input?.overrides?.activityOptions),
-  ];
+  const problems = runSavedTaskInputProblems(input);
   if (problems.length > 0) invalid(problems);
   const resumed = trusted(carried);
   // Answer `state` while the saved task is being read; runBrowserTask then takes the query over.

@@ -1,0 +1,202 @@
+// The contract as data: JSON Schema (draft 2020-12) for every shape a caller of the workflows
+// touches, generated from the TypeScript types and their JSDoc (descriptions, and bounds as
+// `@minimum`, `@maximum`, `@pattern`... tags), so the types stay the one source of truth.
+// `npm run schemas` writes them to schemas/ (shipped as `browserai-temporal/schemas/*`);
+// test/schemas.test.ts fails when the committed files differ from freshly generated ones, and
+// test/schema-corpus.test.ts when the workflow's validation and the schemas disagree.
+import { writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGenerator, type Config } from 'ts-json-schema-generator';
+import { FailureType } from '../src/errors';
+import { ISO_COUNTRY_CODES } from '../src/workflows/iso-countries';
+import {
+  addInstructionsUpdate,
+  appendInstructionsSignal,
+  browserTaskAwaitingInputSignal,
+  completeSignal,
+  executionIdUpdate,
+  replaceInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+} from '../src/workflows/messages';
+
+export const ROOT = join(__dirname, '..', '..');
+export const SCHEMAS_DIR = join(ROOT, 'schemas');
+
+/**
+ * Who talks to whom, and with which shape (a TypeScript type name). Adding a message or a notice
+ * is one line here: its schema file follows from the type's name. A workflow's input is closed:
+ * the workflow refuses unknown fields. A signal's or update's argument is open at its top only:
+ * the handlers ignore fields they do not know, but check what they pass on (instructions) as the
+ * workflow input is checked. What a caller receives (results, answers, notices, failures) is open:
+ * a later release may add fields.
+ */
+export const CONTRACT = {
+  workflows: {
+    browserTask: { input: 'BrowserTaskInput', result: 'BrowserTaskResult', failure: 'WorkflowFailure' },
+    runSavedTask: { input: 'RunSavedTaskInput', result: 'BrowserTaskResult', failure: 'WorkflowFailure' },
+  },
+  signals: {
+    [appendInstructionsSignal.name]: { input: 'InstructionsMessage' },
+    [replaceInstructionsSignal.name]: { input: 'InstructionsMessage' },
+    [submitCodeSignal.name]: { input: 'CodeMessage' },
+    [completeSignal.name]: {},
+  },
+  updates: {
+    [addInstructionsUpdate.name]: { input: 'InstructionsMessage', result: 'TaskExecutionAnswer' },
+    [executionIdUpdate.name]: { result: 'ExecutionId' },
+  },
+  queries: {
+    [stateQuery.name]: { result: 'BrowserTaskState' },
+  },
+  /** Signals browserTask sends to the workflow that should act on them (its parent, or `notifyWorkflowId`). */
+  notices: {
+    [browserTaskAwaitingInputSignal.name]: { input: 'AwaitingInputNotice' },
+  },
+} as const satisfies Record<string, Record<string, { input?: string; result?: string; failure?: string }>>;
+
+type Role = 'input' | 'result' | 'failure';
+
+type Openness = 'closed' | 'open at the top' | 'open';
+
+/** Each type named in the contract, and how open its schema is (see CONTRACT). */
+export function contractTypes(): Map<string, Openness> {
+  const types = new Map<string, Openness>();
+  for (const [group, entries] of Object.entries(CONTRACT)) {
+    for (const roles of Object.values(entries) as Partial<Record<Role, string>>[]) {
+      for (const [role, type] of Object.entries(roles) as [Role, string][]) {
+        const kind: Openness =
+          role !== 'input' || group === 'notices' ? 'open' : group === 'workflows' ? 'closed' : 'open at the top';
+        if ((types.get(type) ?? kind) !== kind)
+          throw new Error(`${type} is used both as ${types.get(type)} and ${kind}: give each use its own type`);
+        types.set(type, kind);
+      }
+    }
+  }
+  return types;
+}
+
+/** `BrowserTaskInput` -> `browser-task-input.schema.json`. */
+export function schemaFile(type: string): string {
+  return `${type.replace(/(?<=[a-z0-9])(?=[A-Z])/g, '-').toLowerCase()}.schema.json`;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Every file of schemas/, by name: one schema per contract type, and contract.json, the index. */
+export function generateSchemas(): Map<string, string> {
+  const config: Config = {
+    path: join(ROOT, 'src', '**', '*.ts'),
+    tsconfig: join(ROOT, 'tsconfig.json'),
+    expose: 'export',
+    topRef: true,
+    jsDoc: 'extended',
+    // Types are checked by `npm run typecheck`; here they are only read.
+    skipTypeCheck: true,
+    encodeRefs: false,
+    extraTags: ['not'],
+  };
+  const generator = createGenerator(config);
+  const files = new Map<string, string>();
+  for (const [type, kind] of contractTypes()) {
+    // A deep copy: the generator shares definitions between the schemas it makes.
+    const schema = toDraft2020(structuredClone(generator.createSchema(type)) as JsonObject);
+    if (kind === 'open') open(schema);
+    if (kind === 'open at the top') delete ((schema.$defs as JsonObject)[type] as JsonObject).additionalProperties;
+    refine(schema);
+    const ordered: JsonObject = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $comment: 'Generated from the TypeScript types of browserai-temporal by `npm run schemas`: do not edit.',
+      title: type,
+      ...schema,
+    };
+    files.set(schemaFile(type), `${JSON.stringify(ordered, null, 2)}\n`);
+  }
+  files.set('contract.json', `${JSON.stringify(contractIndex(), null, 2)}\n`);
+  return files;
+}
+
+/** The index: each workflow, signal, update, query and notice with its schema files, and the failure types. */
+function contractIndex(): JsonObject {
+  const index: JsonObject = {
+    $comment:
+      'browserai-temporal: what each workflow, signal, update, query and notice takes and gives, by schema file. ' +
+      'Generated by `npm run schemas`: do not edit.',
+  };
+  for (const [group, entries] of Object.entries(CONTRACT)) {
+    const out: JsonObject = {};
+    for (const [name, roles] of Object.entries(entries) as [string, Partial<Record<Role, string>>][]) {
+      out[name] = Object.fromEntries(Object.entries(roles).map(([role, type]) => [role, schemaFile(type)]));
+    }
+    index[group] = out;
+  }
+  index.failureTypes = Object.values(FailureType);
+  return index;
+}
+
+/** ts-json-schema-generator writes draft-07: `definitions`, and tuples as an `items` array. */
+function toDraft2020(schema: JsonObject): JsonObject {
+  const { $schema: _draft07, definitions, ...rest } = schema;
+  const converted = walk({ ...rest, ...(definitions ? { $defs: definitions } : {}) }, (node) => {
+    if (typeof node.$ref === 'string') node.$ref = node.$ref.replace('#/definitions/', '#/$defs/');
+    if (Array.isArray(node.items)) {
+      node.prefixItems = node.items;
+      delete node.items;
+      if ('additionalItems' in node) {
+        node.items = node.additionalItems!;
+        delete node.additionalItems;
+      } else if (node.maxItems === undefined) node.items = false;
+    }
+    if (typeof node.description === 'string')
+      node.description = node.description.replace(/\{@link\s+(\S+?)\s*\}/g, '$1');
+  });
+  const text = JSON.stringify(converted);
+  for (const draft07 of ['"definitions"', '"additionalItems"', '"dependencies"', 'draft-07'])
+    if (text.includes(draft07)) throw new Error(`The draft 2020-12 conversion left ${draft07} in a schema`);
+  return converted;
+}
+
+/** No `additionalProperties: false`: see CONTRACT. */
+function open(schema: JsonObject): void {
+  walk(schema, (node) => {
+    if (node.additionalProperties === false) delete node.additionalProperties;
+  });
+}
+
+/**
+ * What a type cannot say and a JSDoc tag should not repeat: the country must be one of the
+ * workflow's own ISO 3166-1 list (in either case: the workflow upper-cases it).
+ */
+function refine(schema: JsonObject): void {
+  const country = (
+    ((schema.$defs as JsonObject | undefined)?.GeoLocation as JsonObject | undefined)?.properties as
+      JsonObject | undefined
+  )?.country as JsonObject | undefined;
+  if (!country) return;
+  const anyCase = [...ISO_COUNTRY_CODES]
+    .sort()
+    .map((code) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join(''))
+    .join('|');
+  country.pattern = `^(?:${anyCase})$`;
+}
+
+function walk(node: Json, visit: (node: JsonObject) => void): JsonObject {
+  if (Array.isArray(node)) node.forEach((item) => walk(item, visit));
+  else if (node && typeof node === 'object') {
+    visit(node);
+    Object.values(node).forEach((value) => walk(value, visit));
+  }
+  return node as JsonObject;
+}
+
+/** `npm run schemas`: writes schemas/ afresh (files of types no longer in the contract are removed). */
+function main(): void {
+  const files = generateSchemas();
+  mkdirSync(SCHEMAS_DIR, { recursive: true });
+  for (const name of readdirSync(SCHEMAS_DIR)) if (!files.has(name)) rmSync(join(SCHEMAS_DIR, name));
+  for (const [name, text] of files) writeFileSync(join(SCHEMAS_DIR, name), text);
+  console.log(`Wrote ${files.size} files to schemas/`);
+}
+
+if (require.main === module) main();
