@@ -1,0 +1,119 @@
+package main
+
+// The browserai-temporal contract, in Go types: hand-written from the package's JSON Schemas
+// (browserai-temporal/schemas/*.json, the repository's schemas/); contract_test.go fails when a
+// type here and its schema disagree. Optional fields carry `omitempty`: the workflow refuses
+// null for a field it does not require, so leave them out rather than sending zero pointers.
+
+// Names of the workflow, its messages and failure types: stable, part of the public API.
+const (
+	BrowserTaskWorkflow      = "browserTask"
+	RunSavedTaskWorkflow     = "runSavedTask"
+	SubmitCodeSignal         = "submitCode"
+	AppendInstructionsSignal = "appendInstructions"
+	CompleteSignal           = "complete"
+	StateQuery               = "state"
+	InvalidInput             = "InvalidInput"
+	BrowserAITaskFailed      = "BrowserAITaskFailed"
+)
+
+type Instruction struct {
+	Action string `json:"action"`
+	Type   string `json:"type,omitempty"`
+}
+
+type GeoLocation struct {
+	Country string `json:"country"`
+	City    string `json:"city,omitempty"`
+	Zipcode string `json:"zipcode,omitempty"`
+}
+
+type PollingOptions struct {
+	InitialIntervalMs  int64 `json:"initialIntervalMs,omitempty"`
+	MaxIntervalMs      int64 `json:"maxIntervalMs,omitempty"`
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+	TargetDetectionMs  int64 `json:"targetDetectionMs,omitempty"`
+	MaxSpanMs          int64 `json:"maxSpanMs,omitempty"`
+	// A pointer: 0 is a valid setting, and omitempty would drop it.
+	InputSettleMs *int64 `json:"inputSettleMs,omitempty"`
+}
+
+type RetryPacing struct {
+	InitialIntervalMs  int64   `json:"initialIntervalMs,omitempty"`
+	MaximumIntervalMs  int64   `json:"maximumIntervalMs,omitempty"`
+	BackoffCoefficient float64 `json:"backoffCoefficient,omitempty"`
+}
+
+type TaskActivityOptions struct {
+	TaskQueue      string       `json:"taskQueue,omitempty"`
+	PriorityKey    int          `json:"priorityKey,omitempty"`
+	FairnessKey    string       `json:"fairnessKey,omitempty"`
+	FairnessWeight float64      `json:"fairnessWeight,omitempty"`
+	Retry          *RetryPacing `json:"retry,omitempty"`
+}
+
+type BrowserTaskInput struct {
+	Instructions            []Instruction        `json:"instructions"`
+	Type                    string               `json:"type"`
+	Project                 string               `json:"project"`
+	GeoLocation             GeoLocation          `json:"geoLocation"`
+	Inspect                 *bool                `json:"inspect,omitempty"`
+	Awaitable               *bool                `json:"awaitable,omitempty"`
+	Polling                 *PollingOptions      `json:"polling,omitempty"`
+	TimeoutMs               int64                `json:"timeoutMs,omitempty"`
+	AwaitingInputTimeoutMs  int64                `json:"awaitingInputTimeoutMs,omitempty"`
+	CodeInstructionTemplate string               `json:"codeInstructionTemplate,omitempty"`
+	Delivery                string               `json:"delivery,omitempty"`
+	MaxResultBytes          int64                `json:"maxResultBytes,omitempty"`
+	StopRetryWindowMs       int64                `json:"stopRetryWindowMs,omitempty"`
+	ActivityOptions         *TaskActivityOptions `json:"activityOptions,omitempty"`
+	// A workflow ID (string), or false to notify nobody.
+	NotifyWorkflowId any `json:"notifyWorkflowId,omitempty"`
+}
+
+type CodeMessage struct {
+	Code  string `json:"code"`
+	Force bool   `json:"force,omitempty"`
+}
+
+type TrimReport struct {
+	OriginalBytes   int64  `json:"originalBytes"`
+	KeptBytes       int64  `json:"keptBytes"`
+	TruncatedFields int64  `json:"truncatedFields"`
+	DroppedEntries  int64  `json:"droppedEntries"`
+	Note            string `json:"note"`
+}
+
+type BrowserTaskResult struct {
+	ExecutionId   string           `json:"executionId"`
+	Status        string           `json:"status"`
+	Started       *string          `json:"started"`
+	Completed     *string          `json:"completed"`
+	Result        any              `json:"result"`
+	Error         *string          `json:"error"`
+	Results       []map[string]any `json:"results"`
+	Trimmed       *TrimReport      `json:"trimmed,omitempty"`
+	StopConfirmed *bool            `json:"stopConfirmed,omitempty"`
+}
+
+type TaskProgress struct {
+	Status string   `json:"status,omitempty"`
+	Logs   []string `json:"logs"`
+}
+
+type BrowserTaskState struct {
+	ExecutionId         *string            `json:"executionId"`
+	Status              string             `json:"status"`
+	AwaitingInput       bool               `json:"awaitingInput"`
+	Progress            TaskProgress       `json:"progress"`
+	Started             *string            `json:"started"`
+	EstimatedCompletion *string            `json:"estimatedCompletion"`
+	PendingInstructions int64              `json:"pendingInstructions"`
+	Error               *string            `json:"error"`
+	Outcome             *BrowserTaskResult `json:"outcome"`
+	StopConfirmed       *bool              `json:"stopConfirmed"`
+}
+
+type InvalidInputDetails struct {
+	Problems []string `json:"problems"`
+}

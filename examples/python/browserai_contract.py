@@ -1,0 +1,135 @@
+"""The browserai-temporal contract, in Python types.
+
+Hand-written from the package's JSON Schemas (``browserai-temporal/schemas/*.json``, also in
+the repository's ``schemas/``); ``test_contract.py`` fails when a type here and its schema
+disagree (a field added, dropped, made optional or retyped). Optional fields are
+``NotRequired``: leave them out rather than sending ``None``, which the workflow refuses.
+"""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+# Names of the workflow, its messages and failure types: stable, part of the public API.
+BROWSER_TASK = "browserTask"
+RUN_SAVED_TASK = "runSavedTask"
+SUBMIT_CODE_SIGNAL = "submitCode"
+APPEND_INSTRUCTIONS_SIGNAL = "appendInstructions"
+COMPLETE_SIGNAL = "complete"
+STATE_QUERY = "state"
+INVALID_INPUT = "InvalidInput"
+BROWSER_AI_TASK_FAILED = "BrowserAITaskFailed"
+
+
+class Instruction(TypedDict):
+    action: str
+    type: NotRequired[str]
+
+
+class GeoLocation(TypedDict):
+    country: str
+    city: NotRequired[str]
+    zipcode: NotRequired[str]
+
+
+class PollingOptions(TypedDict, total=False):
+    initialIntervalMs: int
+    maxIntervalMs: int
+    heartbeatTimeoutMs: int
+    targetDetectionMs: int
+    maxSpanMs: int
+    inputSettleMs: int
+
+
+class RetryPacing(TypedDict, total=False):
+    initialIntervalMs: int
+    maximumIntervalMs: int
+    backoffCoefficient: float
+
+
+class TaskActivityOptions(TypedDict, total=False):
+    taskQueue: str
+    priorityKey: int
+    fairnessKey: str
+    fairnessWeight: float
+    retry: RetryPacing
+
+
+class BrowserTaskInput(TypedDict):
+    instructions: list[Instruction]
+    type: Literal["crawler_automation", "script_automation"]
+    project: str
+    geoLocation: GeoLocation
+    inspect: NotRequired[bool]
+    awaitable: NotRequired[bool]
+    polling: NotRequired[PollingOptions]
+    timeoutMs: NotRequired[int]
+    awaitingInputTimeoutMs: NotRequired[int]
+    codeInstructionTemplate: NotRequired[str]
+    delivery: NotRequired[Literal["at-most-once", "at-least-once"]]
+    maxResultBytes: NotRequired[int]
+    stopRetryWindowMs: NotRequired[int]
+    activityOptions: NotRequired[TaskActivityOptions]
+    notifyWorkflowId: NotRequired[str | Literal[False]]
+
+
+class CodeMessage(TypedDict):
+    code: str
+    force: NotRequired[bool]
+
+
+class TrimReport(TypedDict):
+    originalBytes: int
+    keptBytes: int
+    truncatedFields: int
+    droppedEntries: int
+    note: str
+
+
+class BrowserTaskResult(TypedDict):
+    executionId: str
+    status: str
+    started: str | None
+    completed: str | None
+    result: Any
+    error: str | None
+    results: list[dict[str, Any]]
+    trimmed: NotRequired[TrimReport]
+    stopConfirmed: NotRequired[bool]
+
+
+class TaskProgress(TypedDict):
+    status: NotRequired[str]
+    logs: list[str]
+
+
+class BrowserTaskState(TypedDict):
+    executionId: str | None
+    status: str
+    awaitingInput: bool
+    progress: TaskProgress
+    started: str | None
+    estimatedCompletion: str | None
+    pendingInstructions: int
+    error: str | None
+    outcome: BrowserTaskResult | None
+    stopConfirmed: bool | None
+
+
+class InvalidInputDetails(TypedDict):
+    problems: list[str]
+
+
+# Where each type's schema is: (schema file, JSON pointer inside it).
+SCHEMA_OF: dict[type, tuple[str, str]] = {
+    BrowserTaskInput: ("browser-task-input.schema.json", "/$defs/BrowserTaskInput"),
+    Instruction: ("browser-task-input.schema.json", "/$defs/Instruction"),
+    GeoLocation: ("browser-task-input.schema.json", "/$defs/GeoLocation"),
+    PollingOptions: ("browser-task-input.schema.json", "/$defs/PollingOptions"),
+    TaskActivityOptions: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions"),
+    RetryPacing: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"),
+    CodeMessage: ("code-message.schema.json", "/$defs/CodeMessage"),
+    BrowserTaskResult: ("browser-task-result.schema.json", "/$defs/BrowserTaskResult"),
+    TrimReport: ("browser-task-result.schema.json", "/$defs/TrimReport"),
+    BrowserTaskState: ("browser-task-state.schema.json", "/$defs/BrowserTaskState"),
+    TaskProgress: ("browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"),
+    InvalidInputDetails: ("workflow-failure.schema.json", "/$defs/InvalidInputDetails"),
+}

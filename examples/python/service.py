@@ -1,0 +1,124 @@
+"""A Python service that runs a BrowserAI task through browserai-temporal's workers.
+
+It starts ``browserTask`` by name on the workers' task queue, watches the ``state`` query until
+the task awaits input, reads the one-time code from stdin (where a real service would take it
+from its user or an inbox), sends it with the ``submitCode`` signal, and prints the result, or
+the typed failure: ``InvalidInput`` (refused before anything was sent) or ``BrowserAITaskFailed``
+(BrowserAI ran the task and it failed). Each step is one JSON line on stdout.
+
+    TEMPORAL_ADDRESS=localhost:7233 TEMPORAL_TASK_QUEUE=browserai \\
+      python service.py --instructions "Log in to the portal and download the latest invoice"
+
+TEMPORAL_NAMESPACE picks the namespace; TEMPORAL_PAYLOAD_KEY (and _KEY_ID, _DECRYPT_KEYS)
+encrypts payloads with the key the workers use.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.exceptions import ApplicationError
+
+from browserai_codec import data_converter_from_env
+from browserai_contract import (
+    BROWSER_AI_TASK_FAILED,
+    BROWSER_TASK,
+    INVALID_INPUT,
+    STATE_QUERY,
+    SUBMIT_CODE_SIGNAL,
+    BrowserTaskInput,
+    BrowserTaskResult,
+    BrowserTaskState,
+    CodeMessage,
+    InvalidInputDetails,
+)
+
+# The state query costs no history; once a second is plenty for a person typing a code.
+STATE_EVERY_S = 1.0
+
+
+def say(event: str, **fields) -> None:
+    print(json.dumps({"event": event, **fields}), flush=True)
+
+
+async def read_code() -> str:
+    """Where your service gets the code: a user prompt, an SMS or e-mail inbox. Here: stdin."""
+    return (await asyncio.to_thread(sys.stdin.readline)).strip()
+
+
+async def feed_codes(handle: WorkflowHandle, result: asyncio.Task) -> None:
+    """Until the task ends, answer each wait for input with a code."""
+    answered_waits = 0
+    while not result.done():
+        try:
+            state: BrowserTaskState = await handle.query(STATE_QUERY)
+        except WorkflowQueryFailedError:
+            # A workflow that refused its input at once never answers `state`: its result says why.
+            await asyncio.wait([result], timeout=5)
+            if result.done():
+                return
+            raise
+        if state["awaitingInput"] and answered_waits == 0:
+            say("awaiting-input", workflowId=handle.id, executionId=state["executionId"], status=state["status"])
+            message: CodeMessage = {"code": await read_code()}
+            await handle.signal(SUBMIT_CODE_SIGNAL, message)
+            answered_waits += 1
+            say("code-submitted")
+        await asyncio.wait([result], timeout=STATE_EVERY_S)
+
+
+async def run(args: argparse.Namespace) -> int:
+    client = await Client.connect(
+        os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
+        namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"),
+        data_converter=data_converter_from_env(),
+    )
+    task: BrowserTaskInput = {
+        "instructions": [{"action": args.instructions}],
+        "type": "crawler_automation",
+        "project": args.project,
+        "geoLocation": {"country": args.country},
+    }
+    handle = await client.start_workflow(
+        BROWSER_TASK,
+        task,
+        id=f"python-{uuid.uuid4()}",
+        task_queue=os.environ.get("TEMPORAL_TASK_QUEUE", "browserai"),
+    )
+    say("started", workflowId=handle.id)
+    result_task = asyncio.ensure_future(handle.result())
+    try:
+        await feed_codes(handle, result_task)
+        result: BrowserTaskResult = await result_task
+    except WorkflowFailureError as err:
+        failure = err.cause
+        if not isinstance(failure, ApplicationError):
+            raise
+        if failure.type == INVALID_INPUT:
+            details: InvalidInputDetails = failure.details[0]
+            say("failed", type=failure.type, problems=details["problems"])
+            return 0
+        if failure.type == BROWSER_AI_TASK_FAILED:
+            outcome: BrowserTaskResult = failure.details[0]
+            say("failed", type=failure.type, executionId=outcome["executionId"], error=outcome["error"])
+            return 0
+        say("failed", type=failure.type, message=failure.message)
+        return 1
+    say("completed", executionId=result["executionId"], status=result["status"], results=len(result["results"]))
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instructions", required=True)
+    parser.add_argument("--project", default="example-project")
+    parser.add_argument("--country", default="US")
+    sys.exit(asyncio.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
