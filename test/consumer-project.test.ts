@@ -241,7 +241,14 @@ describe('a project of your own, with the packed package installed and the READM
         throw new Error(`npm pack --json printed no JSON (${(err as Error).message})\n${output(pack)}`, { cause: err });
       }
       const inTarball = new Set(packed.files.map((f) => f.path));
-      const missing = exportTargets().filter((target) => !inTarball.has(target));
+      // A subpath pattern (`schemas/*.json`) needs at least one file that matches it.
+      const present = (target: string) =>
+        target.includes('*')
+          ? [...inTarball].some(
+              (path) => path.startsWith(target.split('*')[0]!) && path.endsWith(target.split('*')[1]!),
+            )
+          : inTarball.has(target);
+      const missing = exportTargets().filter((target) => !present(target));
       assert.deepEqual(
         missing,
         [],
@@ -310,6 +317,11 @@ describe('a project of your own, with the packed package installed and the READM
           timeoutMs: 120_000,
         },
       );
+      // The contract's schemas, as a caller in another language (or a JSON Schema validator) reads them.
+      const contract = createRequire(join(project, 'package.json'))('browserai-temporal/schemas/contract.json') as {
+        workflows: Record<string, { input: string }>;
+      };
+      assert.equal(contract.workflows.browserTask?.input, 'browser-task-input.schema.json');
       built = true;
     },
   );
