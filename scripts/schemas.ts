@@ -15,21 +15,26 @@ import {
   browserTaskAwaitingInputSignal,
   completeSignal,
   executionIdUpdate,
+  nextInputRequestUpdate,
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
+  WEBHOOK_EVENT_TYPES,
 } from '../src/workflows/messages';
 
 export const ROOT = join(__dirname, '..', '..');
 export const SCHEMAS_DIR = join(ROOT, 'schemas');
+
+/** What a schema is to its message: what the receiver is sent, what it answers, how it fails; a webhook's body; an object on its own. */
+type Role = 'input' | 'result' | 'failure' | 'body' | 'schema';
 
 /**
  * Who talks to whom, and with which shape (a TypeScript type name). Adding a message or a notice
  * is one line here: its schema file follows from the type's name. A workflow's input is closed:
  * the workflow refuses unknown fields. A signal's or update's argument is open at its top only:
  * the handlers ignore fields they do not know, but check what they pass on (instructions) as the
- * workflow input is checked. What a caller receives (results, answers, notices, failures) is open:
- * a later release may add fields.
+ * workflow input is checked. What a caller receives (results, answers, notices, webhook bodies,
+ * failures) is open: a later release may add fields.
  */
 export const CONTRACT = {
   workflows: {
@@ -45,6 +50,7 @@ export const CONTRACT = {
   updates: {
     [addInstructionsUpdate.name]: { input: 'InstructionsMessage', result: 'TaskExecutionAnswer' },
     [executionIdUpdate.name]: { result: 'ExecutionId' },
+    [nextInputRequestUpdate.name]: { input: 'NextInputRequestMessage', result: 'InputRequestWait' },
   },
   queries: {
     [stateQuery.name]: { result: 'BrowserTaskState' },
@@ -53,9 +59,14 @@ export const CONTRACT = {
   notices: {
     [browserTaskAwaitingInputSignal.name]: { input: 'AwaitingInputNotice' },
   },
-} as const satisfies Record<string, Record<string, { input?: string; result?: string; failure?: string }>>;
-
-type Role = 'input' | 'result' | 'failure';
+  /** What the worker POSTs to its webhook destination, by event type (`WebhookBody` is their union). */
+  webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, { body: 'WebhookBody' }])),
+  /** The objects several of the above carry, each in a file of its own for callers' types to be checked against. */
+  objects: {
+    InputRequest: { schema: 'InputRequest' },
+    TaskFinished: { schema: 'TaskFinished' },
+  },
+} as const satisfies Record<string, Record<string, Partial<Record<Role, string>>>>;
 
 type Openness = 'closed' | 'open at the top' | 'open';
 
@@ -148,8 +159,12 @@ function toDraft2020(schema: JsonObject): JsonObject {
         delete node.additionalItems;
       } else if (node.maxItems === undefined) node.items = false;
     }
+    // The generator renders `{@link X}` as " X ": the spaces go.
     if (typeof node.description === 'string')
-      node.description = node.description.replace(/\{@link\s+(\S+?)\s*\}/g, '$1');
+      node.description = node.description
+        .replace(/\{@link\s+(\S+?)\s*\}/g, '$1')
+        .replace(/ {2,}/g, ' ')
+        .replace(/ (?=[.,;:)])/g, '');
   });
   const text = JSON.stringify(converted);
   for (const draft07 of ['"definitions"', '"additionalItems"', '"dependencies"', 'draft-07'])

@@ -65,8 +65,24 @@ export interface BrowserAIRequestDetails {
  * (`ApplicationFailure` in TypeScript, `ApplicationError` in Python and Go) with a stable type
  * and at most one detail.
  */
-export interface WorkflowFailure {
-  type: FailureTypeName;
+export type WorkflowFailure = FailureWithOutcome | OtherFailure;
+
+/** The failure types that only a task that exists can end in: their detail is always the outcome so far. */
+export type OutcomeFailureTypeName = Extract<
+  FailureTypeName,
+  'BrowserAITaskFailed' | 'AwaitingInputTimeout' | 'CodesRefused' | 'TotpSecretNotFound'
+>;
+
+/** `BrowserAITaskFailed`, `AwaitingInputTimeout`, `CodesRefused`, `TotpSecretNotFound`: the task existed. */
+export interface FailureWithOutcome {
+  type: OutcomeFailureTypeName;
+  message: string;
+  /** `details[0]`: the outcome so far (its results, with `stopConfirmed` when a stop was sent). */
+  details: [BrowserTaskResult];
+}
+
+export interface OtherFailure {
+  type: Exclude<FailureTypeName, OutcomeFailureTypeName>;
   message: string;
   /**
    * `details[0]`: once the task existed, the outcome so far (with `stopConfirmed` when a stop was

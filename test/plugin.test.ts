@@ -154,6 +154,7 @@ describe('BrowserAIPlugin in a worker of your own', () => {
         [2, 'code', 1],
       ],
     );
+    for (const notice of notices) assertMatchesSchema('AwaitingInputNotice', notice, `notice ${notice.sequence}`);
   });
 
   test('activityOptions put every activity on the chosen task queue, with the priority and the project as fairness key', async () => {

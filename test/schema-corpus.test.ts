@@ -6,7 +6,13 @@
 // unknown one. A bound or field changed on one side only fails here.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeProblems, instructionProblems, taskInputProblems } from '../src/workflows/input';
+import {
+  afterProblems,
+  codeProblems,
+  instructionProblems,
+  isPlainObject,
+  taskInputProblems,
+} from '../src/workflows/input';
 import { runSavedTaskInputProblems } from '../src/workflows/saved-task-input';
 import { readSchema, schemaErrors, validatorOf } from './helpers/schemas';
 import { schemaFile } from '../scripts/schemas';
@@ -49,8 +55,19 @@ const FULL_TASK = {
     retry: { initialIntervalMs: 1_000, maximumIntervalMs: 30_000, backoffCoefficient: 2 },
   },
   notifyWorkflowId: 'parent-workflow',
+  totpSecretName: 'github_ops',
+  maxCodeAttempts: 3,
+  webhook: { events: ['input.requested', 'task.finished'], reference: 'user:42/login' },
 };
-const { instructions: _i, type: _t, project: _p, ...FULL_OVERRIDES } = FULL_TASK;
+const {
+  instructions: _i,
+  type: _t,
+  project: _p,
+  totpSecretName: _s,
+  maxCodeAttempts: _m,
+  webhook: _w,
+  ...FULL_OVERRIDES
+} = FULL_TASK;
 
 /** Each contract type a caller sends, with the check the workflow runs on it and the corpus. */
 const SENT: Record<string, { check: (value: never) => string[]; base: unknown; cases: Case[] }> = {
@@ -82,6 +99,27 @@ const SENT: Record<string, { check: (value: never) => string[]; base: unknown; c
           { polling: { initialIntervalMs: 40_000, maxIntervalMs: 20_000 } },
         ],
         ['a fairness key of 64 characters, 128 bytes', { activityOptions: { fairnessKey: 'é'.repeat(64) } }],
+        ['a TOTP secret name with a dash', { totpSecretName: 'git-hub' }],
+        ['a TOTP secret name of 64 characters', { totpSecretName: 'T'.repeat(64) }],
+        ['a TOTP secret name of 65 characters', { totpSecretName: 'T'.repeat(65) }],
+        ['a TOTP secret itself, with its padding', { totpSecretName: 'JBSWY3DPEHPK3PXP====' }],
+        ['maxCodeAttempts 2.5', { maxCodeAttempts: 2.5 }],
+        ['maxCodeAttempts "3"', { maxCodeAttempts: '3' }],
+        ['an empty webhook choice (all events)', { webhook: {} }],
+        ['no webhook events', { webhook: { events: [] } }],
+        [
+          'every webhook event',
+          { webhook: { events: ['input.requested', 'task.finished', 'task.stop_not_confirmed'] } },
+        ],
+        ['an unknown webhook event', { webhook: { events: ['task.started'] } }],
+        ['a webhook URL in the input', { webhook: { url: 'https://example.com/hooks' } }],
+        ['webhook secrets in the input', { webhook: { secrets: ['whsec_x'] } }],
+        ['a webhook reference of 128 characters', { webhook: { reference: 'r'.repeat(128) } }],
+        ['a webhook reference of 129 characters', { webhook: { reference: 'r'.repeat(129) } }],
+        ['a webhook reference with a space', { webhook: { reference: 'user 42' } }],
+        ['a webhook reference with every allowed sign', { webhook: { reference: 'a.b_c:d/e@f+g=h-1' } }],
+        ['a webhook reference with a newline at its end', { webhook: { reference: 'user-42\n' } }],
+        ['webhook true', { webhook: true }],
       ].map(([label, fields]) => ({
         label: label as string,
         value: { ...minimalTask(), ...(fields as object) },
@@ -110,6 +148,17 @@ const SENT: Record<string, { check: (value: never) => string[]; base: unknown; c
       message && typeof message === 'object' ? instructionProblems(message.instructions) : ['not an object'],
     base: { instructions: [{ action: 'Open the next page', type: 'natural_language' }] },
     cases: [{ label: 'two instructions', value: { instructions: [{ action: 'a' }, { action: 'b' }] } }],
+  },
+  NextInputRequestMessage: {
+    // As the update's handler reads it: a message that is no object has no fields.
+    check: (message: unknown) => afterProblems(isPlainObject(message) ? message.after : undefined),
+    base: { after: 3 },
+    cases: [
+      { label: 'no after', value: {} },
+      { label: 'after 0', value: { after: 0 } },
+      { label: 'after 1.5', value: { after: 1.5 } },
+      { label: 'after 2.0', value: { after: 2.0 } },
+    ],
   },
   CodeMessage: {
     check: (message: { code?: unknown } | null) =>
@@ -142,6 +191,8 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   'RunSavedTaskInput: overrides.activityOptions.fairnessKey = "😀"×64': BYTES,
   'BrowserTaskInput: the initial poll interval above the longest':
     'JSON Schema cannot compare two fields: the workflow refuses polling.initialIntervalMs > polling.maxIntervalMs.',
+  'NextInputRequestMessage: input = *':
+    'The update takes a null or bare-value argument (a nil pointer from Go, None from Python) as no fields, so it waits for any request instead of failing; the schema asks for an object.',
   'CodeMessage: force as a string': FORCE,
   'CodeMessage: force = *': FORCE,
 };

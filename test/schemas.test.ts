@@ -9,9 +9,9 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAIL_ERROR } from '../src/emulator/scenario';
 import { FailureType } from '../src/errors';
-import { stateQuery } from '../src/workflows/messages';
+import { nextInputRequestUpdate, stateQuery, WEBHOOK_EVENT_TYPES } from '../src/workflows/messages';
 import { generateSchemas, SCHEMAS_DIR } from '../scripts/schemas';
-import { assertMatchesSchema, readSchema } from './helpers/schemas';
+import { assertMatchesSchema, readSchema, validatorOf } from './helpers/schemas';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 test('schemas/ is what the TypeScript types generate (run `npm run schemas` after changing a type)', () => {
@@ -20,8 +20,28 @@ test('schemas/ is what the TypeScript types generate (run `npm run schemas` afte
   for (const [name, text] of fresh) {
     assert.equal(readFileSync(join(SCHEMAS_DIR, name), 'utf8'), text, `schemas/${name} is stale: run npm run schemas`);
   }
-  const contract = readSchema('contract.json') as { failureTypes: string[] };
+  const contract = readSchema('contract.json') as { failureTypes: string[]; webhooks: Record<string, unknown> };
   assert.deepEqual(contract.failureTypes, Object.values(FailureType));
+  assert.deepEqual(Object.keys(contract.webhooks), WEBHOOK_EVENT_TYPES);
+});
+
+test('the failure schema says which failure types always carry the outcome so far', () => {
+  const validate = validatorOf('WorkflowFailure');
+  const outcome = {
+    executionId: 'e',
+    status: 'stopped',
+    started: null,
+    completed: null,
+    result: null,
+    error: null,
+    results: [],
+  };
+  for (const type of ['BrowserAITaskFailed', 'AwaitingInputTimeout', 'CodesRefused', 'TotpSecretNotFound']) {
+    assert.equal(validate({ type, message: 'm', details: [outcome] }), true, `${type} with the outcome`);
+    assert.equal(validate({ type, message: 'm' }), false, `${type} without a detail`);
+    assert.equal(validate({ type, message: 'm', details: [{ problems: ['p'] }] }), false, `${type} with problems`);
+  }
+  assert.equal(validate({ type: 'Timeout', message: 'm' }), true, 'Timeout before the create has no detail');
 });
 
 let stack: Stack;
@@ -87,4 +107,36 @@ test('failures and their details match the failure schema: refused input, a fail
   assert.equal(notFound.type, FailureType.SavedTaskNotFound);
   assertMatchesSchema('WorkflowFailure', notFound, 'a SavedTaskNotFound failure');
   assert.equal((notFound.details?.[0] as { status?: number }).status, 404, 'the detail is what BrowserAI answered');
+});
+
+test('the code loop: nextInputRequest asked as another SDK asks it, its answers, the open request in state, CodesRefused and TotpSecretNotFound', async () => {
+  const handle = await stack.tasks.start(
+    taskInput({ instructions: [{ action: 'Log in [rejects-code]' }], maxCodeAttempts: 1 }),
+  );
+  // The update with its argument as plain JSON, as a Python or Go caller sends it.
+  const next = (after: number) => handle.executeUpdate(nextInputRequestUpdate, { args: [{ after }] });
+  const asked = await next(0);
+  assertMatchesSchema('InputRequestWait', asked, 'the answer to a code request');
+  assert.ok(asked.kind === 'input-requested' && asked.open, JSON.stringify(asked));
+  assertMatchesSchema('InputRequest', asked.request, 'the request on its own');
+  const state = await handle.query(stateQuery);
+  assert.deepEqual(state.inputRequest, asked.request);
+  assertMatchesSchema('BrowserTaskState', state, 'the state with an open request');
+
+  await stack.tasks.submitCode(handle.workflowId, '111111');
+  const finished = await next(asked.request.sequence);
+  assertMatchesSchema('InputRequestWait', finished, 'the answer once the task finished');
+  assert.ok(finished.kind === 'finished', JSON.stringify(finished));
+  assert.equal(finished.finished.failureType, FailureType.CodesRefused);
+  assertMatchesSchema('TaskFinished', finished.finished, 'how the task finished, on its own');
+  const refused = await failureOf(handle.result());
+  assert.equal(refused.type, FailureType.CodesRefused);
+  assertMatchesSchema('WorkflowFailure', refused, 'a CodesRefused failure');
+
+  const totp = await stack.tasks.start(
+    taskInput({ instructions: [{ action: 'Log in [needs-totp=gitlab]' }], totpSecretName: 'gitlab' }),
+  );
+  const notHeld = await failureOf(totp.result());
+  assert.equal(notHeld.type, FailureType.TotpSecretNotFound);
+  assertMatchesSchema('WorkflowFailure', notHeld, 'a TotpSecretNotFound failure');
 });

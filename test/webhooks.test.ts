@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { BrowserTasks } from '../src/starters/tasks';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { WebhookReceiver, type ReceivedWebhook } from '../dev/webhook-receiver';
+import { assertMatchesSchema } from './helpers/schemas';
 import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -91,6 +92,7 @@ describe('webhooks', () => {
     assertOneIdPerEvent(deliveries);
     assert.notEqual(requested.id, finished.id);
     for (const d of deliveries) {
+      assertMatchesSchema('WebhookBody', JSON.parse(d.raw), `the ${d.body.type} body`);
       assert.deepEqual(d.verifiedWith, [0, 1], 'verified by the new secret and by the old one');
       assert.equal(d.raw, deliveries.find((e) => e.id === d.id)!.raw, 'every retry sends the same body');
       for (const secretText of [CODE, stack.emulator.apiToken, 'ops@example.com', NEW_SECRET, OLD_SECRET])
@@ -129,6 +131,52 @@ describe('webhooks', () => {
       'only the event the task asked for',
     );
     assertOneIdPerEvent(deliveries);
+  });
+});
+
+describe('a stop BrowserAI does not take', () => {
+  test('is told as task.stop_not_confirmed, then task.finished with stopConfirmed false; each body as the schema says', async () => {
+    receiver.answer = () => 200;
+    const handle = await stack.tasks.start(
+      taskInput({
+        instructions: [{ action: 'Crawl the catalogue [duration=60s]' }],
+        stopRetryWindowMs: 2_000,
+        webhook: { reference: 'order-7' },
+      }),
+      { waitForExecutionId: true },
+    );
+    const { executionId } = handle;
+    await eventually('running', () => stack.emulator.task(executionId)?.status === 'running');
+    stack.emulator.inject({
+      method: 'POST',
+      path: new RegExp(`^/tasks/${executionId}/command$`),
+      status: 500,
+      times: 1_000,
+    });
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+    const deliveries = await eventually('both events are delivered', () => {
+      const found = of(handle.workflowId);
+      return found.length === 2 ? found : undefined;
+    });
+    // Each event has a delivery workflow of its own: they may arrive in either order.
+    const body = (type: string) => deliveries.find((d) => d.body.type === type)?.body;
+    assert.deepEqual(body('task.stop_not_confirmed')?.data, {
+      workflowId: handle.workflowId,
+      executionId,
+      reference: 'order-7',
+    });
+    const finished = body('task.finished')?.data as Record<string, unknown> | undefined;
+    assert.deepEqual(finished, {
+      outcome: 'cancelled',
+      workflowId: handle.workflowId,
+      executionId,
+      status: finished?.status,
+      stopConfirmed: false,
+      reference: 'order-7',
+    });
+    for (const d of deliveries) assertMatchesSchema('WebhookBody', JSON.parse(d.raw), `the ${d.body.type} body`);
+    assert.equal(stack.emulator.task(executionId)?.status, 'running', 'the task is indeed still running');
   });
 });
 

@@ -17,6 +17,7 @@ import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';
 import {
+  afterProblems,
   codeProblems,
   instructionProblems,
   InvalidInputError,
@@ -237,8 +238,8 @@ export class BrowserTasks {
    */
   async nextInputRequest(workflowId: string, options: { after?: number } = {}): Promise<NextInputRequest> {
     const after = options.after ?? 0;
-    if (!(Number.isInteger(after) && after >= 0))
-      throw new InvalidInputError([`after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`]);
+    const problems = afterProblems(after);
+    if (problems.length > 0) throw new InvalidInputError(problems);
     return waitForInputRequest(this.handle(workflowId), after);
   }
 

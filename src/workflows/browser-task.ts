@@ -1,6 +1,6 @@
 import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { FailureType, type InvalidInputDetails } from '../errors';
-import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import { afterProblems, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -78,12 +78,8 @@ function handleMessages(session: TaskSession): void {
   setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
   setHandler(nextInputRequestUpdate, (message) => session.nextInputRequest(fieldsOf(message).after ?? 0), {
     validator: (message) => {
-      const { after } = fieldsOf(message);
-      if (after !== undefined && !(Number.isInteger(after) && after >= 0))
-        throw ApplicationFailure.nonRetryable(
-          `after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`,
-          FailureType.InvalidInput,
-        );
+      const problems = afterProblems(fieldsOf(message).after);
+      if (problems.length > 0) throw ApplicationFailure.nonRetryable(problems.join('; '), FailureType.InvalidInput);
     },
   });
   setHandler(stateQuery, () => session.view());

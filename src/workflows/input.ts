@@ -595,6 +595,13 @@ export function codeProblems(code: unknown): string[] {
     : ['code must be 1-64 letters, digits or dashes (the one-time code as the user received it)'];
 }
 
+/** The problems of `nextInputRequest`'s `after`: absent, or the sequence number of a request already seen. */
+export function afterProblems(after: unknown): string[] {
+  return after === undefined || (Number.isInteger(after) && (after as number) >= 0)
+    ? []
+    : [`after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`];
+}
+
 export function resolvePolling(polling: PollingOptions | undefined): Required<PollingOptions> {
   return {
     initialIntervalMs: polling?.initialIntervalMs ?? DEFAULTS.initialIntervalMs,

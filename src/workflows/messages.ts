@@ -66,7 +66,7 @@ export const stateQuery = defineQuery<BrowserTaskState>('state');
  * What a waiting task asks for. `code`: a one-time code (`submitCode`), typed by the worker itself
  * when the task names a TOTP secret. `instructions`: an idle awaitable session wants more
  * instructions (`appendInstructions`, `addInstructions`) or `complete`. The rule that tells them
- * apart (README, "Being told when input is needed"):
+ * apart (README, "The one-time-code loop"):
  * 1. a task that is not `awaitable` asks for a code: it awaits only when something blocks its run;
  * 2. an awaitable task asks for a code when BrowserAI's prompt mentions one (code, OTP, passcode,
  *    verification, 2FA...), or, for its first request, when it names a TOTP secret;
@@ -83,6 +83,8 @@ export interface InputRequest {
   /**
    * 1 for the task's first request, then one more for each (across continue-as-new). A code that
    * BrowserAI refused and asked again for is a new request with a new number.
+   * @asType integer
+   * @minimum 1
    */
   sequence: number;
   kind: InputRequestKind;
@@ -94,9 +96,17 @@ export interface InputRequest {
    * BrowserAI shows nothing.
    */
   prompt: string;
-  /** Codes typed for this code form that BrowserAI refused, in a row, before this request; 0 on a first ask. */
+  /**
+   * Codes typed for this code form that BrowserAI refused, in a row, before this request; 0 on a first ask.
+   * @asType integer
+   * @minimum 0
+   */
   refusedCodes: number;
-  /** Code requests only: codes that may still be tried before the task is stopped with `CodesRefused`. */
+  /**
+   * Code requests only: codes that may still be tried before the task is stopped with `CodesRefused`.
+   * @asType integer
+   * @minimum 1
+   */
   attemptsLeft?: number;
   /** When the task began to wait (ISO 8601), and when it gives up with `AwaitingInputTimeout`. */
   since: string;
@@ -129,6 +139,10 @@ export interface TaskFinished {
 
 /** What `nextInputRequest` waits for: input requests after this sequence number (default 0: any). */
 export interface NextInputRequestMessage {
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   after?: number;
 }
 
@@ -165,14 +179,20 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
  * `reference` is the task's `webhook.reference`, echoed as given. Never a code, token or credential.
  */
 export type WebhookBody =
-  | { type: 'input.requested'; timestamp: string; data: InputRequest & { reference?: string } }
-  | { type: 'task.finished'; timestamp: string; data: TaskFinished & { reference?: string } }
+  | { type: 'input.requested'; timestamp: string; data: InputRequest & WebhookReference }
+  | { type: 'task.finished'; timestamp: string; data: TaskFinished & WebhookReference }
   | {
       type: 'task.stop_not_confirmed';
       timestamp: string;
       /** The stop was retried for `stopRetryWindowMs` without success: the task may still run; stop it from the BrowserAI dashboard. */
-      data: { workflowId: string; executionId: string; reference?: string };
+      data: { workflowId: string; executionId: string } & WebhookReference;
     };
+
+/** What every webhook event's `data` carries besides the event's own fields. */
+export interface WebhookReference {
+  /** The task's `webhook.reference`, echoed as given; absent when the task set none. */
+  reference?: string;
+}
 
 /**
  * What `browserTask` signals (`browserTaskAwaitingInputSignal`) to its parent workflow, or to the
