@@ -112,6 +112,15 @@ describe('runSavedTask', () => {
     assert.equal(stack.emulator.task(result.executionId)?.geoLocation.country, 'FR');
   });
 
+  test("overrides set the code loop's options: maxCodeAttempts 1 ends the run CodesRefused at the first refused code", async () => {
+    await saved.create(definition('Strict login', 'Log in to the supplier portal [rejects-code]'));
+    // Were maxCodeAttempts not applied, the run would wait for a second code and time out instead.
+    const handle = await saved.run('Strict login', { maxCodeAttempts: 1, awaitingInputTimeoutMs: 10_000 });
+    await eventually('awaiting input', async () => (await handle.query(stateQuery)).awaitingInput);
+    await handle.signal('submitCode', { code: '604218' });
+    assert.equal(await failureType(handle.result()), 'CodesRefused');
+  });
+
   test('an unknown saved task fails SavedTaskNotFound without creating anything', async () => {
     const creates = stack.emulator.count('POST', /^\/tasks$/);
     assert.equal(await failureType((await saved.run('missing saved task')).result()), 'SavedTaskNotFound');

@@ -59,15 +59,7 @@ const FULL_TASK = {
   maxCodeAttempts: 3,
   webhook: { events: ['input.requested', 'task.finished'], reference: 'user:42/login' },
 };
-const {
-  instructions: _i,
-  type: _t,
-  project: _p,
-  totpSecretName: _s,
-  maxCodeAttempts: _m,
-  webhook: _w,
-  ...FULL_OVERRIDES
-} = FULL_TASK;
+const { instructions: _i, type: _t, project: _p, ...FULL_OVERRIDES } = FULL_TASK;
 
 /** Each contract type a caller sends, with the check the workflow runs on it and the corpus. */
 const SENT: Record<string, { check: (value: never) => string[]; base: unknown; cases: Case[] }> = {

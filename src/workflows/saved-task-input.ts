@@ -36,6 +36,9 @@ export type SavedTaskOverrides = Partial<
     | 'stopRetryWindowMs'
     | 'activityOptions'
     | 'notifyWorkflowId'
+    | 'totpSecretName'
+    | 'maxCodeAttempts'
+    | 'webhook'
   >
 >;
 
@@ -111,6 +114,9 @@ const OVERRIDE_FIELDS: Record<keyof SavedTaskOverrides, true> = {
   stopRetryWindowMs: true,
   activityOptions: true,
   notifyWorkflowId: true,
+  totpSecretName: true,
+  maxCodeAttempts: true,
+  webhook: true,
 };
 /** A task whose own fields are all valid: checked with the overrides on top, every problem is an override's. */
 const VALID_SAVED_TASK: SavedTask = {
