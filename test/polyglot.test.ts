@@ -1,10 +1,11 @@
 // Python and Go callers against a real dev server, our worker and the emulator: the examples in
-// examples/ start a browserTask by name, learn from the `state` query that it needs a code,
-// submit the code, and read the result or handle a typed failure. What they send is checked
-// against the shipped schemas (read back from the workflow's history), and their hand-written
-// types against the schemas by their own tests. The payload codec round-trips with Python (ours
-// and Temporal's Python encryption sample), and both examples run against an encrypting worker
-// with the same key. The Go part needs `go` on PATH (.ci/run insists on it).
+// examples/ start a browserTask by name, learn from the nextInputRequest update that it needs a
+// code (and again after BrowserAI refused one), submit each code, and read the result or handle a
+// typed failure. What they send, and what the update answered them, is checked against the shipped
+// schemas (read back from the workflow's history), and their hand-written types against the
+// schemas by their own tests. The payload codec round-trips with Python (ours and Temporal's Python
+// encryption sample), and both examples run against an encrypting worker with the same key. The Go
+// part needs `go` on PATH (.ci/run insists on it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -71,32 +72,52 @@ before(() => {
   if (go) languages[1]!.command = [buildGoExample(), []];
 });
 
-/** What a workflow was started with and signalled, decoded from its history as the server stores it. */
+/**
+ * What a workflow was started with, signalled and asked by update (with the update's answer),
+ * decoded from its history as the server stores it.
+ */
 async function sentPayloads(client: Client, workflowId: string, codec?: PayloadCodec) {
   const [run] = await storedRuns(client, workflowId);
   const decode = async (payloads: Payload[] | null | undefined) =>
     (codec ? await codec.decode(payloads ?? []) : (payloads ?? [])).map((p) => defaultPayloadConverter.fromPayload(p));
   let input: unknown;
   const signals: Array<{ name: string; args: unknown[] }> = [];
+  const updates = new Map<string, { name: string; args: unknown[]; answer?: unknown }>();
   for (const event of run!.history.events ?? []) {
     const started = event.workflowExecutionStartedEventAttributes;
     if (started) [input] = await decode(started.input?.payloads as Payload[]);
     const signalled = event.workflowExecutionSignaledEventAttributes;
     if (signalled)
       signals.push({ name: signalled.signalName!, args: await decode(signalled.input?.payloads as Payload[]) });
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    if (accepted)
+      updates.set(accepted.meta!.updateId!, {
+        name: accepted.input!.name!,
+        args: await decode(accepted.input!.args?.payloads as Payload[]),
+      });
+    const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+    if (completed)
+      [updates.get(completed.meta!.updateId!)!.answer] = await decode(
+        completed.outcome!.success!.payloads as Payload[],
+      );
   }
-  return { input, signals };
+  return { input, signals, updates: [...updates.values()] };
 }
 
 function eventNames(run: ExampleRun): string[] {
   return run.events.map((e) => e.event);
 }
 
-function exampleRun(language: Language, stack: Stack, args: string[], extraEnv: Record<string, string> = {}) {
+function exampleRun(
+  language: Language,
+  stack: Stack,
+  args: string[],
+  { codes = ['482913'], env: extraEnv = {} }: { codes?: string[]; env?: Record<string, string> } = {},
+) {
   const [command, base] = language.command!;
   return runExample(command, [...base, ...args], {
     cwd: language.dir,
-    code: '482913',
+    codes,
     env: {
       TEMPORAL_ADDRESS: stack.env.address,
       TEMPORAL_NAMESPACE: stack.env.namespace ?? 'default',
@@ -121,23 +142,58 @@ describe('the examples against a dev server, our worker and the emulator', () =>
     });
 
     test(
-      `${language.name}: starts a task, learns from state that it needs a code, submits it once and reads the result`,
+      `${language.name}: starts a task, is told by nextInputRequest that it needs a code, is told again when BrowserAI refuses it, submits a new one and reads the result`,
       { skip: language.skip },
       async () => {
-        const run = await exampleRun(language, stack, ['--instructions', 'Log in to the portal [needs-code]']);
+        const run = await exampleRun(language, stack, ['--instructions', 'Log in to the portal [rejects-code]'], {
+          codes: ['482913', '739104'],
+        });
         assert.equal(run.exitCode, 0, run.stderr);
-        assert.deepEqual(eventNames(run), ['started', 'awaiting-input', 'code-submitted', 'completed']);
+        assert.deepEqual(eventNames(run), [
+          'started',
+          'input-requested',
+          'code-submitted',
+          'input-requested',
+          'code-submitted',
+          'completed',
+        ]);
+        const requests = run.events.filter((e) => e.event === 'input-requested');
+        assert.deepEqual(
+          requests.map((e) => [e.sequence, e.kind, e.refusedCodes]),
+          [
+            [1, 'code', 0],
+            [2, 'code', 1],
+          ],
+        );
         const completed = run.events.at(-1)!;
         assert.equal(completed.status, 'finalized');
-        assert.deepEqual(stack.emulator.task(completed.executionId as string)?.codesReceived, ['482913']);
+        assert.deepEqual(stack.emulator.task(completed.executionId as string)?.codesReceived, ['482913', '739104']);
 
-        const { input, signals } = await sentPayloads(stack.env.client, run.events[0]!.workflowId as string);
+        const { input, signals, updates } = await sentPayloads(stack.env.client, run.events[0]!.workflowId as string);
         assertMatchesSchema('BrowserTaskInput', input, `the input ${language.name} sent`);
         assert.deepEqual(
           signals.map((s) => s.name),
-          ['submitCode'],
+          ['submitCode', 'submitCode'],
         );
-        assertMatchesSchema('CodeMessage', signals[0]!.args[0], `the submitCode argument ${language.name} sent`);
+        for (const signal of signals)
+          assertMatchesSchema('CodeMessage', signal.args[0], `submitCode from ${language.name}`);
+        // One update per request and one for the end: no polling.
+        assert.deepEqual(
+          updates.map((u) => [
+            u.name,
+            (u.args[0] as { after?: number }).after ?? 0,
+            (u.answer as { kind: string }).kind,
+          ]),
+          [
+            ['nextInputRequest', 0, 'input-requested'],
+            ['nextInputRequest', 1, 'input-requested'],
+            ['nextInputRequest', 2, 'finished'],
+          ],
+        );
+        for (const update of updates) {
+          assertMatchesSchema('NextInputRequestMessage', update.args[0], `the update argument ${language.name} sent`);
+          assertMatchesSchema('InputRequestWait', update.answer, `the update answer ${language.name} read`);
+        }
       },
     );
 
@@ -244,18 +300,21 @@ describe('one key for a polyglot fleet', () => {
           language,
           stack,
           ['--instructions', 'Log in as jane.doe@example.com [needs-code]'],
-          keyEnv,
+          {
+            env: keyEnv,
+          },
         );
         assert.equal(run.exitCode, 0, run.stderr);
-        assert.deepEqual(eventNames(run), ['started', 'awaiting-input', 'code-submitted', 'completed']);
+        assert.deepEqual(eventNames(run), ['started', 'input-requested', 'code-submitted', 'completed']);
         const workflowId = run.events[0]!.workflowId as string;
         const stored = await storedHistory(stack.env.client, workflowId);
         for (const secret of ['482913', 'jane.doe@example.com'])
           assert.ok(!stored.includes(secret), `"${secret}" is in the stored history`);
-        const { input } = await sentPayloads(stack.env.client, workflowId, codec);
+        const { input, updates } = await sentPayloads(stack.env.client, workflowId, codec);
         assertMatchesSchema('BrowserTaskInput', input, `the input ${language.name} encrypted`);
+        for (const update of updates) assertMatchesSchema('InputRequestWait', update.answer, 'a decrypted answer');
 
-        const failed = await exampleRun(language, stack, ['--instructions', 'Open it [fail]'], keyEnv);
+        const failed = await exampleRun(language, stack, ['--instructions', 'Open it [fail]'], { env: keyEnv });
         assert.equal(
           failed.events.at(-1)?.type,
           'BrowserAITaskFailed',

@@ -13,6 +13,7 @@ const (
 	AppendInstructionsSignal = "appendInstructions"
 	CompleteSignal           = "complete"
 	StateQuery               = "state"
+	NextInputRequestUpdate   = "nextInputRequest"
 	InvalidInput             = "InvalidInput"
 	BrowserAITaskFailed      = "BrowserAITaskFailed"
 )
@@ -52,6 +53,12 @@ type TaskActivityOptions struct {
 	Retry          *RetryPacing `json:"retry,omitempty"`
 }
 
+type TaskWebhookOptions struct {
+	// Any of "input.requested", "task.finished", "task.stop_not_confirmed"; nil: all of them.
+	Events    []string `json:"events,omitempty"`
+	Reference string   `json:"reference,omitempty"`
+}
+
 type BrowserTaskInput struct {
 	Instructions            []Instruction        `json:"instructions"`
 	Type                    string               `json:"type"`
@@ -68,12 +75,52 @@ type BrowserTaskInput struct {
 	StopRetryWindowMs       int64                `json:"stopRetryWindowMs,omitempty"`
 	ActivityOptions         *TaskActivityOptions `json:"activityOptions,omitempty"`
 	// A workflow ID (string), or false to notify nobody.
-	NotifyWorkflowId any `json:"notifyWorkflowId,omitempty"`
+	NotifyWorkflowId any                 `json:"notifyWorkflowId,omitempty"`
+	TotpSecretName   string              `json:"totpSecretName,omitempty"`
+	MaxCodeAttempts  int                 `json:"maxCodeAttempts,omitempty"`
+	Webhook          *TaskWebhookOptions `json:"webhook,omitempty"`
 }
 
 type CodeMessage struct {
 	Code  string `json:"code"`
 	Force bool   `json:"force,omitempty"`
+}
+
+type NextInputRequestMessage struct {
+	// The sequence number of the last request seen; 0 (left out): any request.
+	After int64 `json:"after,omitempty"`
+}
+
+type InputRequest struct {
+	Sequence     int64  `json:"sequence"`
+	Kind         string `json:"kind"`       // "code" or "instructions"
+	AnsweredBy   string `json:"answeredBy"` // "caller" or "worker"
+	Prompt       string `json:"prompt"`
+	RefusedCodes int64  `json:"refusedCodes"`
+	AttemptsLeft int64  `json:"attemptsLeft,omitempty"`
+	Since        string `json:"since"`
+	TimesOutAt   string `json:"timesOutAt"`
+	WorkflowId   string `json:"workflowId"`
+	ExecutionId  string `json:"executionId"`
+	Project      string `json:"project"`
+}
+
+type TaskFinished struct {
+	Outcome       string  `json:"outcome"` // "completed", "failed", "cancelled" or "timed_out"
+	WorkflowId    string  `json:"workflowId"`
+	ExecutionId   *string `json:"executionId"`
+	Status        string  `json:"status"`
+	FailureType   string  `json:"failureType,omitempty"`
+	StopConfirmed *bool   `json:"stopConfirmed,omitempty"`
+}
+
+// InputRequestWait is the answer of the nextInputRequest update, one of three kinds: Request and
+// Open are set for "input-requested", Finished for "finished", nothing more for "continued".
+type InputRequestWait struct {
+	Kind     string        `json:"kind"`
+	Request  *InputRequest `json:"request,omitempty"`
+	Open     bool          `json:"open,omitempty"`
+	Finished *TaskFinished `json:"finished,omitempty"`
 }
 
 type TrimReport struct {
@@ -112,6 +159,7 @@ type BrowserTaskState struct {
 	Error               *string            `json:"error"`
 	Outcome             *BrowserTaskResult `json:"outcome"`
 	StopConfirmed       *bool              `json:"stopConfirmed"`
+	InputRequest        *InputRequest      `json:"inputRequest"`
 }
 
 type InvalidInputDetails struct {

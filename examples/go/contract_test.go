@@ -1,7 +1,8 @@
 package main
 
 // Each type of contract.go says what its JSON Schema says: the same fields, the same required
-// ones (required = no omitempty), compatible JSON types. BROWSERAI_SCHEMAS_DIR points at the
+// ones (required = no omitempty), compatible JSON types. A tagged union (an anyOf of objects) is
+// one struct: every member's fields, required where every member requires them. BROWSERAI_SCHEMAS_DIR points at the
 // schemas; default: the repository's schemas/.
 
 import (
@@ -16,18 +17,23 @@ import (
 
 // Where each type's schema is: schema file and JSON pointer inside it.
 var schemaOf = map[reflect.Type][2]string{
-	reflect.TypeOf(BrowserTaskInput{}):    {"browser-task-input.schema.json", "/$defs/BrowserTaskInput"},
-	reflect.TypeOf(Instruction{}):         {"browser-task-input.schema.json", "/$defs/Instruction"},
-	reflect.TypeOf(GeoLocation{}):         {"browser-task-input.schema.json", "/$defs/GeoLocation"},
-	reflect.TypeOf(PollingOptions{}):      {"browser-task-input.schema.json", "/$defs/PollingOptions"},
-	reflect.TypeOf(TaskActivityOptions{}): {"browser-task-input.schema.json", "/$defs/TaskActivityOptions"},
-	reflect.TypeOf(RetryPacing{}):         {"browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"},
-	reflect.TypeOf(CodeMessage{}):         {"code-message.schema.json", "/$defs/CodeMessage"},
-	reflect.TypeOf(BrowserTaskResult{}):   {"browser-task-result.schema.json", "/$defs/BrowserTaskResult"},
-	reflect.TypeOf(TrimReport{}):          {"browser-task-result.schema.json", "/$defs/TrimReport"},
-	reflect.TypeOf(BrowserTaskState{}):    {"browser-task-state.schema.json", "/$defs/BrowserTaskState"},
-	reflect.TypeOf(TaskProgress{}):        {"browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"},
-	reflect.TypeOf(InvalidInputDetails{}): {"workflow-failure.schema.json", "/$defs/InvalidInputDetails"},
+	reflect.TypeOf(BrowserTaskInput{}):        {"browser-task-input.schema.json", "/$defs/BrowserTaskInput"},
+	reflect.TypeOf(Instruction{}):             {"browser-task-input.schema.json", "/$defs/Instruction"},
+	reflect.TypeOf(GeoLocation{}):             {"browser-task-input.schema.json", "/$defs/GeoLocation"},
+	reflect.TypeOf(PollingOptions{}):          {"browser-task-input.schema.json", "/$defs/PollingOptions"},
+	reflect.TypeOf(TaskActivityOptions{}):     {"browser-task-input.schema.json", "/$defs/TaskActivityOptions"},
+	reflect.TypeOf(RetryPacing{}):             {"browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"},
+	reflect.TypeOf(TaskWebhookOptions{}):      {"browser-task-input.schema.json", "/$defs/TaskWebhookOptions"},
+	reflect.TypeOf(CodeMessage{}):             {"code-message.schema.json", "/$defs/CodeMessage"},
+	reflect.TypeOf(NextInputRequestMessage{}): {"next-input-request-message.schema.json", "/$defs/NextInputRequestMessage"},
+	reflect.TypeOf(InputRequest{}):            {"input-request.schema.json", "/$defs/InputRequest"},
+	reflect.TypeOf(TaskFinished{}):            {"task-finished.schema.json", "/$defs/TaskFinished"},
+	reflect.TypeOf(InputRequestWait{}):        {"input-request-wait.schema.json", "/$defs/InputRequestWait"},
+	reflect.TypeOf(BrowserTaskResult{}):       {"browser-task-result.schema.json", "/$defs/BrowserTaskResult"},
+	reflect.TypeOf(TrimReport{}):              {"browser-task-result.schema.json", "/$defs/TrimReport"},
+	reflect.TypeOf(BrowserTaskState{}):        {"browser-task-state.schema.json", "/$defs/BrowserTaskState"},
+	reflect.TypeOf(TaskProgress{}):            {"browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"},
+	reflect.TypeOf(InvalidInputDetails{}):     {"workflow-failure.schema.json", "/$defs/InvalidInputDetails"},
 }
 
 type node = map[string]any
@@ -155,6 +161,41 @@ func sorted(set map[string]bool) []string {
 	return out
 }
 
+// The properties of an object schema and the names it requires; of a union of objects, every
+// member's properties (the first member's schema for a name they share) and the names all require.
+func fieldsOf(schema, root node) (node, map[string]bool) {
+	members := []node{schema}
+	if union, ok := schema["anyOf"].([]any); ok {
+		members = nil
+		for _, member := range union {
+			members = append(members, resolve(member.(node), root))
+		}
+	}
+	properties, required := node{}, map[string]bool{}
+	for i, member := range members {
+		own, _ := member["properties"].(node)
+		for name, property := range own {
+			if properties[name] == nil {
+				properties[name] = property
+			}
+		}
+		requires := map[string]bool{}
+		names, _ := member["required"].([]any)
+		for _, name := range names {
+			requires[name.(string)] = true
+		}
+		for name := range required {
+			if !requires[name] {
+				delete(required, name)
+			}
+		}
+		if i == 0 {
+			required = requires
+		}
+	}
+	return properties, required
+}
+
 func TestEachTypeMatchesItsSchema(t *testing.T) {
 	for goType, where := range schemaOf {
 		text, err := os.ReadFile(filepath.Join(schemasDir(), where[0]))
@@ -165,13 +206,7 @@ func TestEachTypeMatchesItsSchema(t *testing.T) {
 		if err := json.Unmarshal(text, &root); err != nil {
 			t.Fatal(err)
 		}
-		schema := resolve(at(root, where[1]), root)
-		properties, _ := schema["properties"].(node)
-		required := map[string]bool{}
-		names, _ := schema["required"].([]any)
-		for _, name := range names {
-			required[name.(string)] = true
-		}
+		properties, required := fieldsOf(resolve(at(root, where[1]), root), root)
 		fields, goRequired := map[string]bool{}, map[string]bool{}
 		for i := 0; i < goType.NumField(); i++ {
 			field := goType.Field(i)

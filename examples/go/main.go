@@ -1,10 +1,13 @@
 // A Go service that runs a BrowserAI task through browserai-temporal's workers.
 //
-// It starts `browserTask` by name on the workers' task queue, watches the `state` query until
-// the task awaits input, reads the one-time code from stdin (where a real service would take it
-// from its user or an inbox), sends it with the `submitCode` signal, and prints the result, or
-// the typed failure: `InvalidInput` (refused before anything was sent) or `BrowserAITaskFailed`
-// (BrowserAI ran the task and it failed). Each step is one JSON line on stdout.
+// It starts `browserTask` by name on the workers' task queue and learns that the task needs a
+// one-time code from the `nextInputRequest` update: one call per input request (one billed
+// Temporal action, however long it waits; the workflow answers when BrowserAI asks). It reads the
+// code from stdin (where a real service would take it from its user or an inbox), sends it with
+// the `submitCode` signal, and asks again: BrowserAI may refuse the code and ask for another, which
+// is a new request. At the end it prints the result, or the typed failure: `InvalidInput`
+// (refused before anything was sent) or `BrowserAITaskFailed` (BrowserAI ran the task and it
+// failed). Each step is one JSON line on stdout.
 //
 //	TEMPORAL_ADDRESS=localhost:7233 TEMPORAL_TASK_QUEUE=browserai \
 //	  go run . -instructions "Log in to the portal and download the latest invoice"
@@ -29,9 +32,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// The state query costs no history; once a second is plenty for a person typing a code.
-const stateEvery = time.Second
-
 func say(event string, fields map[string]any) {
 	line := map[string]any{"event": event}
 	for key, value := range fields {
@@ -54,14 +54,15 @@ func readCode(stdin *bufio.Reader) (string, error) {
 	return strings.TrimSpace(line), err
 }
 
-// feedCodes answers the task's wait for input with a code, until the task ends.
-func feedCodes(ctx context.Context, c client.Client, run client.WorkflowRun, done <-chan struct{}) error {
+// answerInputRequests waits for the task's next input request and answers each code request,
+// until the task finishes. The workflow ID without a run ID: after a continue-as-new, the new run.
+func answerInputRequests(ctx context.Context, c client.Client, workflowID string, done <-chan struct{}) error {
 	stdin := bufio.NewReader(os.Stdin)
-	for answered := false; ; {
-		var state BrowserTaskState
-		value, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), StateQuery)
+	var after int64
+	for {
+		wait, err := nextInputRequest(ctx, c, workflowID, after)
 		if err != nil {
-			// A workflow that refused its input at once never answers `state`: its result says why.
+			// A workflow that refused its input at once takes no update: its result says why.
 			select {
 			case <-done:
 				return nil
@@ -69,27 +70,51 @@ func feedCodes(ctx context.Context, c client.Client, run client.WorkflowRun, don
 				return err
 			}
 		}
-		if err := value.Get(&state); err != nil {
+		switch wait.Kind {
+		case "finished":
+			return nil
+		case "continued":
+			continue // The workflow continued as new while the update waited: ask its new run.
+		}
+		request := wait.Request
+		after = request.Sequence
+		if !wait.Open || request.AnsweredBy == "worker" {
+			continue // Already over, or typed by the worker itself (the task names a TOTP secret).
+		}
+		say("input-requested", map[string]any{
+			"sequence": request.Sequence, "kind": request.Kind, "refusedCodes": request.RefusedCodes, "executionId": request.ExecutionId,
+		})
+		if request.Kind != "code" {
+			// An idle awaitable session wants more instructions: this service has none, so it ends it.
+			if err := c.SignalWorkflow(ctx, workflowID, "", CompleteSignal, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		code, err := readCode(stdin)
+		if err != nil {
 			return err
 		}
-		if state.AwaitingInput && !answered {
-			say("awaiting-input", map[string]any{"workflowId": run.GetID(), "executionId": state.ExecutionId, "status": state.Status})
-			code, err := readCode(stdin)
-			if err != nil {
-				return err
-			}
-			if err := c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), SubmitCodeSignal, CodeMessage{Code: code}); err != nil {
-				return err
-			}
-			answered = true
-			say("code-submitted", nil)
+		if err := c.SignalWorkflow(ctx, workflowID, "", SubmitCodeSignal, CodeMessage{Code: code}); err != nil {
+			return err
 		}
-		select {
-		case <-done:
-			return nil
-		case <-time.After(stateEvery):
-		}
+		say("code-submitted", map[string]any{"sequence": request.Sequence})
 	}
+}
+
+// nextInputRequest waits, in the workflow, for an input request numbered above `after`, or the end.
+func nextInputRequest(ctx context.Context, c client.Client, workflowID string, after int64) (InputRequestWait, error) {
+	var wait InputRequestWait
+	update, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflowID,
+		UpdateName:   NextInputRequestUpdate,
+		Args:         []any{NextInputRequestMessage{After: after}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = update.Get(ctx, &wait)
+	}
+	return wait, err
 }
 
 func run(instructions, project, country string) (int, error) {
@@ -131,9 +156,10 @@ func run(instructions, project, country string) (int, error) {
 		resultErr = workflowRun.Get(ctx, &result)
 		close(done)
 	}()
-	if err := feedCodes(ctx, c, workflowRun, done); err != nil {
+	if err := answerInputRequests(ctx, c, workflowRun.GetID(), done); err != nil {
 		return 1, err
 	}
+	<-done // The task finished: its workflow's result follows.
 	if resultErr != nil {
 		var failure *temporal.ApplicationError
 		if !errors.As(resultErr, &failure) {

@@ -15,6 +15,7 @@ SUBMIT_CODE_SIGNAL = "submitCode"
 APPEND_INSTRUCTIONS_SIGNAL = "appendInstructions"
 COMPLETE_SIGNAL = "complete"
 STATE_QUERY = "state"
+NEXT_INPUT_REQUEST_UPDATE = "nextInputRequest"
 INVALID_INPUT = "InvalidInput"
 BROWSER_AI_TASK_FAILED = "BrowserAITaskFailed"
 
@@ -53,6 +54,11 @@ class TaskActivityOptions(TypedDict, total=False):
     retry: RetryPacing
 
 
+class TaskWebhookOptions(TypedDict, total=False):
+    events: list[Literal["input.requested", "task.finished", "task.stop_not_confirmed"]]
+    reference: str
+
+
 class BrowserTaskInput(TypedDict):
     instructions: list[Instruction]
     type: Literal["crawler_automation", "script_automation"]
@@ -69,11 +75,60 @@ class BrowserTaskInput(TypedDict):
     stopRetryWindowMs: NotRequired[int]
     activityOptions: NotRequired[TaskActivityOptions]
     notifyWorkflowId: NotRequired[str | Literal[False]]
+    totpSecretName: NotRequired[str]
+    maxCodeAttempts: NotRequired[int]
+    webhook: NotRequired[TaskWebhookOptions]
 
 
 class CodeMessage(TypedDict):
     code: str
     force: NotRequired[bool]
+
+
+class NextInputRequestMessage(TypedDict, total=False):
+    after: int
+
+
+class InputRequest(TypedDict):
+    sequence: int
+    kind: Literal["code", "instructions"]
+    answeredBy: Literal["caller", "worker"]
+    prompt: str
+    refusedCodes: int
+    attemptsLeft: NotRequired[int]
+    since: str
+    timesOutAt: str
+    workflowId: str
+    executionId: str
+    project: str
+
+
+class TaskFinished(TypedDict):
+    outcome: Literal["completed", "failed", "cancelled", "timed_out"]
+    workflowId: str
+    executionId: str | None
+    status: str
+    failureType: NotRequired[str]
+    stopConfirmed: NotRequired[bool]
+
+
+class InputRequested(TypedDict):
+    kind: Literal["input-requested"]
+    request: InputRequest
+    open: bool
+
+
+class Finished(TypedDict):
+    kind: Literal["finished"]
+    finished: TaskFinished
+
+
+class Continued(TypedDict):
+    kind: Literal["continued"]
+
+
+# The answer of the nextInputRequest update: tell them apart by "kind".
+InputRequestWait = InputRequested | Finished | Continued
 
 
 class TrimReport(TypedDict):
@@ -112,6 +167,7 @@ class BrowserTaskState(TypedDict):
     error: str | None
     outcome: BrowserTaskResult | None
     stopConfirmed: bool | None
+    inputRequest: InputRequest | None
 
 
 class InvalidInputDetails(TypedDict):
@@ -126,10 +182,22 @@ SCHEMA_OF: dict[type, tuple[str, str]] = {
     PollingOptions: ("browser-task-input.schema.json", "/$defs/PollingOptions"),
     TaskActivityOptions: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions"),
     RetryPacing: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"),
+    TaskWebhookOptions: ("browser-task-input.schema.json", "/$defs/TaskWebhookOptions"),
     CodeMessage: ("code-message.schema.json", "/$defs/CodeMessage"),
+    NextInputRequestMessage: ("next-input-request-message.schema.json", "/$defs/NextInputRequestMessage"),
+    InputRequest: ("input-request.schema.json", "/$defs/InputRequest"),
+    TaskFinished: ("task-finished.schema.json", "/$defs/TaskFinished"),
+    InputRequested: ("input-request-wait.schema.json", "/$defs/InputRequestWait/anyOf/0"),
+    Finished: ("input-request-wait.schema.json", "/$defs/InputRequestWait/anyOf/1"),
+    Continued: ("input-request-wait.schema.json", "/$defs/InputRequestWait/anyOf/2"),
     BrowserTaskResult: ("browser-task-result.schema.json", "/$defs/BrowserTaskResult"),
     TrimReport: ("browser-task-result.schema.json", "/$defs/TrimReport"),
     BrowserTaskState: ("browser-task-state.schema.json", "/$defs/BrowserTaskState"),
     TaskProgress: ("browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"),
     InvalidInputDetails: ("workflow-failure.schema.json", "/$defs/InvalidInputDetails"),
+}
+
+# Each union with the schema that lists its members (anyOf): one type per member, in order.
+UNION_OF: dict[object, tuple[str, str]] = {
+    InputRequestWait: ("input-request-wait.schema.json", "/$defs/InputRequestWait"),
 }

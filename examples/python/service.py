@@ -1,10 +1,13 @@
 """A Python service that runs a BrowserAI task through browserai-temporal's workers.
 
-It starts ``browserTask`` by name on the workers' task queue, watches the ``state`` query until
-the task awaits input, reads the one-time code from stdin (where a real service would take it
-from its user or an inbox), sends it with the ``submitCode`` signal, and prints the result, or
-the typed failure: ``InvalidInput`` (refused before anything was sent) or ``BrowserAITaskFailed``
-(BrowserAI ran the task and it failed). Each step is one JSON line on stdout.
+It starts ``browserTask`` by name on the workers' task queue and learns that the task needs a
+one-time code from the ``nextInputRequest`` update: one call per input request (one billed Temporal
+action, however long it waits; the workflow answers when BrowserAI asks). It reads the code from
+stdin (where a real service would take it from its user or an inbox), sends it with the
+``submitCode`` signal, and asks again: BrowserAI may refuse the code and ask for another, which is
+a new request. At the end it prints the result, or the typed failure: ``InvalidInput`` (refused
+before anything was sent) or ``BrowserAITaskFailed`` (BrowserAI ran the task and it failed). Each
+step is one JSON line on stdout.
 
     TEMPORAL_ADDRESS=localhost:7233 TEMPORAL_TASK_QUEUE=browserai \\
       python service.py --instructions "Log in to the portal and download the latest invoice"
@@ -20,25 +23,25 @@ import os
 import sys
 import uuid
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from browserai_codec import data_converter_from_env
 from browserai_contract import (
     BROWSER_AI_TASK_FAILED,
     BROWSER_TASK,
+    COMPLETE_SIGNAL,
     INVALID_INPUT,
-    STATE_QUERY,
+    NEXT_INPUT_REQUEST_UPDATE,
     SUBMIT_CODE_SIGNAL,
     BrowserTaskInput,
     BrowserTaskResult,
-    BrowserTaskState,
     CodeMessage,
+    InputRequestWait,
     InvalidInputDetails,
+    NextInputRequestMessage,
 )
-
-# The state query costs no history; once a second is plenty for a person typing a code.
-STATE_EVERY_S = 1.0
 
 
 def say(event: str, **fields) -> None:
@@ -50,25 +53,41 @@ async def read_code() -> str:
     return (await asyncio.to_thread(sys.stdin.readline)).strip()
 
 
-async def feed_codes(handle: WorkflowHandle, result: asyncio.Task) -> None:
-    """Until the task ends, answer each wait for input with a code."""
-    answered_waits = 0
-    while not result.done():
+async def answer_input_requests(handle: WorkflowHandle, result: asyncio.Task) -> None:
+    """Until the task finishes, wait for its next input request and answer each code request."""
+    after = 0
+    while True:
+        message: NextInputRequestMessage = {"after": after}
         try:
-            state: BrowserTaskState = await handle.query(STATE_QUERY)
-        except WorkflowQueryFailedError:
-            # A workflow that refused its input at once never answers `state`: its result says why.
+            wait: InputRequestWait = await handle.execute_update(NEXT_INPUT_REQUEST_UPDATE, message)
+        except (RPCError, WorkflowUpdateFailedError):
+            # A workflow that refused its input at once takes no update: its result says why.
             await asyncio.wait([result], timeout=5)
             if result.done():
                 return
             raise
-        if state["awaitingInput"] and answered_waits == 0:
-            say("awaiting-input", workflowId=handle.id, executionId=state["executionId"], status=state["status"])
-            message: CodeMessage = {"code": await read_code()}
-            await handle.signal(SUBMIT_CODE_SIGNAL, message)
-            answered_waits += 1
-            say("code-submitted")
-        await asyncio.wait([result], timeout=STATE_EVERY_S)
+        if wait["kind"] == "finished":
+            return
+        if wait["kind"] == "continued":
+            continue  # The workflow continued as new while the update waited: ask its new run.
+        request = wait["request"]
+        after = request["sequence"]
+        if not wait["open"] or request["answeredBy"] == "worker":
+            continue  # Already over, or typed by the worker itself (the task names a TOTP secret).
+        say(
+            "input-requested",
+            sequence=request["sequence"],
+            kind=request["kind"],
+            refusedCodes=request["refusedCodes"],
+            executionId=request["executionId"],
+        )
+        if request["kind"] != "code":
+            # An idle awaitable session wants more instructions: this service has none, so it ends it.
+            await handle.signal(COMPLETE_SIGNAL)
+            continue
+        code: CodeMessage = {"code": await read_code()}
+        await handle.signal(SUBMIT_CODE_SIGNAL, code)
+        say("code-submitted", sequence=request["sequence"])
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -92,7 +111,7 @@ async def run(args: argparse.Namespace) -> int:
     say("started", workflowId=handle.id)
     result_task = asyncio.ensure_future(handle.result())
     try:
-        await feed_codes(handle, result_task)
+        await answer_input_requests(handle, result_task)
         result: BrowserTaskResult = await result_task
     except WorkflowFailureError as err:
         failure = err.cause

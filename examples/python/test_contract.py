@@ -9,7 +9,7 @@ import typing
 import unittest
 from pathlib import Path
 
-from browserai_contract import SCHEMA_OF
+from browserai_contract import SCHEMA_OF, UNION_OF
 
 SCHEMAS_DIR = Path(os.environ.get("BROWSERAI_SCHEMAS_DIR", Path(__file__).parent / ".." / ".." / "schemas"))
 
@@ -18,7 +18,7 @@ def schema_at(file: str, pointer: str) -> tuple[dict, dict]:
     root = json.loads((SCHEMAS_DIR / file).read_text())
     node = root
     for part in pointer.strip("/").split("/"):
-        node = node[part]
+        node = node[int(part)] if isinstance(node, list) else node[part]
     return root, node
 
 
@@ -95,6 +95,14 @@ class ContractTypes(unittest.TestCase):
                 for name, annotation in hints.items():
                     want, got = schema_types(properties[name], root), python_types(annotation)
                     self.assertTrue(compatible(got, want), f"{cls.__name__}.{name}: {got} in Python, {want} in {file}")
+
+    def test_each_union_has_one_type_per_schema_member(self):
+        for union, (file, pointer) in UNION_OF.items():
+            root, node = schema_at(file, pointer)
+            members = typing.get_args(union)
+            self.assertEqual(len(members), len(resolve(node, root)["anyOf"]), f"{pointer}: members differ")
+            for i, member in enumerate(members):
+                self.assertEqual(SCHEMA_OF.get(member), (file, f"{pointer}/anyOf/{i}"), member.__name__)
 
 
 if __name__ == "__main__":

@@ -51,14 +51,15 @@ export interface ExampleRun {
 }
 
 /**
- * Runs an example to its end. Its stdout is one JSON event per line; when it says
- * `awaiting-input`, `code` is typed on its stdin, as the person with the phone would.
+ * Runs an example to its end. Its stdout is one JSON event per line; each time it says
+ * `input-requested`, the next of `codes` is typed on its stdin, as the person with the phone would.
  */
 export function runExample(
   command: string,
   args: string[],
-  options: { env: Record<string, string>; cwd: string; code?: string; timeoutMs?: number },
+  options: { env: Record<string, string>; cwd: string; codes?: string[]; timeoutMs?: number },
 ): Promise<ExampleRun> {
+  const codes = [...(options.codes ?? [])];
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd,
@@ -84,7 +85,7 @@ export function runExample(
         if (!line) continue;
         const event = JSON.parse(line) as ExampleRun['events'][number];
         events.push(event);
-        if (event.event === 'awaiting-input') child.stdin.write(`${options.code ?? ''}\n`);
+        if (event.event === 'input-requested') child.stdin.write(`${codes.shift() ?? ''}\n`);
       }
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
