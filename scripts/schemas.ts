@@ -59,6 +59,12 @@ export const CONTRACT = {
   notices: {
     [browserTaskAwaitingInputSignal.name]: { input: 'AwaitingInputNotice' },
   },
+  /** The `browserai` Nexus service's operations (src/nexus/service.ts), for callers in other namespaces and languages. */
+  nexus: {
+    runTask: { input: 'RunTaskInput', result: 'BrowserTaskResult' },
+    submitCode: { input: 'SubmitCodeInput' },
+    state: { input: 'TaskStateInput', result: 'BrowserTaskState' },
+  },
   /** What the worker POSTs to its webhook destination, by event type (`WebhookBody` is their union). */
   webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, { body: 'WebhookBody' }])),
   /** The objects several of the above carry, each in a file of its own for callers' types to be checked against. */
