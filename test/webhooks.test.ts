@@ -132,6 +132,35 @@ describe('webhooks', () => {
     );
     assertOneIdPerEvent(deliveries);
   });
+
+  test('an input.requested still retrying when the task closes is handed over and delivered after, under its webhook-id', async () => {
+    // The receiver refuses the request until the workflow has closed: only a hand-over can deliver it.
+    let closed = false;
+    receiver.answer = () => (closed ? 200 : 500);
+    const handle = await stack.tasks.start(
+      taskInput({
+        instructions: [{ action: 'Log in [needs-code]' }],
+        webhook: { events: ['input.requested'] },
+      }),
+    );
+    await eventually('the first attempt is refused', () => of(handle.workflowId).length > 0);
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+    closed = true;
+    const delivered = await eventually(
+      'input.requested is delivered after the workflow closed',
+      () => of(handle.workflowId).find((d) => d.answered === 200),
+      30_000,
+    );
+    assert.equal(delivered.body.type, 'input.requested');
+    const deliveries = of(handle.workflowId);
+    assert.ok(
+      deliveries.every((d) => d.body.type === 'input.requested'),
+      'only the event the task asked for',
+    );
+    assertOneIdPerEvent(deliveries);
+    assert.equal(delivered.raw, deliveries[0]!.raw, 'the same body as the refused attempt');
+  });
 });
 
 describe('a stop BrowserAI does not take', () => {

@@ -702,10 +702,11 @@ export class TaskSession {
     } catch (err) {
       this.#stop.confirmed = false;
       recordStopEnded(false);
-      this.#webhooks.send({
-        type: 'task.stop_not_confirmed',
-        data: { workflowId: workflowInfo().workflowId, executionId },
-      });
+      // Only an ending stops the task: the run is about to close, so a child delivers the event.
+      this.#webhooks.send(
+        { type: 'task.stop_not_confirmed', data: { workflowId: workflowInfo().workflowId, executionId } },
+        { outlivesRun: true },
+      );
       log.error(
         `Could not stop BrowserAI task ${executionId} within stopRetryWindowMs=${stopRetryWindowMs} ms (${rootFailure(err).message}). ` +
           `It may still be running and costing money: stop it from the BrowserAI dashboard (project ${this.input.project}), ` +
@@ -775,8 +776,8 @@ export class TaskSession {
       ...(this.#stop.sent ? { stopConfirmed: this.#stop.confirmed === true } : {}),
     };
     this.#requests.close();
-    this.#webhooks.send({ type: 'task.finished', data: this.#finished });
-    await this.#webhooks.started();
+    this.#webhooks.send({ type: 'task.finished', data: this.#finished }, { outlivesRun: true });
+    await this.#webhooks.handOver();
   }
 
   /** Hands the session to a new run once nothing is in flight: the new run must know exactly what BrowserAI received. */
@@ -786,7 +787,7 @@ export class TaskSession {
     // Signals arriving faster than they are sent must not put the hand-over off forever.
     this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
-    await this.#webhooks.started();
+    await this.#webhooks.handOver();
     log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
     return continueAsNewWith(this.input, {
       ...this.#record,

@@ -1,7 +1,10 @@
-// The task's webhook events, sent from the workflow. Each event is delivered by a child workflow
-// of its own that the task abandons (webhook-delivery.ts): the task waits only for the child to
-// start, never for the receiver. The event's webhook-id is derived here, deterministically (the
-// first run's ID and the event's number), and passed to the child, so every retry carries it.
+// The task's webhook events, sent from the workflow. The event's webhook-id is derived here,
+// deterministically (the first run's ID and the event's number), and passed to every attempt, so
+// receivers can deduplicate. While the run goes on, an event is delivered by an activity of this
+// workflow (one trip through the task queue, none with eager dispatch). An event that must outlive the run
+// (task.finished) or a delivery still retrying when the run closes or continues as new is handed to
+// an abandoned child workflow with the same ID and body (webhook-delivery.ts): a receiver may then
+// get it twice, under one webhook-id, as Standard Webhooks allows.
 import {
   CancellationScope,
   ParentClosePolicy,
@@ -11,12 +14,20 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { WebhookDeliveryInput } from '../../activities/types';
 import type { TaskWebhookOptions } from '../input';
 import type { WebhookBody } from '../messages';
-import { browserAIWebhook } from '../webhook-delivery';
+import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
 import { rootFailure } from './failures';
 
+interface Delivery extends WebhookDeliveryInput {
+  /** The event's number in the task (1, 2, ...), part of its ID. */
+  number: number;
+}
+
 export class Webhooks {
+  /** Deliveries by this run's activity not ended yet: handed to a child if the run closes first. */
+  readonly #inFlight = new Map<number, Delivery>();
   /** Child starts not acknowledged yet: the workflow may not close (or continue as new) before them. */
   readonly #starting = new Set<Promise<void>>();
 
@@ -30,34 +41,66 @@ export class Webhooks {
     return this.options !== undefined && (this.options.events ?? [type]).includes(type);
   }
 
-  /** Starts the event's delivery, if the task wants this kind of event. Never throws, never waits for the receiver. */
-  send(body: Omit<WebhookBody, 'timestamp'>): void {
+  /**
+   * Starts the event's delivery, if the task wants this kind of event. Never throws, never waits
+   * for the receiver. `outlivesRun`: the run is about to close (task.finished), so a child delivers it.
+   */
+  send(body: Omit<WebhookBody, 'timestamp'>, { outlivesRun = false } = {}): void {
     if (!this.wants(body.type)) return;
     const number = this.nextNumber();
-    const { workflowId, firstExecutionRunId } = workflowInfo();
-    const id = `msg_${firstExecutionRunId}_${number}`;
     const { reference } = this.options!;
-    const event = {
-      ...body,
-      timestamp: new Date(Date.now()).toISOString(),
-      data: { ...body.data, ...(reference !== undefined ? { reference } : {}) },
-    } as WebhookBody;
+    const delivery: Delivery = {
+      number,
+      id: `msg_${workflowInfo().firstExecutionRunId}_${number}`,
+      body: {
+        ...body,
+        timestamp: new Date(Date.now()).toISOString(),
+        data: { ...body.data, ...(reference !== undefined ? { reference } : {}) },
+      } as WebhookBody,
+    };
+    if (outlivesRun) return this.#handToChild(delivery);
+    this.#inFlight.set(number, delivery);
+    // Not cancellable: a cancelled task still tells its receiver what it asked before.
+    void CancellationScope.nonCancellable(() =>
+      deliverWebhookEvent.executeWithOptions({ summary: summaryOf(delivery) }, [
+        { id: delivery.id, body: delivery.body },
+      ]),
+    ).then(
+      () => this.#inFlight.delete(number),
+      (err: unknown) => {
+        this.#inFlight.delete(number);
+        log.warn('Gave up delivering a webhook event', { ...describe(delivery), failure: rootFailure(err).message });
+      },
+    );
+  }
+
+  /**
+   * Before the run closes or continues as new: deliveries still retrying go to children (a pending
+   * activity dies with its run), and the workflow waits until every child started (a child start
+   * still pending when the parent closes is never made).
+   */
+  async handOver(): Promise<void> {
+    for (const delivery of this.#inFlight.values()) this.#handToChild(delivery);
+    this.#inFlight.clear();
+    while (this.#starting.size > 0) await Promise.all(this.#starting);
+  }
+
+  #handToChild(delivery: Delivery): void {
     const started = CancellationScope.nonCancellable(() =>
       startChild(browserAIWebhook, {
-        workflowId: `${workflowId}-webhook-${number}`,
-        args: [{ id, body: event }],
+        workflowId: `${workflowInfo().workflowId}-webhook-${delivery.number}`,
+        args: [{ id: delivery.id, body: delivery.body }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A reset that replays this event meets the child that already delivered it.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: `Webhook ${event.type} (${id})`,
+        staticSummary: summaryOf(delivery),
       }),
     ).then(
       () => undefined,
       (err: unknown) => {
         if (isCancellation(err)) return;
         log.warn('Could not start the delivery of a webhook event', {
-          type: event.type,
-          webhookId: id,
+          ...describe(delivery),
           failure: rootFailure(err).message,
         });
       },
@@ -65,9 +108,7 @@ export class Webhooks {
     this.#starting.add(started);
     void started.finally(() => this.#starting.delete(started));
   }
-
-  /** Waits until every delivery started: a child whose start is still pending when the workflow closes is never started. */
-  async started(): Promise<void> {
-    while (this.#starting.size > 0) await Promise.all(this.#starting);
-  }
 }
+
+const summaryOf = (d: Delivery) => `Webhook ${d.body.type} (${d.id})`;
+const describe = (d: Delivery) => ({ type: d.body.type, webhookId: d.id });
