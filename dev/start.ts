@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const metricsAddress = metricsAddressFrom(env, problems);
   const log = logConfigFrom(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  // Traces when OTEL_* asks (README, Traces), exported at the end, after the worker stopped. Here,
+  // Traces when OTEL_* asks (docs/observability.md, "Traces"), exported at the end, after the worker stopped. Here,
   // before anything starts, so settings it refuses stop nothing half-started.
   const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
   if (tracing) cleanups.push(() => tracing.shutdown());

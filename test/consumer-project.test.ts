@@ -1,11 +1,11 @@
 // The package as a team gets it: `npm pack`, installed into a fresh CommonJS project outside this
-// repository, with the code of the README's "Add it to your own worker" section as that project's
+// repository, with the code of docs/your-own-worker.md's "Add it to your own worker" section as that project's
 // own source, compiled by its own `tsc` and run as its own worker process. The worker runs against
 // a Temporal dev server and the emulator of the installed package (`browserai-temporal/testing`);
 // the test plays the user who types the one-time code into the starter.
 //
-// The README's code blocks are the source (each starts with a `// src/<file>.ts` line), so the
-// README shows exactly what runs here; it is compiled with `moduleResolution` Node16 and, for older
+// The page's code blocks are the source (each starts with a `// src/<file>.ts` line), so the
+// page shows exactly what runs here; it is compiled with `moduleResolution` Node16 and, for older
 // CommonJS projects, node10 (which reads `typesVersions` instead of `exports`). npm install uses the
 // default npm cache: about 30 s for the whole file on a warm cache, 40 s on a cold one.
 import assert from 'node:assert/strict';
@@ -22,7 +22,8 @@ import type * as Testing from '../src/testing';
 /** The repository root: this file runs as lib/test/consumer-project.test.js. */
 const ROOT = resolve(__dirname, '..', '..');
 const SECTION = '## Add it to your own worker';
-/** The files the README section must give, by the path on their first line. */
+/** The page that holds the code, and its section that must give these files, by the path on their first line. */
+const PAGE = 'docs/your-own-worker.md';
 const SOURCE_FILES = ['src/workflows.ts', 'src/worker.ts', 'src/starter.ts'];
 const CODE = '482913';
 const INSTRUCTION = 'Log in to https://portal.example.com and download the latest invoice [needs-code]';
@@ -119,12 +120,12 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** The README section's text, up to the next `## ` heading. */
-function readmeSection(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const startAt = readme.indexOf(`\n${SECTION}\n`);
-  assert.ok(startAt >= 0, `README.md has no "${SECTION}" section`);
-  const rest = readme.slice(startAt + SECTION.length + 2);
+/** The page section's text, up to the next `## ` heading. */
+function pageSection(): string {
+  const page = readFileSync(join(ROOT, PAGE), 'utf8');
+  const startAt = page.indexOf(`\n${SECTION}\n`);
+  assert.ok(startAt >= 0, `${PAGE} has no "${SECTION}" section`);
+  const rest = page.slice(startAt + SECTION.length + 2);
   const end = rest.search(/^## /m);
   return end < 0 ? rest : rest.slice(0, end);
 }
@@ -193,7 +194,7 @@ async function waitFor<T>(
   }
 }
 
-describe('a project of your own, with the packed package installed and the README code as its source', () => {
+describe('a project of your own, with the packed package installed and the code of docs/your-own-worker.md as its source', () => {
   let dir: string;
   let project: string;
   let temporal: Promise<TestWorkflowEnvironment>;
@@ -221,10 +222,10 @@ describe('a project of your own, with the packed package installed and the READM
   });
 
   test(
-    "packs, installs into a fresh project and compiles the README code with that project's tsc",
+    "packs, installs into a fresh project and compiles the code of docs/your-own-worker.md with that project's tsc",
     { timeout: 8 * 60_000 },
     async () => {
-      const section = readmeSection();
+      const section = pageSection();
       const files = sourceFiles(section);
       const packages = installedPackages(section);
 
@@ -255,7 +256,7 @@ describe('a project of your own, with the packed package installed and the READM
         `the tarball lacks files its "exports" map points at (is lib/ in package.json "files"?); it has ${inTarball.size} files`,
       );
 
-      // 2. A fresh CommonJS project outside this repository: the packages the README's install
+      // 2. A fresh CommonJS project outside this repository: the packages the page's install
       //    command names (at the versions this repository is tested with), TypeScript and Node's types.
       mkdirSync(join(project, 'src'), { recursive: true });
       const dependencies = Object.fromEntries(
@@ -298,7 +299,7 @@ describe('a project of your own, with the packed package installed and the READM
         timeoutMs: 6 * 60_000,
       });
 
-      // 3. The README's code as the project's own source, compiled (strict) by the project's own tsc.
+      // 3. The page's code as the project's own source, compiled (strict) by the project's own tsc.
       for (const [path, body] of files) writeFileSync(join(project, path), body);
       const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
       await run('tsc (module Node16)', process.execPath, [tsc, '-p', 'tsconfig.json'], {

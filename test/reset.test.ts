@@ -2,7 +2,7 @@
 // terminates the current run WITHOUT running any of its code (no cancellation, no stop) and starts
 // a new run from the history up to the chosen workflow task: whatever the discarded part of the
 // history did at BrowserAI stays done, and the new run does again what it has no record of.
-// These tests pin the behaviour that holds; it is documented (README), not a bug that workflow code can fix.
+// These tests pin the behaviour that holds; it is documented (docs/operations.md, "Resetting a workflow"), not a bug that workflow code can fix.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -21,7 +21,7 @@ type Reapply = Pick<
 const REAPPLY: Record<'SIGNAL (default)' | 'NONE' | 'exclude Signal', Reapply> = {
   'SIGNAL (default)': { resetReapplyType: ResetReapplyType.RESET_REAPPLY_TYPE_SIGNAL },
   NONE: { resetReapplyType: ResetReapplyType.RESET_REAPPLY_TYPE_NONE },
-  // What the README recommends (`temporal workflow reset --reapply-exclude Signal`).
+  // What docs/operations.md recommends (`temporal workflow reset --reapply-exclude Signal`).
   'exclude Signal': { resetReapplyExcludeTypes: [ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL] },
 };
 

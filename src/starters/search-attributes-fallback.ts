@@ -42,7 +42,7 @@ function isMissingSearchAttribute(err: unknown): boolean {
 /**
  * Runs a start (or schedule call) with our search attributes, and once more without them
  * when the namespace refuses them: the workflow then skips its upserts. Register them to
- * filter by them (README, "The Temporal UI").
+ * filter by them (docs/temporal-ui.md).
  */
 export async function withSearchAttributeFallback<T>(call: (withSearchAttributes: boolean) => Promise<T>): Promise<T> {
   try {

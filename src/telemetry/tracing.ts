@@ -8,7 +8,7 @@
 // spans from the worker (workflow code cannot export), so it must be on the worker and the client.
 //
 // The OpenTelemetry SDK packages are optional peer dependencies: a team that traces its own worker
-// already has them and adds Temporal's plugin itself (README, Traces); nothing here loads them
+// already has them and adds Temporal's plugin itself (docs/observability.md, "Traces"); nothing here loads them
 // unless tracing is on.
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';

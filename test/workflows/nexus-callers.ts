@@ -1,6 +1,5 @@
 // Test-only workflows for test/nexus.test.ts: a team's workflows in another namespace that call the
-// `browserai` Nexus service through an endpoint, the way the README's "Calling it from another
-// namespace (Nexus)" shows. They import the contract only (browserai-temporal/nexus).
+// `browserai` Nexus service through an endpoint, the way docs/nexus.md shows. They import the contract only (browserai-temporal/nexus).
 import { NexusOperationFailure } from '@temporalio/common';
 import { condition, createNexusServiceClient, defineSignal, setHandler, sleep } from '@temporalio/workflow';
 import {

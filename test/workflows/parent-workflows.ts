@@ -1,5 +1,5 @@
 // Test-only workflows for test/plugin.test.ts: a team's own workflows that use ours, the way the
-// README's "Add it to your own worker" shows. Bundled with ours re-exported beside them.
+// docs/your-own-worker.md, "Add it to your own worker", shows. Bundled with ours re-exported beside them.
 import { condition, defineSignal, proxyActivities, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
 import {
   browserTaskAwaitingInputSignal,
