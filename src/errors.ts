@@ -5,6 +5,10 @@
 // Pure and dependency-free: the workflow bundle imports it.
 import type { BrowserTaskResult } from './workflows/input';
 
+/**
+ * The stable `ApplicationFailure.type` of every failure this package raises. Callers match on these names, so none is
+ * ever renamed.
+ */
 export const FailureType = {
   // What BrowserAI answered (or failed to answer): the BrowserAIError kinds.
   InvalidInput: 'InvalidInput',
@@ -36,6 +40,7 @@ export const FailureType = {
   TotpSecretNotFound: 'TotpSecretNotFound',
 } as const;
 
+/** One of the `FailureType` names. */
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
 /**

@@ -8,6 +8,7 @@ export {
   type FromEnvOptions,
   type LiveState,
   type StartOptions,
+  type StartedTask,
   type AwaitingTask,
   type ListAwaitingOptions,
   type NextInputRequest,
@@ -32,6 +33,6 @@ export {
   type TaskActivityOptions,
   type TaskWebhookOptions,
 } from './workflows/input';
-export { FailureType, type FailureTypeName } from './errors';
-export { BrowserAIError } from './browserai/errors';
+export { FailureType, type FailureTypeName, type BrowserAIErrorKind } from './errors';
+export { BrowserAIError, type BrowserAIErrorInit } from './browserai/errors';
 export type * from './browserai/types';

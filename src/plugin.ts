@@ -14,6 +14,10 @@ import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 
+/**
+ * Options of `BrowserAIPlugin`: the BrowserAI client, payload encryption, and the one-time-code loop's TOTP secrets
+ * and webhooks.
+ */
 export interface BrowserAIPluginOptions {
   /**
    * The BrowserAI client the activities call, or the options to build one (`apiToken` at least).
@@ -52,6 +56,11 @@ export interface BrowserAIPluginOptions {
   nexusService?: boolean;
 }
 
+/**
+ * Everything a team's own worker (or client) needs to run BrowserAI tasks, in one `plugins: [...]` entry: the
+ * BrowserAI activities (named `browserAI*`) bound to their client, our workflows when the worker has none, and payload
+ * encryption on workers and clients alike.
+ */
 export class BrowserAIPlugin extends SimplePlugin {
   constructor(options: BrowserAIPluginOptions = {}) {
     const { payloadCodec } = options;

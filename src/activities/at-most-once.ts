@@ -10,6 +10,11 @@ import { toActivityFailure } from './failures';
  */
 type DeliveryRecord<T> = { phase: 'delivered'; answer: T } | { phase: 'not-sent'; attempt: number };
 
+/**
+ * Whether a create, append or replace whose answer was lost may be sent again: `at-most-once` (default) fails
+ * `AmbiguousRequest` instead, since BrowserAI has no idempotency keys; `at-least-once` retries and may start a second
+ * task.
+ */
 export type Delivery = 'at-most-once' | 'at-least-once';
 
 /** An attempt stops waiting this long before Temporal would time it out, so its answer can still be recorded. */

@@ -43,7 +43,11 @@ export type * from './types';
 
 /** What the one-time-code loop needs from the worker: its TOTP secrets and its webhook destination. */
 export interface CodeLoopDependencies {
+  /** The TOTP secrets this worker holds, by name; default: none. */
   totp?: TotpKeys;
+  /**
+   * Where this worker sends webhook events, and how it signs them; default: none (events are dropped with a warning).
+   */
   webhooks?: WebhookSender;
 }
 
@@ -106,6 +110,7 @@ export function createActivities(
   };
 
   return {
+    /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
       const { delivery, ...body } = input;
       const answer = await countingAmbiguous(
@@ -126,27 +131,36 @@ export function createActivities(
       return { ...executionAnswer(answer), kind: taskKind(body) };
     },
 
+    /** `POST /tasks/{id}/instructions`: appends instructions (a one-time code among them), at most once by default. */
     async browserAIAppendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       return sendInstructions('append', input);
     },
 
     // A replace restarts the run from the first instruction, so a repeat would run steps again.
+    /** `PUT /tasks/{id}/instructions`: replaces the instructions, which restarts the run; at most once by default. */
     async browserAIReplaceInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {
       return sendInstructions('replace', input);
     },
 
+    /** Sends one stop (`POST /tasks/{id}/command`) and settles a refused one by reading the task's status. */
     async browserAIStopTask(input: StopTaskInput): Promise<StopTaskOutput> {
       return stopTask(client, input);
     },
 
+    /** `GET /tasks/{id}`: the task as the workflow keeps it (masked, cut to size). */
     async browserAIGetTask(executionId: string): Promise<TaskSnapshot> {
       return snapshotOf(await call(() => client.getTask(executionId, { signal: signal() })));
     },
 
+    /** `GET /results/{id}`: the results, masked and cut to `maxBytes`. */
     async browserAIGetResults(input: GetResultsInput): Promise<TaskResultsSummary> {
       return call(() => readResults(client, { ...input, codes: secretCodes(input) }, input.maxBytes, signal()));
     },
 
+    /**
+     * Polls `GET /tasks/{id}` in one long, heartbeating activity until the status changes or `maxSpanMs` passes;
+     * brings the results when the task ended.
+     */
     async browserAIPollTask(input: PollTaskInput): Promise<PollTaskOutput> {
       return pollUntilStatusChanges({ client, durations, secretCodes }, input);
     },
@@ -161,6 +175,7 @@ export function createActivities(
       return webhooks ? webhooks.deliver(input) : noWebhookDestination(input);
     },
 
+    /** `POST /saved_tasks`: creates a saved task. */
     async browserAICreateSavedTask(input: CreateSavedTaskRequest): Promise<CreateSavedTaskResponse> {
       try {
         return await client.createSavedTask(input, { signal: signal() });
@@ -175,16 +190,19 @@ export function createActivities(
       }
     },
 
+    /** `GET /saved_tasks/name/{name}`: a saved task by name; an unknown name fails `SavedTaskNotFound`. */
     async browserAIGetSavedTask(name: string): Promise<SavedTask> {
       return call(() => client.getSavedTask(name, { signal: signal() }));
     },
 
+    /** `GET /saved_tasks`: every saved task of the account. */
     async browserAIListSavedTasks(): Promise<SavedTask[]> {
       return call(() => client.listSavedTasks({ signal: signal() }));
     },
   };
 }
 
+/** The activities' types, for `proxyActivities<BrowserAIActivities>()` in workflow code (which imports types only). */
 export type BrowserAIActivities = ReturnType<typeof createActivities>;
 
 function sameSavedTask(existing: SavedTask, wanted: CreateSavedTaskRequest): boolean {
@@ -218,9 +236,16 @@ function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecut
 }
 
 // `browserai-temporal/activities` also gives what the activities are built from.
-export { TaskDurations } from './task-durations';
+export { TaskDurations, type EndWindow, type EndSample } from './task-durations';
 export { TotpKeys, type TotpSecret, type TotpSecrets } from './totp';
 export { WebhookSender, type WebhookDestination } from './webhooks';
-export { BrowserAIClient, BrowserAIError, type BrowserAIClientOptions } from '../browserai';
+export {
+  BrowserAIClient,
+  BrowserAIError,
+  type BrowserAIClientOptions,
+  type BrowserAIRequestEvent,
+  type RequestOptions,
+} from '../browserai';
+export type { StatusCategory } from '../browserai/status';
 /** Give it to a BrowserAIClient of your own as `onRequest` for the request metrics (the plugin does, for clients it builds). */
 export { recordBrowserAIRequest } from '../telemetry/activity-metrics';

@@ -46,6 +46,10 @@ const POOLED_MIN_SAMPLES = 5;
 const MARGIN_FEW = 0.12;
 const MARGIN_MANY = 0.04;
 
+/**
+ * How long tasks of each kind (type, project, instructions) ran on this worker, learned in memory, so polls sleep
+ * where tasks of a kind never end and look often where they do. One per worker process, shared by its polls.
+ */
 export class TaskDurations {
   // Map keeps insertion order: re-inserting on use makes it a least-recently-used list.
   readonly #byKind = new Map<string, EndSample[]>();

@@ -63,6 +63,10 @@ function isBase32Secret(text: string): boolean {
   }
 }
 
+/**
+ * The TOTP secrets a worker holds, by case-insensitive name, and the RFC 6238 codes made from them. Secrets stay in
+ * private fields: never shown, logged or serialized.
+ */
 export class TotpKeys {
   // Private fields: util.inspect, JSON.stringify and error reports never show them.
   readonly #keys = new Map<string, Key>();
@@ -82,6 +86,7 @@ export class TotpKeys {
     }
   }
 
+  /** Whether this worker holds a secret of that name (case-insensitive). */
   has(name: string): boolean {
     return this.#keys.has(name.toLowerCase());
   }

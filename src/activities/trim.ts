@@ -5,6 +5,7 @@ import type { ResultEntry } from '../browserai';
 // extractions, so they are cut to a budget here, with a note of what was cut; the full
 // results stay at BrowserAI (`GET /results/{id}`, or the starters' fetchFullResults).
 
+/** What was cut from a task's results to fit in workflow history; the full results stay at BrowserAI. */
 export interface TrimReport {
   /** Size of the results as BrowserAI returned them, in bytes of JSON. */
   originalBytes: number;

@@ -9,6 +9,7 @@ import type { WebhookBody } from '../workflows/messages';
 
 export type { Delivery, TrimReport };
 
+/** Input of `browserAICreateTask`: the task to create, and whether the create may be repeated (`delivery`). */
 export interface CreateTaskInput {
   instructions: Instruction[];
   type: TaskType;
@@ -19,6 +20,10 @@ export interface CreateTaskInput {
   delivery: Delivery;
 }
 
+/**
+ * Input of `browserAIAppendInstructions` and `browserAIReplaceInstructions`: the instructions (a code among them,
+ * maybe) for one task.
+ */
 export interface SendInstructionsInput {
   executionId: string;
   instructions: Instruction[];
@@ -43,6 +48,7 @@ export interface TaskSnapshot {
   error?: string | null;
 }
 
+/** Input of `browserAIPollTask`: the task, the status the workflow last saw, and how to pace the polls. */
 export interface PollTaskInput {
   executionId: string;
   /** The status the workflow last saw: the activity returns as soon as BrowserAI reports another. */
@@ -87,6 +93,9 @@ export interface PollTaskInput {
   awaitingTrustedFromMs?: number;
 }
 
+/**
+ * What `browserAIPollTask` returns: the task as last seen, whether its status changed, and its results once it ended.
+ */
 export interface PollTaskOutput {
   snapshot: TaskSnapshot;
   /** False when the span ran out with the task still in `knownStatus`. */
@@ -98,6 +107,7 @@ export interface PollTaskOutput {
   results?: TaskResultsSummary;
 }
 
+/** Input of `browserAIGetResults`: the task, and the byte budget its results are cut to. */
 export interface GetResultsInput {
   executionId: string;
   maxBytes: number;
@@ -106,6 +116,7 @@ export interface GetResultsInput {
   totp?: TotpMask;
 }
 
+/** The results of a task (`GET /results/{id}`) as the workflow keeps them: masked and cut to fit in history. */
 export interface TaskResultsSummary {
   executionId: string;
   status: string | null;
@@ -126,6 +137,7 @@ export type TaskExecutionAnswer = Pick<
   kind?: string;
 };
 
+/** Input of `browserAIStopTask`. */
 export interface StopTaskInput {
   executionId: string;
   /**
@@ -135,6 +147,7 @@ export interface StopTaskInput {
   notFoundRetryUntilMs: number;
 }
 
+/** What `browserAIStopTask` found: the stop taken, the task already ended, or no such task. */
 export interface StopTaskOutput {
   /** `stopped`: BrowserAI accepted the stop; `already-ended`: it refused, and the task had ended; `not-found`: no such task. */
   outcome: 'stopped' | 'already-ended' | 'not-found';
@@ -151,6 +164,7 @@ export interface WebhookDeliveryInput {
   body: WebhookBody;
 }
 
+/** What `browserAIDeliverWebhook` returns. */
 export interface WebhookDeliveryOutput {
   /** false: no destination is configured on the worker, or the retry window passed (logged either way). */
   delivered: boolean;
@@ -162,6 +176,7 @@ export interface TotpMask {
   steps: number[];
 }
 
+/** Input of `browserAITypeTotpCode`: the activity computes the current code of the named secret and types it once. */
 export interface TypeTotpCodeInput {
   executionId: string;
   /** The TOTP secret held by the worker, by name (never the secret itself). */

@@ -36,6 +36,10 @@ import type {
 
 export const DEFAULT_BASE_URL = 'https://browser.ai/api/v1';
 
+/**
+ * Options of a `BrowserAIClient`: the API token (required), the base URL, timeouts, the request rate, the proxy and a
+ * request hook.
+ */
 export interface BrowserAIClientOptions {
   apiToken: string;
   /** Default `https://browser.ai/api/v1`. */
@@ -75,6 +79,7 @@ export interface BrowserAIRequestEvent {
   retryAfterMs?: number;
 }
 
+/** Per-request options of the client's methods: a cancellation signal and a timeout of its own. */
 export interface RequestOptions {
   /** Aborts the request, e.g. an activity's cancellation signal. */
   signal?: AbortSignal;
@@ -163,6 +168,7 @@ export class BrowserAIClient {
     }
   }
 
+  /** `POST /tasks`: creates a task; the answer is checked to carry a usable `executionId` and `status`. */
   createTask(body: CreateTaskRequest, options?: RequestOptions): Promise<TaskExecution> {
     return this.#request('POST', '/tasks', body, options).then((a) => this.#redact(createAnswer(a.body, a.origin)));
   }
@@ -185,29 +191,34 @@ export class BrowserAIClient {
     return this.#instructions('PUT', executionId, body, options);
   }
 
+  /** `POST /tasks/{id}/command` with `stop`. */
   async stopTask(executionId: string, options?: RequestOptions): Promise<StopResponse> {
     const path = `/tasks/${executionIdSegment('POST', '/tasks/{executionId}/command', executionId)}/command`;
     const answer = await this.#request('POST', path, { command: 'stop' }, options);
     return this.#redact(stopAnswer(answer.body, answer.origin));
   }
 
+  /** `GET /tasks/{id}`: the task's status, progress, result and error, masked. */
   async getTask(executionId: string, options?: RequestOptions): Promise<TaskMetadata> {
     const path = `/tasks/${executionIdSegment('GET', '/tasks/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
     return this.#redact(taskMetadataAnswer(answer.body, answer.origin, executionId));
   }
 
+  /** `GET /results/{id}`: the task's results, whole and masked. */
   async getResults(executionId: string, options?: RequestOptions): Promise<TaskResults> {
     const path = `/results/${executionIdSegment('GET', '/results/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
     return this.#redact(resultsAnswer(answer.body, answer.origin, executionId));
   }
 
+  /** `POST /saved_tasks`: creates a saved task. */
   async createSavedTask(body: CreateSavedTaskRequest, options?: RequestOptions): Promise<CreateSavedTaskResponse> {
     const answer = await this.#request('POST', '/saved_tasks', body, options);
     return this.#redact(createSavedTaskAnswer(answer.body, answer.origin));
   }
 
+  /** `GET /saved_tasks/name/{name}`: a saved task by name. */
   async getSavedTask(name: string, options?: RequestOptions): Promise<SavedTask> {
     if (!isUsableSavedTaskName(name)) {
       throw invalidPathInput('GET', '/saved_tasks/name/{name}', 'saved task name', name);

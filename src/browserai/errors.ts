@@ -8,6 +8,7 @@ import type { BrowserAIErrorKind } from '../errors';
 
 export type { BrowserAIErrorKind };
 
+/** The fields a `BrowserAIError` is built from. */
 export interface BrowserAIErrorInit {
   kind: BrowserAIErrorKind;
   message: string;
@@ -32,6 +33,10 @@ export interface BrowserAIErrorInit {
   executionId?: string;
 }
 
+/**
+ * A failed BrowserAI request: its `kind` (a failure type), HTTP status, BrowserAI's message and whether the request
+ * may have reached BrowserAI. Never carries the token or a request body.
+ */
 export class BrowserAIError extends Error {
   override readonly name: string = 'BrowserAIError';
   readonly kind: BrowserAIErrorKind;

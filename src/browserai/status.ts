@@ -3,6 +3,7 @@
 // still running so a new value never crashes a workflow; the workflow's own timeout ends it.
 // Pure and dependency-free: the workflow bundle imports it.
 
+/** What a BrowserAI status means to the workflow: still running, waiting for input, or ended. */
 export type StatusCategory = 'running' | 'awaiting' | 'ended';
 
 const ENDED = new Set(['finalized', 'completed', 'failed', 'stopped', 'cancelled', 'canceled', 'error']);

@@ -5,6 +5,7 @@
 /** The execution engines `POST /tasks` accepts. `natural_language` is an older spelling some clients send. */
 export type TaskType = 'crawler_automation' | 'script_automation';
 
+/** One step of a task: what the browser should do. */
 export interface Instruction {
   /**
    * Natural language for `crawler_automation` and saved tasks; TypeScript for `script_automation`.
@@ -15,6 +16,7 @@ export interface Instruction {
   type?: string;
 }
 
+/** Where BrowserAI's browser appears to be: the country (required) and optionally a city and ZIP code. */
 export interface GeoLocation {
   /** ISO 3166-1 alpha-2 country code, e.g. `US`. */
   country: string;
@@ -22,6 +24,7 @@ export interface GeoLocation {
   zipcode?: string;
 }
 
+/** The body of `POST /tasks`, which creates a task. */
 export interface CreateTaskRequest {
   instructions: Instruction[];
   geoLocation: GeoLocation;
@@ -32,6 +35,7 @@ export interface CreateTaskRequest {
   awaitable?: boolean;
 }
 
+/** The body of `POST` (append) and `PUT` (replace) `/tasks/{id}/instructions`. */
 export interface InstructionsRequest {
   instructions: Instruction[];
   awaitable?: boolean;
@@ -62,6 +66,7 @@ export interface InstructionsAnswer extends TaskExecutionBase {
   status: string | null;
 }
 
+/** What `GET /tasks/{id}` says of a running task: its progress status and log lines (masked by the client). */
 export interface TaskProgress {
   status?: string;
   logs?: string[];
@@ -86,6 +91,10 @@ export interface TaskMetadata {
   [extra: string]: unknown;
 }
 
+/**
+ * One entry of `GET /results/{id}`: a step's output, state and links to its screenshot, HTML and console log. Open:
+ * BrowserAI may add fields.
+ */
 export interface ResultEntry {
   model_output?: string;
   result?: string;
@@ -109,13 +118,16 @@ export interface TaskResults {
   [extra: string]: unknown;
 }
 
+/** The answer of a stop (`POST /tasks/{id}/command`), e.g. `{message: "Task stopped successfully"}`. */
 export interface StopResponse {
   message?: string;
   [extra: string]: unknown;
 }
 
+/** The only task type BrowserAI accepts for saved tasks. */
 export type SavedTaskType = 'natural_language';
 
+/** The body of `POST /saved_tasks`, which creates a saved task. */
 export interface CreateSavedTaskRequest {
   name: string;
   instructions: Instruction[];
@@ -126,12 +138,14 @@ export interface CreateSavedTaskRequest {
   cron_settings: string;
 }
 
+/** The answer of `POST /saved_tasks`: the new saved task's ID. */
 export interface CreateSavedTaskResponse {
   taskId: string;
   message?: string;
   [extra: string]: unknown;
 }
 
+/** A saved task as `GET /saved_tasks` and `GET /saved_tasks/name/{name}` answer it. */
 export interface SavedTask {
   taskId: string;
   name: string;

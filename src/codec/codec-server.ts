@@ -19,10 +19,14 @@ import { payloadCodecFromEnv } from './encryption-codec';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8234;
 export const DEFAULT_CODEC_SERVER_HOST = '127.0.0.1';
+/** Largest request body the codec server reads (4 MiB); larger ones get 413. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MIN_TOKEN_LENGTH = 16;
 const REALM = 'browserai-temporal codec server';
 
+/**
+ * Options of `startCodecServer`: where it listens, who it lets in (token, origins, Host names), and how much it reads.
+ */
 export interface CodecServerOptions {
   /** Default 8234; 0 picks a free port. */
   port?: number;

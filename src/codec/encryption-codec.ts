@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
+/** The `encoding` metadata of an encrypted payload, as in Temporal's encryption samples. */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID_METADATA = 'encryption-key-id';
 const IV_BYTES = 12;
@@ -19,6 +20,7 @@ const TAG_BYTES = 16;
 const KEY_ID_PATTERN = /^[^\s,:]{1,128}$/;
 const GENERATE = 'generate one with `openssl rand -base64 32`';
 
+/** Options of `EncryptionCodec`: earlier keys that still decrypt, by key id (key rotation). */
 export interface EncryptionCodecOptions {
   /**
    * Keys that only decrypt, by key id: the keys of earlier rotations, so payloads they sealed
@@ -27,6 +29,11 @@ export interface EncryptionCodecOptions {
   decryptKeys?: Record<string, Buffer> | Map<string, Buffer>;
 }
 
+/**
+ * AES-256-GCM payload codec: encrypts every payload with one key, named by its id in the payload's metadata, and
+ * decrypts with that key or an earlier one. The format of Temporal's encryption samples, so Go and Python codecs read
+ * it too.
+ */
 export class EncryptionCodec implements PayloadCodec {
   readonly #key: Buffer;
   /** Every key that decrypts, by id: the encrypting key and the decrypt-only ones. */

@@ -7,6 +7,10 @@
 
 import { FAIL_ERROR } from './scenario';
 
+/**
+ * A failed task's `error` as the emulator sends it in `observed` mode: a numeric code, a kind and a message (a guess
+ * at BrowserAI's error catalogue).
+ */
 export interface EngineError {
   code: number;
   /** The catalogue's kind: `compile`, `engine`, `ai`, `network`, `auth` or `unknown`. */

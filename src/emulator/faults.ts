@@ -19,6 +19,10 @@ export interface FaultAnswer {
   contentType?: string;
 }
 
+/**
+ * A fault the emulator applies to the next matching request(s): an error status, a hang, a delay, a lost answer or a
+ * replaced body.
+ */
 export interface Fault {
   /** HTTP method to match (case-insensitive); any method when absent. */
   method?: string;

@@ -2,8 +2,8 @@
 
 export { BrowserAIEmulator, type EmulatorOptions, type RecordedRequest } from './server';
 export type { Fault, FaultAnswer } from './faults';
-export type { EmulatedTask, TaskStatus } from './tasks';
-export type { Scenario } from './scenario';
+export type { CodeCheck, EmulatedTask, TaskStatus } from './tasks';
+export type { Scenario, ScenarioSource } from './scenario';
 export type { BrowserConnection } from './browser-connection';
 export type { EngineError } from './engine-errors';
 export {

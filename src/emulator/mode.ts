@@ -14,8 +14,10 @@
  */
 export type EmulatorMode = 'observed' | 'documented';
 
+/** Every emulator mode, for validating a setting. */
 export const EMULATOR_MODES: readonly EmulatorMode[] = ['observed', 'documented'];
 
+/** The emulator answers as BrowserAI was seen to unless told otherwise. */
 export const DEFAULT_EMULATOR_MODE: EmulatorMode = 'observed';
 
 /**
@@ -28,6 +30,7 @@ export const DEFAULT_EMULATOR_MODE: EmulatorMode = 'observed';
  */
 export type EndedTaskAnswer = 400 | 404 | 409;
 
+/** Every status the emulator can answer an instruction or a stop for an ended task with. */
 export const ENDED_TASK_ANSWERS: readonly EndedTaskAnswer[] = [400, 404, 409];
 
 /** 400 in `observed` mode (a guess built only on documented answers), 409 in `documented` mode (the emulator's former answer). */

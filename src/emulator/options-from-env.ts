@@ -11,7 +11,12 @@ import {
   type EndedTaskAnswer,
 } from './mode';
 
+/** The environment variable that sets the emulator's mode (`observed` or `documented`). */
 export const MODE_ENV = 'BROWSERAI_EMULATOR_MODE';
+/**
+ * The environment variable that sets the emulator's answer to an instruction or a stop for an ended task (400, 404 or
+ * 409).
+ */
 export const ENDED_ANSWER_ENV = 'BROWSERAI_EMULATOR_ENDED_ANSWER';
 
 /** The options the environment sets; an unset (or empty) variable leaves its option out, so the emulator's default applies. */

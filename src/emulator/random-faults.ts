@@ -4,13 +4,19 @@
 
 import type { Fault } from './faults';
 
+/**
+ * The faults a random-fault run chooses from: a 500, a 429, a request left hanging, or an answer lost after the
+ * request was handled.
+ */
 export type RandomFaultKind = 'server-error' | 'rate-limited' | 'hang' | 'answer-lost';
 
+/** Every random fault kind, the default choice. */
 export const RANDOM_FAULT_KINDS: readonly RandomFaultKind[] = ['server-error', 'rate-limited', 'hang', 'answer-lost'];
 
 /** Seed used when none is given: runs are reproducible by default. */
 export const DEFAULT_RANDOM_FAULT_SEED = 1;
 
+/** Random faults on API requests: how often, from which seed, and of which kinds. */
 export interface RandomFaultOptions {
   /** Probability (0 to 1) that an API request gets a fault. */
   rate: number;

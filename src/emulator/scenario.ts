@@ -55,6 +55,10 @@ const SIZE_UNIT_BYTES: Record<string, number> = {
   gb: 1024 * 1024 * 1024,
 };
 
+/**
+ * How an emulated task behaves, read from the markers in its instructions (`[needs-code]`, `[fail]`, `[duration=90s]`,
+ * ...).
+ */
 export interface Scenario {
   /** Length of every running phase. */
   durationMs: number;
@@ -105,6 +109,7 @@ export interface Scenario {
   idleCloseMs: number;
 }
 
+/** What a scenario is read from: a task's instructions (their markers) and whether it is awaitable. */
 export interface ScenarioSource {
   instructions: ReadonlyArray<{ action: string }>;
   awaitable?: boolean;

@@ -27,6 +27,10 @@ import { SavedTaskStore } from './saved-tasks';
 import { DEFAULT_AWAITING_IDLE_CLOSE_MS, DEFAULT_AWAITING_LAG_MS } from './scenario';
 import { TaskStore, type DurationChooser, type EmulatedTask } from './tasks';
 
+/**
+ * Options of `BrowserAIEmulator.start`: where it listens, its token, its mode, and the timings and faults of its
+ * tasks.
+ */
 export interface EmulatorOptions {
   /** 0 picks a free port. Default 0. */
   port?: number;
@@ -59,7 +63,7 @@ export interface EmulatorOptions {
    * Which answers the emulator gives. `observed` (default): as real BrowserAI was seen to answer:
    * no `started`, `estimatedCompletion` or `scriptId`, `progress` only while a task has not ended,
    * `error` of a failed task as an object `{code, type, message}`. `documented`: every field the
-   * interface description lists, `error` as a string. See mode.ts and the README.
+   * interface description lists, `error` as a string. See mode.ts and docs/emulator.md.
    */
   mode?: EmulatorMode;
   /**
@@ -100,6 +104,7 @@ export interface EmulatorOptions {
 type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor'>> &
   Pick<EmulatorOptions, 'randomFaults'> & { durationFor: DurationChooser | undefined };
 
+/** An API request the emulator received, as tests inspect it. */
 export interface RecordedRequest {
   method: string;
   /** Without the `/api/v1` prefix and the query string, still percent-encoded, e.g. `/tasks/6650c2f1…`. */
@@ -129,6 +134,10 @@ const ARTIFACT_PREFIX = '/artifacts/';
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const TOO_LARGE = Symbol('body too large');
 
+/**
+ * A BrowserAI-compatible HTTP server for tests and local runs: every endpoint the project calls, tasks driven by
+ * markers in their instructions, injectable faults, and inspection of what it received.
+ */
 export class BrowserAIEmulator {
   /** e.g. `http://127.0.0.1:40123/api/v1`. */
   readonly baseUrl: string;
@@ -176,6 +185,7 @@ export class BrowserAIEmulator {
     this.randomFaults.set(options.randomFaults);
   }
 
+  /** Starts the emulator and resolves once it listens. */
   static async start(options: EmulatorOptions = {}): Promise<BrowserAIEmulator> {
     const mode = options.mode ?? DEFAULT_EMULATOR_MODE;
     if (!isEmulatorMode(mode))
@@ -239,10 +249,12 @@ export class BrowserAIEmulator {
     return emulator;
   }
 
+  /** Applies a fault to the next matching request(s). */
   inject(fault: Fault): void {
     this.faults.add(fault);
   }
 
+  /** Removes every injected fault not yet used. */
   clearFaults(): void {
     this.faults.clear();
   }
@@ -257,6 +269,7 @@ export class BrowserAIEmulator {
     return this.randomFaults.injected;
   }
 
+  /** Empties the list of recorded requests. */
   resetRequests(): void {
     this.requests.length = 0;
     this.endpointCounts.clear();

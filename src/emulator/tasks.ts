@@ -27,6 +27,7 @@ import {
   type Scenario,
 } from './scenario';
 
+/** The statuses an emulated task goes through, as BrowserAI names them. */
 export type TaskStatus = 'queued' | 'running' | 'awaiting' | 'finalized' | 'failed' | 'stopped';
 
 const ENDED: ReadonlySet<TaskStatus> = new Set(['finalized', 'failed', 'stopped']);
@@ -95,6 +96,7 @@ export interface EmulatedTask {
   createdAt: string;
 }
 
+/** A one-time code an emulated task received: when, and whether it took it. */
 export interface CodeCheck {
   code: string;
   at: number;

@@ -6,6 +6,7 @@ import * as nexus from 'nexus-rpc';
 import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
 import type { BrowserTaskState } from '../workflows/messages';
 
+/** Input of the `runTask` operation: the `browserTask` workflow's ID and its input. */
 export interface RunTaskInput {
   /**
    * The `browserTask` workflow's ID in the service's namespace. The caller chooses it, because it
@@ -17,6 +18,7 @@ export interface RunTaskInput {
   task: BrowserTaskInput;
 }
 
+/** Input of the `submitCode` operation: the task's workflow ID and the one-time code. */
 export interface SubmitCodeInput {
   workflowId: string;
   /** The one-time code, typed once (see `submitCodeSignal`). */
@@ -25,6 +27,7 @@ export interface SubmitCodeInput {
   force?: boolean;
 }
 
+/** Input of the `state` operation: the task's workflow ID. */
 export interface TaskStateInput {
   workflowId: string;
 }
@@ -32,6 +35,10 @@ export interface TaskStateInput {
 /** The service name callers address, with the endpoint that routes to the workers' task queue. */
 export const BROWSERAI_NEXUS_SERVICE = 'browserai';
 
+/**
+ * The `browserai` Nexus service: `runTask`, `submitCode` and `state`. Callers import it to call the service through an
+ * endpoint; the worker's plugin (`nexusService: true`) implements it.
+ */
 export const browserAIService = nexus.service(BROWSERAI_NEXUS_SERVICE, {
   /**
    * Runs a task and returns its result: a `browserTask` workflow behind the operation, so it is as
@@ -45,4 +52,5 @@ export const browserAIService = nexus.service(BROWSERAI_NEXUS_SERVICE, {
   state: nexus.operation<TaskStateInput, BrowserTaskState>(),
 });
 
+/** The type of the `browserai` Nexus service definition. */
 export type BrowserAIService = typeof browserAIService;

@@ -96,6 +96,7 @@ export interface AwaitingTask {
   request?: InputRequest;
 }
 
+/** Options of `BrowserTasks.listAwaitingInput`. */
 export interface ListAwaitingOptions {
   /** Only this BrowserAI project. */
   project?: string;

@@ -26,8 +26,10 @@ import {
 } from '../workflows/saved-task-input';
 import type { runSavedTask } from '../workflows';
 
+/** What a schedule does when a run is due while the previous one still runs; default `skip`. */
 export type OverlapPolicy = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'terminate_other' | 'allow_all';
 
+/** A saved task's Temporal Schedule: when it runs, in which time zone, and with what overrides. */
 export interface ScheduleSpecInput {
   /** Five-field cron (`0 9 * * MON-FRI`) or `@daily`, `@hourly`, ... */
   cron: string;
@@ -41,6 +43,7 @@ export interface ScheduleSpecInput {
   overrides?: SavedTaskOverrides;
 }
 
+/** A saved task's schedule as `describeSchedule` reads it: its cron, whether it is paused, its next and recent runs. */
 export interface ScheduleSummary {
   scheduleId: string;
   savedTaskName: string;
@@ -82,6 +85,10 @@ export class ScheduleAfterCreateError extends Error {
   }
 }
 
+/**
+ * The client API of BrowserAI's saved tasks and their Temporal Schedules. Every call runs as a small workflow on the
+ * workers, so only they hold the BrowserAI token.
+ */
 export class SavedTasks {
   constructor(
     readonly client: Client,
@@ -108,11 +115,13 @@ export class SavedTasks {
     }
   }
 
+  /** Reads a saved task by name; an unknown name fails `SavedTaskNotFound`. */
   async get(name: string): Promise<SavedTask> {
     checkName(name);
     return this.#execute('savedTaskGet', [name]);
   }
 
+  /** Every saved task of the account. */
   async list(): Promise<SavedTask[]> {
     return this.#execute('savedTaskList', []);
   }
@@ -177,6 +186,7 @@ export class SavedTasks {
     }
   }
 
+  /** The schedules of saved tasks, with whether each is paused and its next run times. */
   async listSchedules(): Promise<
     Array<{ scheduleId: string; savedTaskName?: string; paused: boolean; nextRunTimes: Date[] }>
   > {
@@ -193,14 +203,17 @@ export class SavedTasks {
     return out;
   }
 
+  /** A saved task's schedule: cron, paused, next run times, recent runs. */
   async describeSchedule(name: string): Promise<ScheduleSummary> {
     return summarize(name, await this.#onSchedule(name, (handle) => handle.describe()));
   }
 
+  /** Pauses a saved task's schedule, with an optional note. */
   async pause(name: string, note?: string): Promise<void> {
     await this.#onSchedule(name, (handle) => handle.pause(note ?? 'Paused with browserai-temporal'));
   }
 
+  /** Unpauses a saved task's schedule. */
   async unpause(name: string, note?: string): Promise<void> {
     await this.#onSchedule(name, (handle) => handle.unpause(note ?? 'Unpaused with browserai-temporal'));
   }
@@ -210,6 +223,7 @@ export class SavedTasks {
     await this.#onSchedule(name, (handle) => handle.trigger());
   }
 
+  /** Changes when a saved task's schedule runs. */
   async updateCron(name: string, cron: string, timezone?: string): Promise<void> {
     const problems = [...cronProblems(cron), ...timezoneProblems(timezone)];
     if (problems.length > 0) throw new InvalidInputError(problems);
@@ -225,6 +239,7 @@ export class SavedTasks {
     );
   }
 
+  /** Deletes a saved task's schedule (the saved task stays at BrowserAI). */
   async deleteSchedule(name: string): Promise<void> {
     await this.#onSchedule(name, (handle) => handle.delete());
   }

@@ -48,6 +48,7 @@ import {
 export { InvalidInputError, WorkflowNotFoundError };
 export type { AwaitingTask, ListAwaitingOptions, NextInputRequest };
 
+/** Options of `BrowserTasks.start` and `run`. */
 export interface StartOptions {
   /** Default `browserai-<uuid>`. Starting twice with one ID is refused by Temporal, so a retried start never runs a task twice. */
   workflowId?: string;
@@ -63,12 +64,14 @@ export interface StartOptions {
 /** What `start` returns with `waitForExecutionId: true`. */
 export type StartedTask = WorkflowHandle<typeof browserTask> & { executionId: string };
 
+/** The `state` query's answer plus the workflow's status and the polling activity's last heartbeat. */
 export interface LiveState extends BrowserTaskState {
   /** From the polling activity's last heartbeat: fresher than `state`, at no history cost. */
   lastPoll?: { polls?: number; status?: string; progress?: unknown; nextPollAt?: string; attempt?: number };
   workflowStatus: string;
 }
 
+/** Options of `BrowserTasks.fromEnv`. */
 export interface FromEnvOptions {
   /**
    * Client plugins, e.g. Temporal's OpenTelemetryPlugin, so a start call opens the trace the
@@ -98,6 +101,11 @@ export function browserTaskStartOptions(input: BrowserTaskInput) {
   };
 }
 
+/**
+ * The client API of `browserTask`: start a task, send it codes and instructions, be told when it needs input, read its
+ * state and result, cancel it. Every method checks its input before anything reaches Temporal or BrowserAI
+ * (`InvalidInputError`).
+ */
 export class BrowserTasks {
   constructor(
     readonly client: Client,
@@ -121,7 +129,12 @@ export class BrowserTasks {
     return new BrowserTasks(client, config.taskQueue);
   }
 
+  /**
+   * Starts a task and resolves once BrowserAI has created it, with its `executionId` beside the handle (update-with-
+   * start).
+   */
   async start(input: BrowserTaskInput, options: StartOptions & { waitForExecutionId: true }): Promise<StartedTask>;
+  /** Starts a task and returns its workflow handle; nothing waits for BrowserAI. */
   async start(
     input: BrowserTaskInput,
     options?: StartOptions,
@@ -161,10 +174,12 @@ export class BrowserTasks {
     return (await this.start(input, options)).result();
   }
 
+  /** The workflow handle of a task, for any call this class does not wrap. */
   handle(workflowId: string): WorkflowHandle<typeof browserTask> {
     return this.client.workflow.getHandle(workflowId);
   }
 
+  /** Sends a one-time code, typed once: a code this task already typed or queued is ignored. */
   async submitCode(workflowId: string, code: string): Promise<void> {
     const problems = codeProblems(code);
     if (problems.length > 0) throw new InvalidInputError(problems);
@@ -183,6 +198,7 @@ export class BrowserTasks {
     return this.handle(workflowId).executeUpdate(addInstructionsUpdate, { args: [{ instructions }] });
   }
 
+  /** Replaces the task's instructions, which restarts its run from the first one. */
   async replace(workflowId: string, instructions: Instruction[]): Promise<void> {
     checkInstructions(instructions);
     await this.handle(workflowId).signal(replaceInstructionsSignal, { instructions });
@@ -193,6 +209,7 @@ export class BrowserTasks {
     await this.handle(workflowId).signal(completeSignal);
   }
 
+  /** What the task is doing now: the `state` query, the workflow's status and the poll's last heartbeat. */
   async state(workflowId: string): Promise<LiveState> {
     const handle = this.handle(workflowId);
     const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
@@ -252,10 +269,12 @@ export class BrowserTasks {
     return listAwaitingInput(this.client, options);
   }
 
+  /** Cancels the task's workflow, which stops the task (one stop) and ends with the results so far. */
   async cancel(workflowId: string): Promise<void> {
     await this.handle(workflowId).cancel();
   }
 
+  /** Waits for the task's result; rejects with the workflow's typed failure. */
   async result(workflowId: string): Promise<BrowserTaskResult> {
     return this.handle(workflowId).result();
   }

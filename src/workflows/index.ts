@@ -6,7 +6,7 @@
 // exported here is a workflow (so helpers are never exported from this module), everything else
 // is a definition (signals, updates, queries, failure types) or a type.
 export { browserTask } from './browser-task';
-export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList } from './saved-tasks';
+export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedTaskCallOptions } from './saved-tasks';
 export { browserAIWebhook } from './webhook-delivery';
 export * from './messages';
 export * from './search-attributes';

@@ -7,6 +7,7 @@ import type { Delivery, TrimReport } from '../activities/types';
 import { ISO_COUNTRY_CODES } from './iso-countries';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './messages';
 
+/** How a task is polled: the gaps between polls, the detection time wanted, and how often the poll reports back. */
 export interface PollingOptions {
   /**
    * First and shortest gap between two `GET /tasks` calls; default 1 s, at least 250 ms.
@@ -54,6 +55,10 @@ export interface PollingOptions {
   inputSettleMs?: number;
 }
 
+/**
+ * The input of `browserTask`: the task BrowserAI runs, and how the workflow runs it (timeouts, polling, codes,
+ * delivery, activities). Unknown fields are refused.
+ */
 export interface BrowserTaskInput {
   /** @minItems 1 */
   instructions: Instruction[];
@@ -162,7 +167,7 @@ export interface TaskActivityOptions {
   /**
    * Task queue of the BrowserAI activities; default: the workflow's own. A dedicated activity
    * queue lets a separate worker fleet make every BrowserAI request, under one server-side rate
-   * limit (`maxTaskQueueActivitiesPerSecond`, see the README).
+   * limit (`maxTaskQueueActivitiesPerSecond`; docs/your-own-worker.md, "One request limit for a fleet").
    * @minLength 1
    * @maxLength 1000
    * @pattern \S
@@ -221,6 +226,10 @@ export interface OutgoingInstructions {
   totp?: true;
 }
 
+/**
+ * The result of `browserTask`: the task's final status, output and results (cut to `maxResultBytes`), and whether a
+ * stop was confirmed.
+ */
 export interface BrowserTaskResult {
   executionId: string;
   status: string;
@@ -241,6 +250,7 @@ export interface BrowserTaskResult {
   stopConfirmed?: boolean;
 }
 
+/** The default of every optional duration and size of `BrowserTaskInput`. */
 export const DEFAULTS = {
   initialIntervalMs: 1_000,
   maxIntervalMs: 30_000,

@@ -5,11 +5,13 @@ import type { Instruction } from '../browserai/types';
 import type { TaskExecutionAnswer } from '../activities/types';
 import type { BrowserTaskResult } from './input';
 
+/** The argument of `appendInstructions`, `replaceInstructions` and `addInstructions`. */
 export interface InstructionsMessage {
   /** @minItems 1 */
   instructions: Instruction[];
 }
 
+/** The argument of `submitCode`. */
 export interface CodeMessage {
   /**
    * The one-time code as the user received it: 1 to 64 letters, digits or dashes.
@@ -42,6 +44,10 @@ export type ExecutionId = string;
 /** Like `appendInstructions`, but the caller gets BrowserAI's answer, or a rejection once the task has ended. */
 export const addInstructionsUpdate = defineUpdate<TaskExecutionAnswer, [InstructionsMessage]>('addInstructions');
 
+/**
+ * The answer of the `state` query: what the task is doing now, its outcome once ended, and the input request it waits
+ * on.
+ */
 export interface BrowserTaskState {
   executionId: string | null;
   status: string;
@@ -60,13 +66,14 @@ export interface BrowserTaskState {
   inputRequest: InputRequest | null;
 }
 
+/** What the task is doing now (`BrowserTaskState`); answered from the workflow's memory, no BrowserAI request. */
 export const stateQuery = defineQuery<BrowserTaskState>('state');
 
 /**
  * What a waiting task asks for. `code`: a one-time code (`submitCode`), typed by the worker itself
  * when the task names a TOTP secret. `instructions`: an idle awaitable session wants more
  * instructions (`appendInstructions`, `addInstructions`) or `complete`. The rule that tells them
- * apart (README, "The one-time-code loop"):
+ * apart (docs/one-time-codes.md, "Code or instructions"):
  * 1. a task that is not `awaitable` asks for a code: it awaits only when something blocks its run;
  * 2. an awaitable task asks for a code when BrowserAI's prompt mentions one (code, OTP, passcode,
  *    verification, 2FA...), or, for its first request, when it names a TOTP secret;
@@ -166,6 +173,7 @@ export const nextInputRequestUpdate = defineUpdate<InputRequestWait, [NextInputR
 /** The webhook events a task can ask for (`BrowserTaskInput.webhook.events`); the `type` of the event's body. */
 export type WebhookEventType = 'input.requested' | 'task.finished' | 'task.stop_not_confirmed';
 
+/** Every webhook event type, the default of `webhook.events`. */
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'input.requested',
   'task.finished',
@@ -206,4 +214,8 @@ export interface AwaitingInputNotice extends InputRequest {
   status: string;
 }
 
+/**
+ * Sent by `browserTask` to its parent (or `notifyWorkflowId`) for each input request; define a handler for it in the
+ * parent.
+ */
 export const browserTaskAwaitingInputSignal = defineSignal<[AwaitingInputNotice]>('browserTaskAwaitingInput');

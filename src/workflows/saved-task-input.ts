@@ -11,6 +11,7 @@ import {
   type BrowserTaskInput,
 } from './input';
 
+/** A saved task to create: its name, natural-language instructions, project and location. */
 export interface SavedTaskDefinition {
   name: string;
   instructions: Instruction[];
@@ -42,6 +43,7 @@ export type SavedTaskOverrides = Partial<
   >
 >;
 
+/** The input of `runSavedTask`: the saved task's name and what this run changes. */
 export interface RunSavedTaskInput {
   /**
    * The saved task's name, as given when it was created.

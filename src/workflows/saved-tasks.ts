@@ -110,6 +110,7 @@ export async function savedTaskGet(name: string, options?: SavedTaskCallOptions)
   );
 }
 
+/** `GET /saved_tasks`: every saved task of the account. */
 export async function savedTaskList(options?: SavedTaskCallOptions): Promise<SavedTask[]> {
   return surfaced(
     savedTaskActivities(options?.activityTaskQueue).browserAIListSavedTasks.executeWithOptions(

@@ -1,11 +1,15 @@
 // Typed search attributes of `browserTask`, for filtering in the Temporal UI and
 // `temporal workflow list --query`. They must be registered on the namespace (`npm start`
-// does it for its dev server; the README has the operator command for other clusters).
+// does it for its dev server; docs/temporal-ui.md has the operator command for other clusters).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
+/** BrowserAI's executionId of the task, once created: finds the workflow of a BrowserAI session. */
 export const BrowserAIExecutionId = defineSearchAttributeKey('BrowserAIExecutionId', SearchAttributeType.KEYWORD);
+/** The task's status as BrowserAI last reported it. */
 export const BrowserAIStatus = defineSearchAttributeKey('BrowserAIStatus', SearchAttributeType.KEYWORD);
+/** The task's BrowserAI project. */
 export const BrowserAIProject = defineSearchAttributeKey('BrowserAIProject', SearchAttributeType.KEYWORD);
+/** Whether the task waits for input now: `BrowserAIAwaitingInput = true` lists every task waiting for a code. */
 export const BrowserAIAwaitingInput = defineSearchAttributeKey('BrowserAIAwaitingInput', SearchAttributeType.BOOL);
 /**
  * When the current wait for input began; meaningful while `BrowserAIAwaitingInput` is true (set at
@@ -17,6 +21,7 @@ export const BrowserAIAwaitingInputSince = defineSearchAttributeKey(
   SearchAttributeType.DATETIME,
 );
 
+/** Every search attribute `browserTask` sets, to register on a namespace. */
 export const ALL_SEARCH_ATTRIBUTES = [
   BrowserAIExecutionId,
   BrowserAIStatus,
