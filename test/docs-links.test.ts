@@ -1,7 +1,8 @@
 // Every relative link of the user-facing Markdown (README.md, CONTRIBUTING.md, docs/*.md) leads to
 // a file of this repository, and to a heading of it where the link names one; every `docs/...`
-// path the code cites exists, with the heading it names (`docs/browserai.md, "Statuses"`). Pages
-// move and headings get renamed: this catches the link left behind. No server, no network.
+// path cited in the code and the deployment files (docker-compose.yml, deploy/, Dockerfile,
+// .ci/run) exists, with the heading it names (`docs/browserai.md, "Statuses"`). Pages move and
+// headings get renamed: this catches the link left behind. No server, no network.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,7 +17,9 @@ const PAGES = [
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
 ];
-const CODE_DIRS = ['src', 'dev', 'test', 'bench', 'scripts'];
+const CODE_DIRS = ['src', 'dev', 'test', 'bench', 'scripts', 'deploy'];
+/** Files outside those folders whose comments cite pages too. */
+const CODE_FILES = ['docker-compose.yml', 'Dockerfile', '.ci/run'];
 
 /** Markdown without its fenced code blocks and inline code, where a `[x](y)` is not a link. */
 function prose(markdown: string): string {
@@ -73,7 +76,7 @@ function codeFiles(dir: string): string[] {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory()) {
       if (path !== 'test/histories') files.push(...codeFiles(path));
-    } else if (/\.(ts|mts|cts|js|mjs|cjs)$/.test(entry.name)) files.push(path);
+    } else if (/\.(ts|mts|cts|js|mjs|cjs|ya?ml|sh)$/.test(entry.name)) files.push(path);
   }
   return files;
 }
@@ -93,10 +96,10 @@ describe('documentation links', () => {
     assert.deepEqual(broken, [], `broken links:\n  ${broken.join('\n  ')}`);
   });
 
-  test('every docs/ path cited in src/, dev/, test/, bench/ and scripts/ exists, with the heading it names', () => {
+  test('every docs/ path cited in the code and the deployment files exists, with the heading it names', () => {
     const broken: string[] = [];
     let citations = 0;
-    for (const file of CODE_DIRS.flatMap(codeFiles)) {
+    for (const file of [...CODE_DIRS.flatMap(codeFiles), ...CODE_FILES]) {
       if (file === 'test/docs-links.test.ts') continue; // its comments cite examples
       const text = readFileSync(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/(?<![\w./-])docs\/[\w./-]*\w(?:,\s*(?:\/\/\s*|\*\s*)?"([^"]+)")?/g)) {
