@@ -40,8 +40,9 @@ export function redactSecrets(text: string, secrets: readonly string[] = []): st
 }
 
 /**
- * A copy of a JSON value with {@link redactSecrets} applied to every string in it, at any depth;
- * object keys, numbers, booleans and null are kept as they are. Nesting depth costs no stack
+ * A copy of a JSON value with {@link redactSecrets} applied to every string in it, at any depth,
+ * object keys included (an answer may key a map by a proxy URL); numbers, booleans and null are
+ * kept as they are. Nesting depth costs no stack
  * (an answer nested a hundred thousand levels deep is copied like any other), and a value that
  * refers to itself is copied with the same shape.
  */
@@ -66,7 +67,7 @@ export function redactSecretsDeep<T>(value: T, secrets: readonly string[] = []):
     for (const key of Object.keys(source)) {
       const item = (source as Record<string, unknown>)[key];
       const redacted = typeof item === 'string' ? redactText(item, spellings) : isContainer(item) ? copyOf(item) : item;
-      setOwn(copy, key, redacted);
+      setOwn(copy, Array.isArray(copy) ? key : redactText(key, spellings), redacted);
     }
   }
   return root as T;
@@ -267,6 +268,7 @@ function maskPatterns(text: string): string {
   const stretches: Stretches = [];
   const reader = new DecodingReader(text);
   const scout = new DecodingReader(text);
+  const authorities = new AuthorityScanner(text);
   // The word being read (a parameter name, a scheme), lower-cased; longer than any name: not kept.
   const word: number[] = [];
   let inWord = false;
@@ -294,7 +296,7 @@ function maskPatterns(text: string): string {
     if (code === COLON && isSchemeSeparator(scout, end, depth)) {
       // `scheme://`: the authority starts after the two slashes.
       const authority = scout.end;
-      const userinfoEnd = userinfoEndOf(scout, authority, depth, false);
+      const userinfoEnd = authorities.userinfoEnd(authority, depth, false);
       if (userinfoEnd > authority) {
         stretches.push(authority, userinfoEnd);
         maskEnd = userinfoEnd;
@@ -312,7 +314,7 @@ function maskPatterns(text: string): string {
     ) {
       // A value with a scheme is a URL (often percent-encoded): read on, and the `scheme://`
       // case masks only its user information.
-      const userinfoEnd = userinfoEndOf(scout, end, depth, true);
+      const userinfoEnd = authorities.userinfoEnd(end, depth, true);
       if (userinfoEnd > end) {
         stretches.push(end, userinfoEnd);
         maskEnd = userinfoEnd;
@@ -358,24 +360,54 @@ function isSchemeSeparator(scout: DecodingReader, at: number, depth: number): bo
 }
 
 /**
- * Where the user information of an authority starting at `start` ends (at its last `@`), or -1
- * when it has none. The authority ends at a `/`, `?` or `#` (and, for a parameter's value, `&`)
- * at the URL's own depth or shallower, or at anything no URL holds; characters encoded deeper
- * belong to it, so a password's `%2F` does not end it early.
+ * Finds where the user information of an authority ends (at its last `@`), or -1 when it has none.
+ * The authority ends at a `/`, `?` or `#` (and, for a parameter's value, `&`) at the URL's own
+ * depth or shallower, or at anything no URL holds; characters encoded deeper belong to it, so a
+ * password's `%2F` does not end it early.
+ *
+ * Each kind of scan (URL depth, parameter value or not) remembers how far it read without
+ * meeting an `@`: an authority that starts inside that stretch (`%3Fws=` repeated, each a new
+ * `?ws=` inside the previous one's authority) resumes there instead of reading it again. Without
+ * this, 2 MB of such text cost 8 KiB of reading per occurrence: seconds of a blocked event loop.
  */
-function userinfoEndOf(scout: DecodingReader, start: number, depth: number, isParameterValue: boolean): number {
-  const text = scout.text;
-  const limit = Math.min(text.length, start + MAX_AUTHORITY_CHARS);
-  let lastAt = -1;
-  for (let at = start; at < limit; at = scout.end) {
-    scout.read(at);
-    const c = scout.code;
-    if (endsAnyUrl(c)) break;
-    if (scout.depth <= depth && (c === SLASH || c === QUESTION || c === HASH || (isParameterValue && c === AMPERSAND)))
-      break;
-    if (c === AT) lastAt = at;
+class AuthorityScanner {
+  readonly #scout: DecodingReader;
+  /** Per kind of scan: the stretch [from, to) read without an `@`, and whether it ended at the authority's end. */
+  readonly #read = new Map<number, { from: number; to: number; ended: boolean }>();
+
+  constructor(text: string) {
+    this.#scout = new DecodingReader(text);
   }
-  return lastAt;
+
+  userinfoEnd(start: number, depth: number, isParameterValue: boolean): number {
+    const scout = this.#scout;
+    const text = scout.text;
+    const kind = depth * 2 + (isParameterValue ? 1 : 0);
+    const known = this.#read.get(kind);
+    const limit = Math.min(text.length, start + MAX_AUTHORITY_CHARS);
+    let at = start;
+    if (known && start >= known.from && start < known.to) {
+      // No `@` from here to `to`, where the same authority ends or where the last scan's limit stopped it.
+      if (known.ended) return -1;
+      at = known.to;
+    }
+    let lastAt = -1;
+    let ended = false;
+    for (; at < limit; at = scout.end) {
+      scout.read(at);
+      const c = scout.code;
+      if (
+        endsAnyUrl(c) ||
+        (scout.depth <= depth && (c === SLASH || c === QUESTION || c === HASH || (isParameterValue && c === AMPERSAND)))
+      ) {
+        ended = true;
+        break;
+      }
+      if (c === AT) lastAt = at;
+    }
+    if (lastAt < 0) this.#read.set(kind, { from: start, to: at, ended: ended || at >= text.length });
+    return lastAt;
+  }
 }
 
 /** Where a parameter's value starting at `start` ends: at `&` or `#` of its own depth or shallower, or at anything no URL holds. */
