@@ -7,6 +7,7 @@
 
 import type { GeoLocation, Instruction } from '../browserai/types';
 import { artifactUrl } from './artifacts';
+import { hostileResult, longStatus } from './hostile';
 import { largeText } from './large-text';
 import type { EmulatorMode, EndedTaskAnswer } from './mode';
 import { FAIL_ERROR } from './scenario';
@@ -153,7 +154,11 @@ function getTask(ctx: ApiContext, [id]: string[]): Reply {
   const last = task.visibleEntries(now).at(-1);
   const hasOutput = status === 'awaiting' || status === 'finalized' || status === 'stopped';
   const result = hasOutput && last ? entryResult(task, last) : null;
-  const progress = { status: reported, logs: task.visibleLogs(now) };
+  const { bigProgressBytes } = task.scenario;
+  const progress = {
+    status: bigProgressBytes !== null && !isEnded(status) ? largeText(bigProgressBytes, 'progress') : reported,
+    logs: task.visibleLogs(now),
+  };
   const common = {
     executionId: task.executionId,
     scriptType: task.scriptType,
@@ -303,6 +308,7 @@ function taskExecution(task: Task, ctx: ApiContext): Record<string, unknown> {
     execution.started = iso(task.createdAt);
     execution.estimatedCompletion = isoOrNull(task.estimatedCompletion(now));
   }
+  if (task.scenario.bigCreateBytes !== null) execution.debug = largeText(task.scenario.bigCreateBytes, 'extra');
   return execution;
 }
 
@@ -328,11 +334,12 @@ function resultEntry(task: Task, entry: StoredEntry, origin: string): Record<str
   };
 }
 
-function entryResult(task: Task, entry: StoredEntry): string {
+function entryResult(task: Task, entry: StoredEntry): unknown {
   if (entry.state === 'failed') return FAIL_ERROR;
   if (entry.large && task.scenario.largeResultBytes !== null)
     return largeText(task.scenario.largeResultBytes, 'result');
-  return `Instruction ${entry.step} of ${entry.total} done`;
+  const ordinary = `Instruction ${entry.step} of ${entry.total} done`;
+  return hostileResult(task, entry, ordinary) ?? ordinary;
 }
 
 function savedTaskBody(saved: StoredSavedTask): Record<string, unknown> {
@@ -348,7 +355,11 @@ function savedTaskBody(saved: StoredSavedTask): Record<string, unknown> {
 }
 
 function reportStatus(task: Task, status: TaskStatus | 'thinking'): string {
-  return task.scenario.uppercaseStatus ? status.toUpperCase() : status;
+  const shown = task.scenario.uppercaseStatus ? status.toUpperCase() : status;
+  const { longStatusChars } = task.scenario;
+  return longStatusChars !== null && status !== 'thinking' && !isEnded(status)
+    ? longStatus(shown, longStatusChars)
+    : shown;
 }
 
 /** Item `type` is optional: real clients omit it on append. */

@@ -1,10 +1,11 @@
-// The texts of `[large=...]`, `[big-logs=...]` and `[big-error=...]`: megabytes of filler that
+// The texts of `[large=...]`, `[big-logs=...]`, `[big-error=...]` and the hostile answers' size
+// markers (`[big-progress=...]`, `[big-create=...]`, `[crafted-result=...]`): megabytes of filler that
 // clients must carry, store or truncate. They are shared between tasks and rendered from a small
 // cache: 500 tasks asking for 5 MB must not hold 2.5 GB.
 
 import { FAIL_ERROR } from './scenario';
 
-export type LargeTextKind = 'result' | 'log' | 'error';
+export type LargeTextKind = 'result' | 'log' | 'error' | 'progress' | 'extra' | 'crafted';
 
 const PATTERNS: Record<LargeTextKind, { head: string; filler: string }> = {
   result: { head: '', filler: 'BrowserAI emulator large result. ' },
@@ -12,6 +13,10 @@ const PATTERNS: Record<LargeTextKind, { head: string; filler: string }> = {
   // Starts with the ordinary failure, so a client that classifies errors by message still can;
   // the rest looks like the stack trace a browser engine may attach.
   error: { head: FAIL_ERROR, filler: '\n    at emulatedFrame (browserai-emulator/engine.js:1:1)' },
+  progress: { head: '', filler: 'Reading the page. ' },
+  extra: { head: '', filler: 'engine debug data ' },
+  // Every `%3Fws=` reads as a new `?ws=` inspector parameter inside the previous one's value.
+  crafted: { head: '', filler: '%3Fws=' },
 };
 
 const cache = new Map<string, string>();

@@ -8,7 +8,7 @@ export const SLOW_DURATION_MS = 30_000;
 export const CODE_WAIT_MS = 500;
 /** The failure a `[fail]` task reports: a realistic browser error, not an emulator-specific one. */
 export const FAIL_ERROR = 'Navigation failed: net::ERR_NAME_NOT_RESOLVED';
-/** Upper bound of `[large=...]`, `[big-logs=...]` and `[big-error=...]`, so a typo cannot make the emulator allocate gigabytes. */
+/** Upper bound of every size marker (`[large=...]`, `[big-logs=...]`, ...), so a typo cannot make the emulator allocate gigabytes. */
 export const MAX_LARGE_BYTES = 64 * 1024 * 1024;
 /**
  * How long a task that was `awaiting` keeps reporting `awaiting` after it received instructions.
@@ -41,6 +41,11 @@ const IDLE_CLOSE_MARKER = durationMarker('idle-close');
 const LARGE_MARKER = sizeMarker('large');
 const BIG_LOGS_MARKER = sizeMarker('big-logs');
 const BIG_ERROR_MARKER = sizeMarker('big-error');
+const LONG_STATUS_MARKER = sizeMarker('long-status');
+const BIG_PROGRESS_MARKER = sizeMarker('big-progress');
+const BIG_CREATE_MARKER = sizeMarker('big-create');
+const CRAFTED_RESULT_MARKER = sizeMarker('crafted-result');
+const DEEP_RESULT_MARKER = /\[deep-result\s*=\s*(\d{1,6})\s*\]/i;
 const REJECT_CODES_MARKER = /\[reject-codes\s*=\s*(\d{1,2})\s*\]/i;
 const NEEDS_TOTP_MARKER = /\[needs-totp\s*=\s*([A-Za-z0-9_]{1,64})\s*\]/i;
 
@@ -107,6 +112,20 @@ export interface Scenario {
    * `awaiting` with no instructions before the session closes and the task ends `failed`; 0 never.
    */
   idleCloseMs: number;
+  // Hostile answers (hostile.ts): values no client may keep as they are. Nothing says BrowserAI
+  // sends them; they are the shapes a client must survive.
+  /** `[long-status=3000]`: while not ended, every status is this many characters (the real one first). */
+  longStatusChars: number | null;
+  /** `[big-progress=2.5MB]`: while not ended, `progress.status` of `GET /tasks` is this many bytes. */
+  bigProgressBytes: number | null;
+  /** `[deep-result=20000]`: each `result` (of `GET /tasks` and of every results entry) is JSON nested this many levels deep. */
+  deepResultLevels: number | null;
+  /** `[crafted-result=2MB]`: each `result` is this many bytes of `%3Fws=` repeated (every one a new inspector parameter). */
+  craftedResultBytes: number | null;
+  /** `[big-create=2.5MB]`: the answers of create, append and replace carry an extra field `debug` of this many bytes. */
+  bigCreateBytes: number | null;
+  /** `[secret-keys]`: each `result` is an object keyed by the browser's proxy URL, password included. */
+  secretKeys: boolean;
 }
 
 /** What a scenario is read from: a task's instructions (their markers) and whether it is awaitable. */
@@ -147,6 +166,12 @@ export function parseScenario(
     bigErrorBytes: readSize(text, BIG_ERROR_MARKER),
     notVisibleMs: readDuration(text, NOT_VISIBLE_MARKER) ?? 0,
     idleCloseMs: readDuration(text, IDLE_CLOSE_MARKER) ?? Math.max(0, defaultIdleCloseMs),
+    longStatusChars: readSize(text, LONG_STATUS_MARKER),
+    bigProgressBytes: readSize(text, BIG_PROGRESS_MARKER),
+    deepResultLevels: DEEP_RESULT_MARKER.test(text) ? Number(DEEP_RESULT_MARKER.exec(text)![1]) : null,
+    craftedResultBytes: readSize(text, CRAFTED_RESULT_MARKER),
+    bigCreateBytes: readSize(text, BIG_CREATE_MARKER),
+    secretKeys: has('secret-keys'),
   };
 }
 

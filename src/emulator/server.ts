@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { INVALID_JSON, MESSAGES, errorReply, matchRoute, type ApiContext, type Reply, type RequestBody } from './api';
 import { artifactContent, parseArtifactPath } from './artifacts';
+import { answerText } from './hostile';
 import type { BrowserConnection } from './browser-connection';
 import { FaultQueue, defaultFaultMessage, faultFromJson, type Fault, type FaultAnswer } from './faults';
 import {
@@ -502,7 +503,7 @@ function faultReply(fault: Fault): Reply {
 }
 
 function sendJson(res: ServerResponse, reply: Reply): void {
-  sendText(res, reply.status, 'application/json; charset=utf-8', JSON.stringify(reply.body), reply.headers);
+  sendText(res, reply.status, 'application/json; charset=utf-8', answerText(reply.body), reply.headers);
 }
 
 /** The replacement of a real answer: `transform` of it (as the client would have parsed it), else `json`, else `raw`. */
