@@ -7,10 +7,9 @@ import {
   type CreateSavedTaskRequest,
   type CreateSavedTaskResponse,
   type SavedTask,
-  type TaskExecution,
-  type InstructionsAnswer,
 } from '../browserai';
 import { deliverOnce } from './at-most-once';
+import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
 import { maskCodesInFailure } from './mask-codes';
 import { pollUntilStatusChanges } from './poll-task';
@@ -96,7 +95,7 @@ export function createActivities(
           (kind === 'append'
             ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
             : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs })
-          ).catch((err: unknown) => {
+          ).then(executionAnswer, (err: unknown) => {
             throw maskCodesInFailure(err, codes);
           }),
         // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
@@ -106,7 +105,7 @@ export function createActivities(
           }),
       }),
     );
-    return executionAnswer(answer);
+    return answer;
   };
 
   return {
@@ -118,7 +117,7 @@ export function createActivities(
           what: 'Creating the BrowserAI task',
           delivery,
           requestTimeoutMs: client.requestTimeoutMs,
-          send: (timeoutMs) => client.createTask(body, { timeoutMs }),
+          send: (timeoutMs) => client.createTask(body, { timeoutMs }).then(executionAnswer),
           // Nobody else will ever learn this task's ID: stop it rather than leave it running.
           onLateAnswer: async (late) => {
             log.warn('A create answered after its attempt gave up; stopping the task it started', {
@@ -128,7 +127,7 @@ export function createActivities(
           },
         }),
       );
-      return { ...executionAnswer(answer), kind: taskKind(body) };
+      return { ...answer, kind: taskKind(body) };
     },
 
     /** `POST /tasks/{id}/instructions`: appends instructions (a one-time code among them), at most once by default. */
@@ -222,17 +221,6 @@ async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
     if (err instanceof ApplicationFailure && err.type === FailureType.AmbiguousRequest) recordAmbiguousRequest();
     throw err;
   }
-}
-
-/** The client has already checked the answer: a usable executionId, and a status that is non-empty or null. */
-function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecutionAnswer {
-  return {
-    executionId: answer.executionId,
-    status: answer.status,
-    started: answer.started ?? null,
-    estimatedCompletion: answer.estimatedCompletion ?? null,
-    scriptType: answer.scriptType,
-  };
 }
 
 // `browserai-temporal/activities` also gives what the activities are built from.

@@ -7,6 +7,7 @@ import type { TaskSnapshot } from './types';
 // query, little enough that hours of polling never grow the history.
 const LOG_LINES = 5;
 const LOG_LINE_BYTES = 300;
+const PROGRESS_STATUS_BYTES = 1_000;
 const ERROR_BYTES = 2_000;
 export const DEFAULT_RESULT_BYTES = 64 * 1024;
 
@@ -20,7 +21,7 @@ export function snapshotOf(meta: TaskMetadata | TaskExecution, resultBytes = DEF
     status: typeof meta.status === 'string' ? meta.status : String(meta.status),
     category,
     progress: {
-      status: typeof progress?.status === 'string' ? progress.status : undefined,
+      status: typeof progress?.status === 'string' ? truncateString(progress.status, PROGRESS_STATUS_BYTES) : undefined,
       logs: logs.slice(-LOG_LINES).map((line) => truncateString(line, LOG_LINE_BYTES)),
     },
     started: meta.started ?? null,

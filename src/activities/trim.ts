@@ -15,20 +15,23 @@ export interface TrimReport {
   note: string;
 }
 
-const MARK = '…[truncated by browserai-temporal; full value at GET /results/{executionId}]';
+/** Ends a cut text, with its original size: the full value stays at BrowserAI. */
+const mark = (bytes: number) =>
+  `…[truncated by browserai-temporal: ${bytes} bytes in all; full value at GET /results/{executionId}]`;
 
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
-/** Cuts a string to at most `maxBytes` UTF-8 bytes (plus the mark), never splitting a character. */
+/** Cuts a string to at most `maxBytes` UTF-8 bytes (plus the mark, with the original size), never splitting a character. */
 export function truncateString(value: string, maxBytes: number): string {
-  if (Buffer.byteLength(value, 'utf8') <= maxBytes) return value;
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes <= maxBytes) return value;
   const cut = Buffer.from(value, 'utf8')
     .subarray(0, maxBytes)
     .toString('utf8')
     .replace(/\uFFFD$/, '');
-  return cut + MARK;
+  return cut + mark(bytes);
 }
 
 /** Any JSON value cut to roughly `maxBytes`: strings are truncated, anything else larger becomes a truncated JSON string. */

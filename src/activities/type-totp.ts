@@ -6,6 +6,7 @@ import type { BrowserAIClient } from '../browserai';
 import { FailureType } from '../errors';
 import { codeInstruction } from '../workflows/input';
 import { deliverOnce } from './at-most-once';
+import { executionAnswer } from './execution-answer';
 import { maskCodesInFailure } from './mask-codes';
 import { TOTP_MIN_REMAINING_MS, type TotpKeys } from './totp';
 import type { TotpCodeAnswer, TypeTotpCodeInput } from './types';
@@ -40,19 +41,12 @@ export async function typeTotpCode(
         .catch((err: unknown) => {
           throw maskCodesInFailure(err, masked);
         });
-      return { answer: sent, totpStep: step };
+      return { answer: executionAnswer(sent), totpStep: step };
     },
     // The workflow saw AmbiguousRequest and ends; nothing to undo.
     onLateAnswer: async () => undefined,
   });
-  return {
-    executionId: answer.executionId,
-    status: answer.status,
-    started: answer.started ?? null,
-    estimatedCompletion: answer.estimatedCompletion ?? null,
-    scriptType: answer.scriptType,
-    totpStep,
-  };
+  return { ...answer, totpStep };
 }
 
 /**

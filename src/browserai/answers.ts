@@ -6,10 +6,17 @@
 // usable executionId and a status, a task answer a status); documented optional fields of the
 // wrong type are dropped, as if absent.
 //
+// Every value is also bounded here, once, so nothing later meets a value Temporal refuses or one
+// that stalls the worker (bounds.ts): an answer nested too deep is cut at ANSWER_LIMITS.depth, and
+// the fields that end up in search attributes, heartbeats, the `state` query, current details,
+// logs and failure messages (status, times, progress, logs, error) are cut to their limits, with
+// a mark saying so. Results are not cut here: the activities fit them to the history budget.
+//
 // Error messages never show the body: it may hold secrets (engine logs carry proxy credentials)
 // or megabytes. They say what was wrong, the JSON type of the body and its field names.
 // Pure: no Node built-ins, no I/O.
 
+import { ANSWER_LIMITS, boundDepth, cutIfText, cutText } from './bounds';
 import { BrowserAIError, adviceFor } from './errors';
 import type {
   CreateSavedTaskResponse,
@@ -82,7 +89,7 @@ export function isUsableSavedTaskName(value: unknown): value is string {
 export function jsonBody(raw: unknown, origin: AnswerOrigin): unknown {
   if (typeof raw !== 'string') return raw;
   const parsed = parseJson(raw);
-  if (parsed.ok) return parsed.value;
+  if (parsed.ok) return boundDepth(parsed.value);
   const type = mediaType(origin.contentType);
   const problem =
     raw.trim() === ''
@@ -95,7 +102,17 @@ export function jsonBody(raw: unknown, origin: AnswerOrigin): unknown {
 export function lenientBody(raw: unknown): unknown {
   if (typeof raw !== 'string') return raw;
   const parsed = parseJson(raw);
-  return parsed.ok ? parsed.value : raw;
+  return parsed.ok ? boundDepth(parsed.value) : raw;
+}
+
+/** The message of an error answer: its `{error}` (a text, or an object's JSON), else its text; cut to ANSWER_LIMITS.errorAnswer. */
+export function errorAnswerMessage(body: unknown): string | undefined {
+  let message: string | undefined;
+  if (isRecord(body) && 'error' in body) {
+    const error = body.error;
+    message = typeof error === 'string' ? error : error === undefined ? undefined : JSON.stringify(error);
+  } else if (typeof body === 'string' && body.trim() !== '') message = body.trim();
+  return message === undefined ? undefined : cutText(message, ANSWER_LIMITS.errorAnswer);
 }
 
 /** `POST /tasks`: an object with a usable `executionId` and a non-empty `status`. */
@@ -116,7 +133,7 @@ export function createAnswer(body: unknown, origin: AnswerOrigin): TaskExecution
       `It did create task ${executionId}, which should be stopped.`,
     );
   }
-  return { ...executionFields(answer), executionId, status: answer.status };
+  return { ...executionFields(answer), executionId, status: cutText(answer.status, ANSWER_LIMITS.shortText) };
 }
 
 /**
@@ -128,7 +145,7 @@ export function instructionsAnswer(body: unknown, origin: AnswerOrigin, sentExec
   return {
     ...executionFields(answer),
     executionId: isUsableExecutionId(answer.executionId) ? answer.executionId : sentExecutionId,
-    status: isNonEmptyString(answer.status) ? answer.status : null,
+    status: isNonEmptyString(answer.status) ? cutText(answer.status, ANSWER_LIMITS.shortText) : null,
   };
 }
 
@@ -139,15 +156,17 @@ export function taskMetadataAnswer(body: unknown, origin: AnswerOrigin, requeste
   const meta: TaskMetadata = {
     ...executionFields(answer),
     executionId: isUsableExecutionId(answer.executionId) ? answer.executionId : requestedExecutionId,
-    status: answer.status,
+    status: cutText(answer.status, ANSWER_LIMITS.shortText),
   };
   dropUnless(meta, 'scriptId', isString);
+  meta.scriptId = cutIfText(meta.scriptId, ANSWER_LIMITS.shortText);
+  if (meta.scriptId === undefined) delete meta.scriptId;
   const progress = progressOf(answer.progress);
   if (progress) meta.progress = progress;
   else delete meta.progress;
   const error = errorText(answer.error);
   if (error === undefined) delete meta.error;
-  else meta.error = error;
+  else meta.error = cutIfText(error, ANSWER_LIMITS.error);
   return meta;
 }
 
@@ -158,20 +177,21 @@ export function resultsAnswer(body: unknown, origin: AnswerOrigin, requestedExec
   const out: TaskResults = {
     ...answer,
     executionId: isUsableExecutionId(answer.executionId) ? answer.executionId : requestedExecutionId,
-    status: isNonEmptyString(answer.status) ? answer.status : null,
+    status: isNonEmptyString(answer.status) ? cutText(answer.status, ANSWER_LIMITS.shortText) : null,
     results,
   };
-  dropUnless(out, 'started', isStringOrNull);
-  dropUnless(out, 'completed', isStringOrNull);
+  cutShortTexts(out, 'started', 'completed');
   return out;
 }
 
 /** `POST /tasks/{id}/command`: any JSON object or JSON string (real: `{"message": "Task stopped successfully"}`). */
 export function stopAnswer(body: unknown, origin: AnswerOrigin): StopResponse {
-  if (typeof body === 'string') return { message: body };
+  if (typeof body === 'string') return { message: cutText(body, ANSWER_LIMITS.shortText) };
   const answer = requireObject(body, origin, 'a JSON object or string');
   const out: StopResponse = { ...answer };
   dropUnless(out, 'message', isString);
+  out.message = cutIfText(out.message, ANSWER_LIMITS.shortText);
+  if (out.message === undefined) delete out.message;
   return out;
 }
 
@@ -293,26 +313,43 @@ function statusProblem(answer: Record_): string {
   return typeof answer.status === 'string' ? 'with an empty "status"' : 'without a string "status"';
 }
 
-/** The documented optional fields of a task execution, dropped when of the wrong type. */
+/** The documented optional fields of a task execution, dropped when of the wrong type, cut when too long. */
 function executionFields(answer: Record_): Record_ {
   const out: Record_ = { ...answer };
   dropUnless(out, 'scriptType', isString);
   dropUnless(out, 'geoLocation', isRecord);
-  dropUnless(out, 'started', isStringOrNull);
-  dropUnless(out, 'estimatedCompletion', isStringOrNull);
+  cutShortTexts(out, 'scriptType', 'started', 'estimatedCompletion');
   return out;
 }
 
+/**
+ * Optional texts that are a word or a line (a time, a message): dropped unless a string or null,
+ * cut to ANSWER_LIMITS.shortText.
+ */
+function cutShortTexts(target: Record_, ...keys: string[]): void {
+  for (const key of keys) {
+    dropUnless(target, key, isStringOrNull);
+    if (typeof target[key] === 'string') target[key] = cutText(target[key], ANSWER_LIMITS.shortText);
+  }
+}
+
+/** `progress` with its status a string (cut to its limit) or absent, and its latest log lines, each cut to its limit. */
 function progressOf(value: unknown): TaskProgress | undefined {
   if (!isRecord(value)) return undefined;
-  const progress: TaskProgress = { ...value, logs: Array.isArray(value.logs) ? value.logs.filter(isString) : [] };
+  const logs = Array.isArray(value.logs) ? value.logs.filter(isString) : [];
+  const progress: TaskProgress = {
+    ...value,
+    logs: logs.slice(-ANSWER_LIMITS.logLines).map((line) => cutText(line, ANSWER_LIMITS.logLine)),
+  };
   dropUnless(progress, 'status', isString);
+  progress.status = cutIfText(progress.status, ANSWER_LIMITS.progressStatus);
+  if (progress.status === undefined) delete progress.status;
   return progress;
 }
 
 /**
  * `error` as text: a string as is, an error object (BrowserAI's catalogue has `{code, type,
- * message}`) as its message or else its JSON. Not cut here: the activities cap sizes.
+ * message}`) as its message or else its JSON. The caller cuts it.
  */
 function errorText(value: unknown): string | null | undefined {
   if (value === undefined || value === null || typeof value === 'string') return value;

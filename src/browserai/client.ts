@@ -4,6 +4,7 @@ import { BrowserAIError, adviceFor, kindForStatus, parseRetryAfter, type Browser
 import {
   createAnswer,
   createSavedTaskAnswer,
+  errorAnswerMessage,
   instructionsAnswer,
   isUsablePathSegment,
   isUsableSavedTaskName,
@@ -104,7 +105,9 @@ const NOT_SENT_CODES = new Set([
  * the token lives only in closures (the request interceptor's, the redactor's), so neither
  * `console.log(client)` nor any thrown error can show it.
  *
- * Every answer is redacted before it is returned (see redact.ts): URL credentials, token-like
+ * Every answer is redacted, then checked and bounded (answers.ts, bounds.ts), before it is
+ * returned. Redaction (see redact.ts) comes first, so no cut can leave half a credential that the
+ * masker no longer recognises: URL credentials, token-like
  * query parameters and the API token itself become `•••` in task answers, progress logs,
  * errors, results and saved tasks alike, so no activity, heartbeat, history or log ever holds
  * them. Results are not exempt: a result that legitimately contains a credential URL
@@ -170,7 +173,7 @@ export class BrowserAIClient {
 
   /** `POST /tasks`: creates a task; the answer is checked to carry a usable `executionId` and `status`. */
   createTask(body: CreateTaskRequest, options?: RequestOptions): Promise<TaskExecution> {
-    return this.#request('POST', '/tasks', body, options).then((a) => this.#redact(createAnswer(a.body, a.origin)));
+    return this.#request('POST', '/tasks', body, options).then((a) => createAnswer(this.#redact(a.body), a.origin));
   }
 
   /** A 2xx means the instructions were accepted; its `status` is null when the answer has none. */
@@ -195,27 +198,27 @@ export class BrowserAIClient {
   async stopTask(executionId: string, options?: RequestOptions): Promise<StopResponse> {
     const path = `/tasks/${executionIdSegment('POST', '/tasks/{executionId}/command', executionId)}/command`;
     const answer = await this.#request('POST', path, { command: 'stop' }, options);
-    return this.#redact(stopAnswer(answer.body, answer.origin));
+    return stopAnswer(this.#redact(answer.body), answer.origin);
   }
 
   /** `GET /tasks/{id}`: the task's status, progress, result and error, masked. */
   async getTask(executionId: string, options?: RequestOptions): Promise<TaskMetadata> {
     const path = `/tasks/${executionIdSegment('GET', '/tasks/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
-    return this.#redact(taskMetadataAnswer(answer.body, answer.origin, executionId));
+    return taskMetadataAnswer(this.#redact(answer.body), answer.origin, executionId);
   }
 
   /** `GET /results/{id}`: the task's results, whole and masked. */
   async getResults(executionId: string, options?: RequestOptions): Promise<TaskResults> {
     const path = `/results/${executionIdSegment('GET', '/results/{executionId}', executionId)}`;
     const answer = await this.#request('GET', path, undefined, options);
-    return this.#redact(resultsAnswer(answer.body, answer.origin, executionId));
+    return resultsAnswer(this.#redact(answer.body), answer.origin, executionId);
   }
 
   /** `POST /saved_tasks`: creates a saved task. */
   async createSavedTask(body: CreateSavedTaskRequest, options?: RequestOptions): Promise<CreateSavedTaskResponse> {
     const answer = await this.#request('POST', '/saved_tasks', body, options);
-    return this.#redact(createSavedTaskAnswer(answer.body, answer.origin));
+    return createSavedTaskAnswer(this.#redact(answer.body), answer.origin);
   }
 
   /** `GET /saved_tasks/name/{name}`: a saved task by name. */
@@ -241,7 +244,7 @@ export class BrowserAIClient {
   ): Promise<InstructionsAnswer> {
     const path = `/tasks/${executionIdSegment(method, '/tasks/{executionId}/instructions', executionId)}/instructions`;
     const answer = await this.#request(method, path, body, options);
-    return this.#redact(instructionsAnswer(answer.body, answer.origin, executionId));
+    return instructionsAnswer(this.#redact(answer.body), answer.origin, executionId);
   }
 
   /**
@@ -297,7 +300,7 @@ export class BrowserAIClient {
       };
       return { body: jsonBody(response.data, origin), origin };
     }
-    const apiMessage = this.#redact(extractApiMessage(lenientBody(response.data)));
+    const apiMessage = errorAnswerMessage(this.#redact(lenientBody(response.data)));
     const kind = kindForStatus(response.status, apiMessage, path);
     const retryAfterMs = kind === 'RateLimited' ? parseRetryAfter(response.headers['retry-after']) : undefined;
     report({ status: response.status, retryAfterMs });
@@ -375,14 +378,4 @@ function invalidPathInput(method: string, template: string, what: string, value:
     path: template,
     message: `BrowserAI ${method} ${template} was not sent: ${shown} is not a usable ${what}${what === 'execution ID' ? ' (pass the executionId the create answer returned)' : ''}.`,
   });
-}
-
-function extractApiMessage(data: unknown): string | undefined {
-  if (data && typeof data === 'object' && 'error' in data) {
-    const error = (data as { error: unknown }).error;
-    if (typeof error === 'string') return error;
-    if (error !== undefined) return JSON.stringify(error);
-  }
-  if (typeof data === 'string' && data.trim() !== '') return data.trim().slice(0, 200);
-  return undefined;
 }
