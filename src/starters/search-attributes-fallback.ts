@@ -26,13 +26,15 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
 /**
  * Whether a start or schedule call was refused because the namespace lacks one of our search
  * attributes (the server says so in the gRPC cause, e.g. "has no mapping defined for search
- * attribute BrowserAIProject").
+ * attribute BrowserAIProject"). A value the server finds too big is another refusal (its
+ * INVALID_ARGUMENT says "exceeds size limit"): starting without search attributes would hide it.
  */
 function isMissingSearchAttribute(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (
       /search attribute/i.test(e.message) &&
-      /(no mapping|not defined|unknown|not registered|invalid)/i.test(e.message)
+      /(no mapping|not defined|unknown|not registered)/i.test(e.message) &&
+      !/(size|exceed|too (large|long|big)|limit)/i.test(e.message)
     )
       return true;
   }

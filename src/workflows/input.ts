@@ -64,7 +64,9 @@ export interface BrowserTaskInput {
   instructions: Instruction[];
   type: TaskType;
   /**
-   * A BrowserAI project name or ID.
+   * A BrowserAI project name or ID, at most 512 characters (it is the `BrowserAIProject` search
+   * attribute, which Temporal limits to 2 KB).
+   * @maxLength 512
    * @pattern \S
    */
   project: string;
@@ -288,6 +290,15 @@ const FAIRNESS_KEY_BYTES = 64;
 
 // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
 const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
+/**
+ * The largest input taken, in bytes of JSON. Continue-as-new carries the input whole, with the
+ * instructions waiting to be sent (at most MAX_QUEUED_BYTES), in one payload that Temporal refuses
+ * over 2 MB: a refused continue-as-new fails the workflow task again and again, with no timer left
+ * to stop the task.
+ */
+export const MAX_INPUT_BYTES = 256 * 1024;
+/** The most instructions a task holds waiting to be sent, in bytes of JSON (see MAX_INPUT_BYTES). */
+export const MAX_QUEUED_BYTES = 512 * 1024;
 const TASK_TYPES: readonly string[] = ['crawler_automation', 'script_automation'];
 
 /** Bad input, found before anything was sent. `problems` lists every problem, not just the first. */
@@ -400,10 +411,22 @@ export function geoLocationProblems(geo: unknown): string[] {
   ];
 }
 
+/**
+ * The longest project name taken: it becomes the `BrowserAIProject` search attribute, and Temporal
+ * refuses a start (or terminates the workflow at an upsert) whose value is over 2 KB; 512
+ * characters are at most 2 KB of UTF-8.
+ */
+export const MAX_PROJECT_CHARS = 512;
+
 export function projectProblems(project: unknown): string[] {
-  return typeof project === 'string' && project.trim() !== ''
+  if (!(typeof project === 'string' && project.trim() !== ''))
+    return ['project must be a non-empty string (a BrowserAI project name or ID)'];
+  const chars = [...project].length;
+  return chars <= MAX_PROJECT_CHARS
     ? []
-    : ['project must be a non-empty string (a BrowserAI project name or ID)'];
+    : [
+        `project must be at most ${MAX_PROJECT_CHARS} characters (got ${chars}): use the BrowserAI project's name or ID`,
+      ];
 }
 
 function within(value: unknown, field: string): string[] {
@@ -478,7 +501,21 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
   }
   problems.push(...activityOptionProblems(input.activityOptions));
   problems.push(...codeLoopProblems(input));
+  const bytes = jsonBytes(input);
+  if (bytes > MAX_INPUT_BYTES)
+    problems.push(
+      `input must be at most ${MAX_INPUT_BYTES} bytes of JSON (got ${bytes}): shorten the instructions, or send the rest later with appendInstructions`,
+    );
   return problems;
+}
+
+/** The size of a value as JSON, in UTF-8 bytes (0 for what JSON cannot hold). */
+export function jsonBytes(value: unknown): number {
+  try {
+    return utf8Length(JSON.stringify(value) ?? '');
+  } catch {
+    return 0; // a cycle: the payload converter refuses it anyway
+  }
 }
 
 const TOTP_SECRET_NAME = /^[A-Za-z0-9_]{1,64}$/;
@@ -592,9 +629,14 @@ export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activit
 
 function utf8Length(text: string): number {
   let bytes = 0;
-  for (const char of text) {
-    const point = char.codePointAt(0)!;
-    bytes += point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair: one code point
+      i++;
+    } else bytes += 3; // a lone surrogate is written as U+FFFD, 3 bytes
   }
   return bytes;
 }

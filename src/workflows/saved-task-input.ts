@@ -15,6 +15,10 @@ import {
 export interface SavedTaskDefinition {
   name: string;
   instructions: Instruction[];
+  /**
+   * At most 512 characters: it becomes the `BrowserAIProject` search attribute.
+   * @maxLength 512
+   */
   project: string;
   geoLocation: GeoLocation;
   /** Only `natural_language` is accepted by BrowserAI for saved tasks. */
