@@ -2,7 +2,7 @@
 // time, and an outcome per item for the update handler that waits for it.
 import { CancellationScope, condition } from '@temporalio/workflow';
 import type { TaskExecutionAnswer } from '../../activities/types';
-import type { OutgoingInstructions } from '../input';
+import { jsonBytes, type OutgoingInstructions } from '../input';
 import { rootFailure } from './failures';
 
 /** BrowserAI's answer, or the failure itself (the ApplicationFailure under an ActivityFailure), so an update's caller reads its `type`. */
@@ -32,6 +32,11 @@ export class Outbox {
 
   get size(): number {
     return this.#queue.length;
+  }
+
+  /** What the queue weighs as continue-as-new would carry it, in bytes of JSON. */
+  get bytes(): number {
+    return jsonBytes(this.pending());
   }
 
   get sending(): boolean {

@@ -28,9 +28,12 @@ import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
 import { FailureType } from '../../errors';
 import {
+  MAX_INPUT_BYTES,
+  MAX_QUEUED_BYTES,
   codeInstruction,
   codeProblems,
   instructionProblems,
+  jsonBytes,
   type BrowserTaskInput,
   type BrowserTaskResult,
   type OutgoingInstructions,
@@ -94,6 +97,8 @@ interface UnconfirmedInput {
   trustedFromMs: number;
 }
 
+/** The most continue-as-new carries (input and record, as JSON): Temporal refuses payloads over 2 MB. */
+const MAX_CARRIED_BYTES = 1536 * 1024;
 /** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
 const DEADLINE_SLACK_MS = 1_000;
 /**
@@ -235,7 +240,10 @@ export class TaskSession {
     const bad = instructionProblems(instructions);
     if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
     if (this.ended) return log.warn(`Ignored ${signal} signal: the task has ended`);
-    this.#enqueue({ kind, instructions: instructions as Instruction[] });
+    const item: OutgoingInstructions = { kind, instructions: instructions as Instruction[] };
+    const full = this.#queueRefusal(item);
+    if (full) return log.warn(`Ignored ${signal} signal: ${full}`);
+    this.#enqueue(item);
   }
 
   /** submitCode: queued once, whatever retries or repeats the caller sends. */
@@ -246,12 +254,15 @@ export class TaskSession {
     if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
     const refusal = this.#codes.refusal(code, force, this.outbox.codesInHand);
     if (refusal) return log.warn(`Ignored submitCode signal: ${refusal}`);
-    this.#codes.received(code);
-    this.#enqueue({
+    const item: OutgoingInstructions = {
       kind: 'append',
       instructions: [codeInstruction(this.input.codeInstructionTemplate, code)],
       code,
-    });
+    };
+    const full = this.#queueRefusal(item);
+    if (full) return log.warn(`Ignored submitCode signal: ${full}`);
+    this.#codes.received(code);
+    this.#enqueue(item);
   }
 
   /** complete: once the instructions are done, one stop, then the results. */
@@ -266,6 +277,20 @@ export class TaskSession {
       throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
     }
     if (this.ended) throw this.taskEnded();
+    const full = this.#queueRefusal({ kind: 'append', instructions: instructions as Instruction[] });
+    if (full) throw ApplicationFailure.nonRetryable(`Instructions refused: ${full}`, FailureType.InvalidInput);
+  }
+
+  /**
+   * Why `item` cannot be queued: the instructions waiting to be sent would exceed MAX_QUEUED_BYTES,
+   * so continue-as-new could no longer carry them (input.ts). Null when it can.
+   */
+  #queueRefusal(item: OutgoingInstructions): string | null {
+    const bytes = this.outbox.bytes + jsonBytes(item);
+    return bytes <= MAX_QUEUED_BYTES
+      ? null
+      : `the instructions waiting to be sent would be ${bytes} bytes of JSON, over the ${MAX_QUEUED_BYTES} a task holds. ` +
+          'Send fewer or shorter instructions, or wait until those queued are sent.';
   }
 
   /** The addInstructions update: BrowserAI's answer to this append, or why it was not sent. */
@@ -788,12 +813,24 @@ export class TaskSession {
     this.outbox.handOver();
     await condition(() => allHandlersFinished() && !this.outbox.sending);
     await this.#webhooks.handOver();
-    log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
-    return continueAsNewWith(this.input, {
+    const carried: CarriedState = {
       ...this.#record,
       executionId: this.#record.executionId!,
       pending: this.outbox.pending(),
-    });
+    };
+    // The input and the queue are bounded at the door, so this never happens; if it did, the new
+    // run's start would be refused again and again with no timer left to stop the task. Ending here
+    // stops it instead.
+    const bytes = jsonBytes([this.input, carried]);
+    if (bytes > MAX_CARRIED_BYTES) {
+      throw ApplicationFailure.nonRetryable(
+        `The state continue-as-new would carry is ${bytes} bytes, over the ${MAX_CARRIED_BYTES} Temporal takes; the task was stopped. ` +
+          `Keep the input under ${MAX_INPUT_BYTES} bytes and the queued instructions under ${MAX_QUEUED_BYTES}, and report this.`,
+        FailureType.UnexpectedError,
+      );
+    }
+    log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
+    return continueAsNewWith(this.input, carried);
   }
 }
 
