@@ -27,7 +27,7 @@ import {
   type BrowserTaskState,
 } from '../src/workflows/messages';
 import { NOT_FOUND_GRACE_MS } from '../src/workflows/session/task-session';
-import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
+import { ending, eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;
 before(async () => {
@@ -52,34 +52,6 @@ function taskWith(s: Stack, marker: string): EmulatedTask {
   const found = tasksWith(s, marker);
   assert.equal(found.length, 1, `expected exactly one task created with ${marker}, found ${found.length}`);
   return found[0]!;
-}
-
-/** How the workflow ended within `withinMs`. A workflow still open then is terminated (cleanup) and fails the test. */
-async function ending(
-  handle: WorkflowHandle,
-  withinMs: number,
-  what = 'the workflow',
-): Promise<{ result?: BrowserTaskResult; failure?: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  const open = new Promise<'open'>((resolve) => {
-    timer = setTimeout(() => resolve('open'), withinMs);
-  });
-  try {
-    const outcome = await Promise.race([
-      handle.result().then(
-        (result: BrowserTaskResult) => ({ result }),
-        (failure: unknown) => ({ failure }),
-      ),
-      open,
-    ]);
-    if (outcome === 'open') {
-      await handle.terminate('test cleanup: the workflow did not end in time').catch(() => undefined);
-      assert.fail(`${what} (${handle.workflowId}) was still open ${withinMs} ms later`);
-    }
-    return outcome;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The failure the workflow ended with (within `withinMs`): its typed ApplicationFailure or its cancellation. */

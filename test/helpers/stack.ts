@@ -1,7 +1,8 @@
 // The real parts every workflow test runs on: a Temporal dev server (the `temporal` CLI),
 // the BrowserAI emulator over HTTP, and a real worker with the real activities.
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { SimplePlugin } from '@temporalio/plugin';
@@ -18,7 +19,7 @@ import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from 
 import { BrowserTasks } from '../../src/starters/tasks';
 import { startTemporal } from '../../dev/dev-server';
 import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
-import type { BrowserTaskInput } from '../../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
 
 // Workflow failures are what many tests expect; the worker's warnings about them are noise here.
 Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'ERROR') });
@@ -137,6 +138,34 @@ export async function eventually<T>(
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** How the workflow ended within `withinMs`. A workflow still open then is terminated (cleanup) and fails the test. */
+export async function ending(
+  handle: WorkflowHandle,
+  withinMs: number,
+  what = 'the workflow',
+): Promise<{ result?: BrowserTaskResult; failure?: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  const open = new Promise<'open'>((resolve) => {
+    timer = setTimeout(() => resolve('open'), withinMs);
+  });
+  try {
+    const outcome = await Promise.race([
+      handle.result().then(
+        (result: BrowserTaskResult) => ({ result }),
+        (failure: unknown) => ({ failure }),
+      ),
+      open,
+    ]);
+    if (outcome === 'open') {
+      await handle.terminate('test cleanup: the workflow did not end in time').catch(() => undefined);
+      assert.fail(`${what} (${handle.workflowId}) was still open ${withinMs} ms later`);
+    }
+    return outcome;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
