@@ -717,14 +717,34 @@ describe('task answers (GET /tasks/{id})', () => {
     });
   });
 
-  test("a 3 MB progress log passes through whole, its proxy credentials masked (size capping is not the client's job)", async () => {
-    const big = `${PROXY_SECRET} `.repeat(1).concat('x'.repeat(3 * 1024 * 1024));
+  test('a 3 MB progress log line is masked, then cut to 4 KiB with a mark giving its length', async () => {
+    // Masked first: a cut must not leave half a credential that the masker no longer recognises.
+    const big = `${PROXY_SECRET} `.concat('x'.repeat(3 * 1024 * 1024));
     const meta = await withAnswer(
       json({ executionId: 'exec_1', status: 'running', progress: { status: 'running', logs: ['start', big] } }),
       (c) => c.getTask('exec_1'),
     );
     assert.equal(meta.progress!.logs!.length, 2);
-    assert.equal(meta.progress!.logs![1], big.replace(PROXY_SECRET, 'wss://•••@proxy.example:9222'));
+    const masked = big.replace(PROXY_SECRET, 'wss://•••@proxy.example:9222');
+    assert.equal(
+      meta.progress!.logs![1],
+      `${masked.slice(0, 4 * 1024)}…[cut by browserai-temporal: ${masked.length} characters in all]`,
+    );
+  });
+
+  test('a status of 3,000 characters, a 1 MB progress.status, a 1 MB error and a result nested 20,000 levels deep are bounded', async () => {
+    const nested = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const body = `{"executionId":"exec_1","status":"${'r'.repeat(3_000)}","progress":{"status":"${'p'.repeat(1 << 20)}"},"error":"${'e'.repeat(1 << 20)}","result":${nested}}`;
+    const meta = await withAnswer({ body }, (c) => c.getTask('exec_1'));
+    assert.equal(meta.status, `${'r'.repeat(256)}…[cut by browserai-temporal: 3000 characters in all]`);
+    assert.equal(
+      meta.progress!.status!.length,
+      4 * 1024 + '…[cut by browserai-temporal: 1048576 characters in all]'.length,
+    );
+    assert.match(meta.error!, /^e{16384}…\[cut by browserai-temporal: 1048576 characters in all\]$/);
+    const text = JSON.stringify(meta.result);
+    assert.match(text, /"\[cut by browserai-temporal: nested deeper than 64 levels\]"/);
+    assert.equal(text.split('{"a":').length - 1, 63, 'the first 64 levels are kept');
   });
 });
 
@@ -923,6 +943,20 @@ describe('2xx bodies that are not JSON', () => {
       expectError(c.getTask('exec_1'), 'ServerError'),
     );
     assert.equal(json500.apiMessage, 'Internal server error');
+  });
+
+  test('a 3 MB error body becomes a message of 2 KiB with a mark giving its length, in apiMessage and the message', async () => {
+    const text = 'Upstream failure. '.repeat(175_000).trim();
+    for (const body of [JSON.stringify({ error: text }), text]) {
+      const err = await withAnswer({ status: 500, body, contentType: null }, (c) =>
+        expectError(c.getTask('exec_1'), 'ServerError'),
+      );
+      assert.equal(
+        err.apiMessage,
+        `${text.slice(0, 2048)}…[cut by browserai-temporal: ${text.length} characters in all]`,
+      );
+      assert.ok(err.message.length < 3 * 1024, `a message of ${err.message.length} characters`);
+    }
   });
 });
 

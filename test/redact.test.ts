@@ -185,12 +185,13 @@ describe('no false positives', () => {
 });
 
 describe('deep values', () => {
-  test('every string at any depth is redacted; keys, numbers, booleans and null are kept; the input is not changed', () => {
+  test('every string at any depth is redacted, keys included; numbers, booleans and null are kept; the input is not changed', () => {
     const answer = {
       status: 'running',
       progress: { logs: [`Connecting to browser: ${PROXY_URL}`, 'Opening browser'], count: 2 },
       result: [{ html: `<a href="https://x/?token=${PASSWORD}">`, ok: true, none: null }],
-      [PROXY_URL]: 'a key is kept as it is',
+      [PROXY_URL]: 'a key is masked as a value is',
+      [`token=${TOKEN}`]: 'so is a named secret in a key',
     };
     const original = structuredClone(answer);
     const redacted = redactSecretsDeep(answer, [TOKEN]);
@@ -199,7 +200,8 @@ describe('deep values', () => {
       status: 'running',
       progress: { logs: ['Connecting to browser: wss://•••@brd.superproxy.io:9222', 'Opening browser'], count: 2 },
       result: [{ html: '<a href="https://x/?token=•••">', ok: true, none: null }],
-      [PROXY_URL]: 'a key is kept as it is',
+      'wss://•••@brd.superproxy.io:9222': 'a key is masked as a value is',
+      [`token=${MASK}`]: 'so is a named secret in a key',
     });
     assert.equal(redactSecretsDeep(`x ${TOKEN}`, [TOKEN]), `x ${MASK}`);
     assert.equal(redactSecretsDeep(42, [TOKEN]), 42);
