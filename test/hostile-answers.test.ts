@@ -12,9 +12,14 @@ import type { EmulatedTask } from '../src/emulator';
 import { InvalidInputError } from '../src/starters/tasks';
 import { startSearchAttributes, withSearchAttributeFallback } from '../src/starters/search-attributes-fallback';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
-import { appendInstructionsSignal, addInstructionsUpdate, stateQuery } from '../src/workflows/messages';
+import {
+  addInstructionsUpdate,
+  appendInstructionsSignal,
+  stateQuery,
+  submitCodeSignal,
+} from '../src/workflows/messages';
 import { BrowserAIStatus } from '../src/workflows/search-attributes';
-import { ending, eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
+import { ending, eventually, startStack, storedHistory, storedRuns, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;
 before(async () => {
@@ -147,16 +152,20 @@ test('oversized input and queued instructions are refused at the door; continue-
     (err: unknown) => err instanceof InvalidInputError && /at most 262144 bytes/.test(err.message),
   );
   const marker = newMarker();
-  // The create answers after 4 s: the signals below queue up behind it.
+  // The create answers after 4 s (the client waits 5): the signals below queue up behind it.
   stack.emulator.inject({ method: 'POST', path: /^\/tasks$/, delayMs: 4_000 });
   const handle = await start(`${marker} crawl [duration=2s]`);
-  for (let i = 0; i < 4; i++) await handle.signal(appendInstructionsSignal, { instructions: big(900 * 1024) });
+  // Signals that queue nothing, so continue-as-new is suggested (30 events) as soon as the create answers.
+  const times = (n: number, send: () => Promise<void>) => Promise.all(Array.from({ length: n }, send));
+  await times(30, () => handle.signal(submitCodeSignal, { code: 'not a code' }));
+  await times(4, () => handle.signal(appendInstructionsSignal, { instructions: big(900 * 1024) }));
   await assert.rejects(
     handle.executeUpdate(addInstructionsUpdate, { args: [{ instructions: big(900 * 1024) }] }),
     (err: Error) =>
       /bytes of JSON, over the 524288 a task holds/.test(`${err.message} ${(err.cause as Error)?.message}`),
   );
   assert.equal((await completed(handle)).status, 'finalized');
+  assert.ok((await storedRuns(stack.env.client, handle.workflowId)).length > 1, 'it continued as new');
   assert.equal(tasksWith(marker).length, 1);
   const appended = stack.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/instructions'));
   assert.ok(
