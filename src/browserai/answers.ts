@@ -16,7 +16,7 @@
 // or megabytes. They say what was wrong, the JSON type of the body and its field names.
 // Pure: no Node built-ins, no I/O.
 
-import { ANSWER_LIMITS, boundDepth, cutIfText, cutText } from './bounds';
+import { ANSWER_LIMITS, boundDepth, cutText } from './bounds';
 import { BrowserAIError, adviceFor } from './errors';
 import type {
   CreateSavedTaskResponse,
@@ -158,15 +158,13 @@ export function taskMetadataAnswer(body: unknown, origin: AnswerOrigin, requeste
     executionId: isUsableExecutionId(answer.executionId) ? answer.executionId : requestedExecutionId,
     status: cutText(answer.status, ANSWER_LIMITS.shortText),
   };
-  dropUnless(meta, 'scriptId', isString);
-  meta.scriptId = cutIfText(meta.scriptId, ANSWER_LIMITS.shortText);
-  if (meta.scriptId === undefined) delete meta.scriptId;
+  keepText(meta, 'scriptId', isString, ANSWER_LIMITS.shortText);
   const progress = progressOf(answer.progress);
   if (progress) meta.progress = progress;
   else delete meta.progress;
   const error = errorText(answer.error);
   if (error === undefined) delete meta.error;
-  else meta.error = cutIfText(error, ANSWER_LIMITS.error);
+  else meta.error = error === null ? null : cutText(error, ANSWER_LIMITS.error);
   return meta;
 }
 
@@ -180,7 +178,8 @@ export function resultsAnswer(body: unknown, origin: AnswerOrigin, requestedExec
     status: isNonEmptyString(answer.status) ? cutText(answer.status, ANSWER_LIMITS.shortText) : null,
     results,
   };
-  cutShortTexts(out, 'started', 'completed');
+  keepText(out, 'started', isStringOrNull, ANSWER_LIMITS.shortText);
+  keepText(out, 'completed', isStringOrNull, ANSWER_LIMITS.shortText);
   return out;
 }
 
@@ -189,9 +188,7 @@ export function stopAnswer(body: unknown, origin: AnswerOrigin): StopResponse {
   if (typeof body === 'string') return { message: cutText(body, ANSWER_LIMITS.shortText) };
   const answer = requireObject(body, origin, 'a JSON object or string');
   const out: StopResponse = { ...answer };
-  dropUnless(out, 'message', isString);
-  out.message = cutIfText(out.message, ANSWER_LIMITS.shortText);
-  if (out.message === undefined) delete out.message;
+  keepText(out, 'message', isString, ANSWER_LIMITS.shortText);
   return out;
 }
 
@@ -316,21 +313,17 @@ function statusProblem(answer: Record_): string {
 /** The documented optional fields of a task execution, dropped when of the wrong type, cut when too long. */
 function executionFields(answer: Record_): Record_ {
   const out: Record_ = { ...answer };
-  dropUnless(out, 'scriptType', isString);
   dropUnless(out, 'geoLocation', isRecord);
-  cutShortTexts(out, 'scriptType', 'started', 'estimatedCompletion');
+  keepText(out, 'scriptType', isString, ANSWER_LIMITS.shortText);
+  keepText(out, 'started', isStringOrNull, ANSWER_LIMITS.shortText);
+  keepText(out, 'estimatedCompletion', isStringOrNull, ANSWER_LIMITS.shortText);
   return out;
 }
 
-/**
- * Optional texts that are a word or a line (a time, a message): dropped unless a string or null,
- * cut to ANSWER_LIMITS.shortText.
- */
-function cutShortTexts(target: Record_, ...keys: string[]): void {
-  for (const key of keys) {
-    dropUnless(target, key, isStringOrNull);
-    if (typeof target[key] === 'string') target[key] = cutText(target[key], ANSWER_LIMITS.shortText);
-  }
+/** An optional text field: dropped unless `ok` (a string, or null where null is allowed), cut to `maxChars`. */
+function keepText(target: Record_, key: string, ok: (value: unknown) => boolean, maxChars: number): void {
+  dropUnless(target, key, ok);
+  if (typeof target[key] === 'string') target[key] = cutText(target[key], maxChars);
 }
 
 /** `progress` with its status a string (cut to its limit) or absent, and its latest log lines, each cut to its limit. */
@@ -341,9 +334,7 @@ function progressOf(value: unknown): TaskProgress | undefined {
     ...value,
     logs: logs.slice(-ANSWER_LIMITS.logLines).map((line) => cutText(line, ANSWER_LIMITS.logLine)),
   };
-  dropUnless(progress, 'status', isString);
-  progress.status = cutIfText(progress.status, ANSWER_LIMITS.progressStatus);
-  if (progress.status === undefined) delete progress.status;
+  keepText(progress, 'status', isString, ANSWER_LIMITS.progressStatus);
   return progress;
 }
 

@@ -39,11 +39,6 @@ export function cutText(text: string, maxChars: number): string {
   return `${text.slice(0, end)}${CUT_MARK} ${text.length} characters in all]`;
 }
 
-/** A text of `value` cut to `maxChars`; anything that is not a string is returned as is. */
-export function cutIfText<T>(value: T, maxChars: number): T {
-  return (typeof value === 'string' ? cutText(value, maxChars) : value) as T;
-}
-
 /**
  * A copy of a JSON value whose containers nested deeper than `maxDepth` levels are replaced by a
  * text saying so. Costs no stack (an answer nested a hundred thousand levels deep is read like any
