@@ -176,6 +176,15 @@ describe('no false positives', () => {
     }
   });
 
+  test('crafted text (%3Fws= repeated) is masked as before: a password past many parameters is still found', () => {
+    // Each `%3Fws=` starts a new inspector parameter inside the previous one's value; the scans
+    // resume instead of reading the same stretch again, and must still reach the `@`.
+    const crafted = `https://x/?ws=${'%3Fws='.repeat(5_000)}user:${PASSWORD}@host ${'%3Fws='.repeat(2_000)}`;
+    const masked = redactSecrets(crafted);
+    assert.ok(!masked.includes(PASSWORD), 'the password is masked');
+    assert.ok(masked.endsWith(`${MASK}@host ${'%3Fws='.repeat(2_000)}`), 'what follows the authority is kept');
+  });
+
   test('masking twice changes nothing more', () => {
     const once = redactSecrets(`${PROXY_URL} ?token=${PASSWORD} https://x/?wss=${encodeURIComponent(PROXY_URL)}`, [
       TOKEN,

@@ -23,8 +23,9 @@
 // (`12:30`) have nothing to mask and come back unchanged.
 //
 // Pure and linear: the text is read once, plus look-aheads that are bounded or never read the
-// same stretch twice at one encoding depth (no regular expression that could backtrack), so
-// megabytes of results cost a fraction of a second. No Node built-ins: any code may import it,
+// same stretch twice at one encoding depth (no regular expression that could backtrack; an
+// authority scan resumes where the last one of its kind stopped, see AuthorityScanner), so
+// megabytes of results cost a fraction of a second, crafted ones included. No Node built-ins: any code may import it,
 // the workflow bundle included.
 
 /** What a secret is replaced with; current details already show codes this way. */
