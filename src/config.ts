@@ -8,6 +8,7 @@
 // TEMPORAL_PAYLOAD_KEY*) stay ours.
 import { existsSync, readFileSync } from 'node:fs';
 import { platform } from 'node:os';
+import { isIP } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
 import {
@@ -18,7 +19,14 @@ import {
   type ConfigDataSource,
 } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
-import { DEFAULT_BASE_URL } from './browserai/client';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MIN_MAX_RESPONSE_BYTES,
+  MIN_REQUESTS_PER_SECOND,
+  REQUEST_TIMEOUT_RANGE_MS,
+} from './browserai/client';
 import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
 import { ConfigError } from './errors';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
@@ -48,6 +56,8 @@ export interface WorkerConfig {
     baseUrl: string;
     apiToken: string;
     requestTimeoutMs: number;
+    /** BROWSERAI_MAX_RESPONSE_BYTES: the largest answer body read (BrowserAIClientOptions.maxResponseBytes). */
+    maxResponseBytes: number;
     maxRequestsPerSecond?: number;
   };
   shutdownGraceMs: number;
@@ -209,7 +219,7 @@ export function loadTemporalConfig(env: Env = process.env, problems?: string[]):
   return {
     address,
     namespace: namespace || DEFAULT_TEMPORAL_NAMESPACE,
-    taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    taskQueue: taskQueueFrom(env, problems),
     connectionOptions,
     addressFrom:
       vars.TEMPORAL_ADDRESS !== undefined ? 'env' : profileUsed && fileProfile.address ? 'profile' : 'default',
@@ -302,6 +312,49 @@ function envconfigProblem(
   return `Temporal connection settings (${fileLabel}, profile "${profileName}", TEMPORAL_* variables): ${message}`;
 }
 
+/** TEMPORAL_TASK_QUEUE: unset or empty is the default; blank, or with spaces around it, is a problem. */
+function taskQueueFrom(env: Env, problems: string[]): string {
+  const raw = env.TEMPORAL_TASK_QUEUE;
+  if (!raw) return DEFAULT_TASK_QUEUE;
+  if (raw.trim() === '' || raw.trim() !== raw) {
+    problems.push(
+      `TEMPORAL_TASK_QUEUE must be a task queue name without spaces around it (got "${raw}"): write the name, e.g. ${DEFAULT_TASK_QUEUE}, or unset it for the default`,
+    );
+    return DEFAULT_TASK_QUEUE;
+  }
+  return raw;
+}
+
+/** A whole number from `min` to `max` (inclusive); a problem, and the fallback, otherwise. */
+function integerFrom(
+  env: Env,
+  name: string,
+  fallback: number,
+  { min, max, unit }: { min: number; max: number; unit: string },
+  problems: string[],
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    problems.push(`${name} must be a whole number of ${unit} from ${min} to ${max} (got "${raw}")`);
+    return fallback;
+  }
+  return value;
+}
+
+/** BROWSERAI_BASE_URL: an http(s) URL with a host, nothing to percent-encode by guesswork (no spaces). */
+function baseUrlFrom(env: Env, problems: string[]): string {
+  const raw = env.BROWSERAI_BASE_URL || DEFAULT_BASE_URL;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || url.hostname === '' || /\s/.test(raw)) {
+    problems.push(
+      `BROWSERAI_BASE_URL must be an http(s) URL without spaces, e.g. ${DEFAULT_BASE_URL} or http://127.0.0.1:8787/api/v1 for the emulator (got "${raw}")`,
+    );
+  }
+  return raw;
+}
+
 function numberFrom(env: Env, name: string, fallback: number, problems: string[]): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -322,13 +375,22 @@ export function metricsAddressFrom(env: Env, problems: string[]): string | null 
   if (!raw) return undefined;
   if (raw.toLowerCase() === 'off') return null;
   const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
-  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535 || !isListenableHost(match[1]!)) {
     problems.push(
       `WORKER_METRICS_ADDRESS must be host:port, e.g. 127.0.0.1:9464 or 0.0.0.0:9464, or off (got "${raw}")`,
     );
     return undefined;
   }
   return raw;
+}
+
+/** An IP address, or a host name of valid labels; a name of digits and dots must be an IPv4 address (999.1.1.1 is not). */
+function isListenableHost(host: string): boolean {
+  if (host.startsWith('[')) return isIP(host.slice(1, -1)) === 6;
+  if (/^[\d.]+$/.test(host)) return isIP(host) === 4;
+  return (
+    host.length <= 253 && host.split('.').every((label) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label))
+  );
 }
 
 /**
@@ -388,23 +450,50 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       'BROWSERAI_API_TOKEN is not set: export your BrowserAI API token, or run `npm start` to use the local emulator',
     );
   }
-  const baseUrl = env.BROWSERAI_BASE_URL || DEFAULT_BASE_URL;
-  if (!/^https?:\/\/[^/]+/.test(baseUrl)) problems.push(`BROWSERAI_BASE_URL must be an http(s) URL (got "${baseUrl}")`);
+  const baseUrl = baseUrlFrom(env, problems);
   const maxRps = env.BROWSERAI_MAX_REQUESTS_PER_SECOND
     ? numberFrom(env, 'BROWSERAI_MAX_REQUESTS_PER_SECOND', 0, problems)
     : undefined;
+  if (maxRps !== undefined && maxRps > 0 && maxRps < MIN_REQUESTS_PER_SECOND) {
+    problems.push(
+      `BROWSERAI_MAX_REQUESTS_PER_SECOND must be at least ${MIN_REQUESTS_PER_SECOND} (one request every 10 s; a worker sends several per task), or unset for no limit (got "${env.BROWSERAI_MAX_REQUESTS_PER_SECOND}")`,
+    );
+  }
   const config: WorkerConfig = {
     temporal,
     browserai: {
       baseUrl,
       apiToken,
-      requestTimeoutMs: numberFrom(env, 'BROWSERAI_REQUEST_TIMEOUT_MS', 30_000, problems),
+      requestTimeoutMs: integerFrom(
+        env,
+        'BROWSERAI_REQUEST_TIMEOUT_MS',
+        DEFAULT_REQUEST_TIMEOUT_MS,
+        { ...REQUEST_TIMEOUT_RANGE_MS, unit: 'milliseconds (the deadline of each request, default 30000)' },
+        problems,
+      ),
+      maxResponseBytes: integerFrom(
+        env,
+        'BROWSERAI_MAX_RESPONSE_BYTES',
+        DEFAULT_MAX_RESPONSE_BYTES,
+        {
+          min: MIN_MAX_RESPONSE_BYTES,
+          max: Number.MAX_SAFE_INTEGER,
+          unit: `bytes (default ${DEFAULT_MAX_RESPONSE_BYTES})`,
+        },
+        problems,
+      ),
       maxRequestsPerSecond: maxRps || undefined,
     },
     shutdownGraceMs: numberFrom(env, 'WORKER_SHUTDOWN_GRACE_MS', 10_000, problems),
-    maxConcurrentActivities: numberFrom(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 5_000, problems),
+    maxConcurrentActivities: integerFrom(
+      env,
+      'WORKER_MAX_CONCURRENT_ACTIVITIES',
+      5_000,
+      { min: 1, max: 1_000_000, unit: 'activities (default 5000)' },
+      problems,
+    ),
     maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS
-      ? numberFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, problems)
+      ? integerFrom(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, { min: 1, max: 1_000_000, unit: 'workflows' }, problems)
       : undefined,
     log: logConfigFrom(env, problems),
     codeLoop: codeLoopConfigFrom(env, problems),

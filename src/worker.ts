@@ -63,6 +63,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
     apiToken: config.browserai.apiToken,
     baseUrl: config.browserai.baseUrl,
     timeoutMs: config.browserai.requestTimeoutMs,
+    maxResponseBytes: config.browserai.maxResponseBytes,
     maxRequestsPerSecond: config.browserai.maxRequestsPerSecond,
     onRequest: recordBrowserAIRequest,
   });

@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import type { ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { BrowserAIClient } from '../src/browserai';
 import { BrowserTasks } from '../src/starters/tasks';
+import { runWorkerFromEnv } from '../src/worker';
 import { ConfigError } from '../src/errors';
 import {
   connectionOptions,
@@ -374,6 +376,94 @@ describe('Temporal connection: start-up errors', () => {
     for (const on of ['true', 'TRUE', '1']) assert.equal(nexusService(on), true, on);
     for (const off of [undefined, '', 'false', '0']) assert.equal(nexusService(off), false, String(off));
     assert.throws(() => nexusService('yes'), /WORKER_NEXUS_SERVICE must be true or false \(got "yes"\)/);
+  });
+
+  test('nonsense limits, names and addresses are refused at start, each saying what to write instead', async () => {
+    // Breaks if any of these started a worker: a 0.5 ms timeout (every create AmbiguousRequest), a
+    // 1e10 ms one, fractional slot or cache sizes, a rate of one request in 31 years, a blank task
+    // queue, a base URL with a space, a metrics address nothing can listen on.
+    const refusals: Array<[Record<string, string>, RegExp]> = [
+      [
+        { BROWSERAI_REQUEST_TIMEOUT_MS: '0.5' },
+        /BROWSERAI_REQUEST_TIMEOUT_MS must be a whole number of milliseconds .* from 1000 to 120000 \(got "0\.5"\)/,
+      ],
+      [
+        { BROWSERAI_REQUEST_TIMEOUT_MS: '1e10' },
+        /BROWSERAI_REQUEST_TIMEOUT_MS must be .* from 1000 to 120000 \(got "1e10"\)/,
+      ],
+      [
+        { WORKER_MAX_CONCURRENT_ACTIVITIES: '2.5' },
+        /WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of activities .* \(got "2\.5"\)/,
+      ],
+      [
+        { WORKER_MAX_CACHED_WORKFLOWS: '0.1' },
+        /WORKER_MAX_CACHED_WORKFLOWS must be a whole number of workflows from 1 .* \(got "0\.1"\)/,
+      ],
+      [
+        { BROWSERAI_MAX_REQUESTS_PER_SECOND: '1e-9' },
+        /BROWSERAI_MAX_REQUESTS_PER_SECOND must be at least 0\.1 .* or unset for no limit \(got "1e-9"\)/,
+      ],
+      [
+        { BROWSERAI_MAX_RESPONSE_BYTES: '100' },
+        /BROWSERAI_MAX_RESPONSE_BYTES must be a whole number of bytes .* from 65536/,
+      ],
+      [
+        { TEMPORAL_TASK_QUEUE: '   ' },
+        /TEMPORAL_TASK_QUEUE must be a task queue name without spaces around it .* or unset it for the default/,
+      ],
+      [
+        { BROWSERAI_BASE_URL: 'https://browser.ai/api v1' },
+        /BROWSERAI_BASE_URL must be an http\(s\) URL without spaces, e\.g\. https:\/\/browser\.ai\/api\/v1/,
+      ],
+      [
+        { WORKER_METRICS_ADDRESS: '999.1.1.1:9464' },
+        /WORKER_METRICS_ADDRESS must be host:port, e\.g\. 127\.0\.0\.1:9464/,
+      ],
+      [{ WORKER_METRICS_ADDRESS: '-bad-.example:9464' }, /WORKER_METRICS_ADDRESS must be host:port/],
+      [{ WORKER_METRICS_ADDRESS: '[not:an:ip:zz]:9464' }, /WORKER_METRICS_ADDRESS must be host:port/],
+    ];
+    for (const [env, problem] of refusals) {
+      assert.throws(
+        () => loadWorkerConfig({ BROWSERAI_API_TOKEN: 't', ...env }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError, String(err));
+          assert.equal(err.problems.length, 1, err.message);
+          assert.match(err.message, problem);
+          return true;
+        },
+        JSON.stringify(env),
+      );
+    }
+    // The worker's entry point refuses before it connects anywhere.
+    await assert.rejects(
+      runWorkerFromEnv({ BROWSERAI_API_TOKEN: 't', BROWSERAI_REQUEST_TIMEOUT_MS: '0.5' }),
+      (err: unknown) => err instanceof ConfigError && /BROWSERAI_REQUEST_TIMEOUT_MS/.test(err.message),
+    );
+    // Sensible values still pass.
+    const ok = loadWorkerConfig({
+      BROWSERAI_API_TOKEN: 't',
+      BROWSERAI_REQUEST_TIMEOUT_MS: '45000',
+      WORKER_MAX_CONCURRENT_ACTIVITIES: '20',
+      WORKER_MAX_CACHED_WORKFLOWS: '100',
+      BROWSERAI_MAX_REQUESTS_PER_SECOND: '0.5',
+      BROWSERAI_MAX_RESPONSE_BYTES: '1048576',
+      TEMPORAL_TASK_QUEUE: 'browserai-eu',
+      BROWSERAI_BASE_URL: 'http://127.0.0.1:8787/api/v1',
+      WORKER_METRICS_ADDRESS: '[::1]:9464',
+    });
+    assert.equal(ok.browserai.requestTimeoutMs, 45_000);
+    assert.equal(ok.browserai.maxResponseBytes, 1_048_576);
+    assert.equal(ok.maxConcurrentActivities, 20);
+    assert.equal(ok.temporal.taskQueue, 'browserai-eu');
+    // A library user's client refuses the same nonsense.
+    assert.throws(
+      () => new BrowserAIClient({ apiToken: 't', timeoutMs: 0.5 }),
+      /timeoutMs must be whole milliseconds from 1000 to 120000/,
+    );
+    assert.throws(
+      () => new BrowserAIClient({ apiToken: 't', maxRequestsPerSecond: 1e-9 }),
+      /maxRequestsPerSecond must be at least 0\.1/,
+    );
   });
 
   test('BrowserTasks.fromEnv refuses before connecting, with a ConfigError', async () => {

@@ -31,6 +31,11 @@ export interface DeliverOptions<T> {
   onLateAnswer: (answer: T) => Promise<void>;
   /** How long this client waits for an answer before it counts as lost. */
   requestTimeoutMs: number;
+  /**
+   * When this attempt started running (this worker's clock); default: when deliverOnce is called.
+   * An activity that waits before it sends (a TOTP code waits for its time step) passes its start.
+   */
+  attemptStartedAtMs?: number;
 }
 
 /**
@@ -54,6 +59,7 @@ export interface DeliverOptions<T> {
  */
 export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
   const { what, delivery } = options;
+  const attemptStartedAtMs = options.attemptStartedAtMs ?? Date.now();
   const ctx = Context.current();
   const previous = ctx.info.heartbeatDetails as DeliveryRecord<T> | undefined;
   if (previous?.phase === 'delivered') return previous.answer;
@@ -63,8 +69,9 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
       `${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`,
     );
   }
-  const attemptLeftMs =
-    ctx.info.startToCloseTimeoutMs - (Date.now() - ctx.info.currentAttemptScheduledTimestampMs) - ATTEMPT_MARGIN_MS;
+  // Start-to-close counts from the attempt's start, not from when it was scheduled: an attempt that
+  // waited in the task queue (a burst under a rate limit, slots held by polls) has its whole budget.
+  const attemptLeftMs = ctx.info.startToCloseTimeoutMs - (Date.now() - attemptStartedAtMs) - ATTEMPT_MARGIN_MS;
   const waitMs = Math.max(1_000, Math.min(options.requestTimeoutMs, attemptLeftMs));
   try {
     const answer = await answerWithin(options, waitMs);

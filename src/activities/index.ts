@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { FailureType } from '../errors';
+import { DEFAULTS } from '../workflows/input';
 import { recordAmbiguousRequest } from '../telemetry/activity-metrics';
 import {
   isBrowserAIError,
@@ -13,7 +14,7 @@ import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
 import { maskCodesInFailure } from './mask-codes';
 import { pollUntilStatusChanges } from './poll-task';
-import { stopTask } from './stop-task';
+import { stopLateTask, stopTask } from './stop-task';
 import { snapshotOf } from './snapshot';
 import { readResults } from './results';
 import { TaskDurations, taskKind } from './task-durations';
@@ -111,7 +112,7 @@ export function createActivities(
   return {
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
-      const { delivery, ...body } = input;
+      const { delivery, stopRetryWindowMs, ...body } = input;
       const answer = await countingAmbiguous(
         deliverOnce({
           what: 'Creating the BrowserAI task',
@@ -119,12 +120,8 @@ export function createActivities(
           requestTimeoutMs: client.requestTimeoutMs,
           send: (timeoutMs) => client.createTask(body, { timeoutMs }).then(executionAnswer),
           // Nobody else will ever learn this task's ID: stop it rather than leave it running.
-          onLateAnswer: async (late) => {
-            log.warn('A create answered after its attempt gave up; stopping the task it started', {
-              executionId: late.executionId,
-            });
-            await client.stopTask(late.executionId);
-          },
+          onLateAnswer: (late) =>
+            stopLateTask(client, late.executionId, stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs),
         }),
       );
       return { ...answer, kind: taskKind(body) };

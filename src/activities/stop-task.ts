@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { categorize } from '../browserai/status';
 import { FailureType } from '../errors';
@@ -16,9 +16,17 @@ import type { StopTaskInput, StopTaskOutput } from './types';
  */
 export async function stopTask(client: BrowserAIClient, input: StopTaskInput): Promise<StopTaskOutput> {
   const ctx = Context.current();
-  const signal = ctx.cancellationSignal;
   // A retry may follow a stop that BrowserAI took but whose answer was lost: look before sending another.
-  if (ctx.info.attempt > 1) {
+  return stopOnce(client, input, { lookFirst: ctx.info.attempt > 1, signal: ctx.cancellationSignal });
+}
+
+/** One try of {@link stopTask}: the outcome, or a retryable failure. */
+async function stopOnce(
+  client: BrowserAIClient,
+  input: StopTaskInput,
+  { lookFirst, signal }: { lookFirst: boolean; signal?: AbortSignal },
+): Promise<StopTaskOutput> {
+  if (lookFirst) {
     const seen = await client.getTask(input.executionId, { signal }).catch(() => null);
     if (seen && categorize(seen.status) === 'ended') return { outcome: 'already-ended', status: seen.status };
   }
@@ -46,11 +54,59 @@ export async function stopTask(client: BrowserAIClient, input: StopTaskInput): P
           FailureType.TaskNotFound,
         );
       }
+      // Neither stopped nor seen ended: the caller must not count it as stopped.
       return { outcome: 'not-found' };
     }
     throw retryable(err);
   }
 }
+
+/**
+ * Stops a task whose create was answered after its attempt gave up: only this worker knows its ID,
+ * so the worker retries the stop with backoff (1 s doubling to 1 min) for the workflow's stop
+ * window, as Temporal retries every other stop. It runs in the background of the worker process:
+ * a worker that exits within the window takes the retries with it (logged at each failure).
+ */
+export async function stopLateTask(client: BrowserAIClient, executionId: string, windowMs: number): Promise<void> {
+  const startedAt = Date.now();
+  const input = { executionId, notFoundRetryUntilMs: startedAt + LATE_NOT_FOUND_GRACE_MS };
+  log.warn(`A create answered after its attempt gave up; stopping the task it started (retried for ${windowMs} ms)`, {
+    executionId,
+  });
+  let delayMs = 1_000;
+  for (let attempt = 1; ; attempt++) {
+    let problem: string;
+    try {
+      const { outcome } = await stopOnce(client, input, { lookFirst: attempt > 1 });
+      if (outcome !== 'not-found') {
+        log.info('Stopped the task of a late create answer', { executionId, outcome, attempts: attempt });
+        return;
+      }
+      problem = 'BrowserAI answers that it does not know the task';
+    } catch (err) {
+      problem = err instanceof Error ? err.message : String(err);
+      if (Date.now() + delayMs < startedAt + windowMs) {
+        log.warn(`Stopping the task of a late create answer failed (attempt ${attempt}); retrying`, {
+          executionId,
+          error: problem,
+        });
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = Math.min(delayMs * 2, 60_000);
+        continue;
+      }
+    }
+    log.error(
+      `Could not stop BrowserAI task ${executionId}, created by a create answered after its attempt gave up (${problem}). ` +
+        'It may still be running and costing money: stop it from the BrowserAI dashboard, ' +
+        'and check BROWSERAI_API_TOKEN and the network between the worker and BrowserAI.',
+      { executionId },
+    );
+    return;
+  }
+}
+
+/** As the workflow's NOT_FOUND_GRACE_MS: right after a create, "not found" means "not visible yet". */
+const LATE_NOT_FOUND_GRACE_MS = 30_000;
 
 function retryable(err: unknown): Error {
   return err instanceof ApplicationFailure ? err : toActivityFailure(err, { alwaysRetryable: true });

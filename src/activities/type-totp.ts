@@ -25,6 +25,7 @@ export async function typeTotpCode(
     );
   }
   const ctx = Context.current();
+  const attemptStartedAtMs = Date.now();
   // Waited for before the delivery starts, so the wait never counts against the request's time.
   // (A retry whose attempt before it delivered waits needlessly, then returns that attempt's answer.)
   const step = await stepToType(keys, secretName, input.afterStep, (ms) => ctx.sleep(ms));
@@ -32,6 +33,7 @@ export async function typeTotpCode(
     what: `Typing a TOTP code into ${executionId}`,
     delivery,
     requestTimeoutMs: client.requestTimeoutMs,
+    attemptStartedAtMs,
     send: async (timeoutMs) => {
       const code = keys.code(secretName, step);
       const instructions = [codeInstruction(input.codeInstructionTemplate, code)];

@@ -18,6 +18,8 @@ export interface CreateTaskInput {
   inspect?: boolean;
   awaitable?: boolean;
   delivery: Delivery;
+  /** How long a stop is retried: the worker stops a task whose create was answered too late (the workflow's setting; default 30 min). */
+  stopRetryWindowMs?: number;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type Method } from 'axios';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
 import { BrowserAIError, adviceFor, kindForStatus, parseRetryAfter, type BrowserAIErrorKind } from './errors';
@@ -36,6 +37,20 @@ import type {
 } from './types';
 
 export const DEFAULT_BASE_URL = 'https://browser.ai/api/v1';
+/** Default of `timeoutMs`: the whole request, from sending it to the last byte of its answer. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** The range `timeoutMs` (BROWSERAI_REQUEST_TIMEOUT_MS) must be in, in whole milliseconds. */
+export const REQUEST_TIMEOUT_RANGE_MS = { min: 1_000, max: 120_000 } as const;
+/**
+ * Default of `maxResponseBytes`: an answer's body (after decompression) is read up to this size.
+ * Far above any answer BrowserAI is known to send (results of page HTML run to a few MB), low
+ * enough that a runaway body cannot exhaust a worker's memory.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** The smallest `maxResponseBytes` accepted: a poll answer with its progress log needs some room. */
+export const MIN_MAX_RESPONSE_BYTES = 64 * 1024;
+/** The lowest `maxRequestsPerSecond` accepted: one request every 10 s (below it, a worker cannot keep a task polled). */
+export const MIN_REQUESTS_PER_SECOND = 0.1;
 
 /**
  * Options of a `BrowserAIClient`: the API token (required), the base URL, timeouts, the request rate, the proxy and a
@@ -45,9 +60,19 @@ export interface BrowserAIClientOptions {
   apiToken: string;
   /** Default `https://browser.ai/api/v1`. */
   baseUrl?: string;
-  /** Per-request timeout; default 30 s. */
+  /**
+   * The deadline of each request, from sending it to the last byte of its answer (not an idle
+   * timeout: an answer that trickles in slowly is given up on too). Default 30 s; whole
+   * milliseconds from 1 s to 2 min.
+   */
   timeoutMs?: number;
-  /** Spaces requests out so one worker never sends more than this many per second; default unlimited. */
+  /**
+   * The largest answer body read, in bytes (after decompression); a bigger one is refused unread:
+   * a 2xx as `MalformedAnswer`, an error answer with its status's kind and no message. Default
+   * {@link DEFAULT_MAX_RESPONSE_BYTES} (16 MiB); at least 64 KiB.
+   */
+  maxResponseBytes?: number;
+  /** Spaces requests out so one worker never sends more than this many per second (at least 0.1); default unlimited. */
   maxRequestsPerSecond?: number;
   /** Overrides the `user-agent` (default `browserai-temporal/<version>`). */
   userAgent?: string;
@@ -119,8 +144,10 @@ export class BrowserAIClient {
   readonly baseUrl: string;
   /** `baseUrl` parsed once, for the request spans' server address and port. */
   readonly #baseUrl: URL;
-  /** How long a request waits for its answer (axios timeout), unless the call passes its own. */
+  /** The deadline of a request (sent to fully answered), unless the call passes its own. */
   readonly requestTimeoutMs: number;
+  /** The largest answer body read. */
+  readonly maxResponseBytes: number;
   readonly #http: AxiosInstance;
   readonly #pacer?: RequestPacer;
   readonly #redact: Redactor;
@@ -132,7 +159,10 @@ export class BrowserAIClient {
       throw new TypeError('BrowserAIClient needs an API token: set BROWSERAI_API_TOKEN (or pass apiToken).');
     }
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-    this.requestTimeoutMs = options.timeoutMs ?? 30_000;
+    this.requestTimeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const problem = clientOptionsProblem(this.requestTimeoutMs, this.maxResponseBytes, options.maxRequestsPerSecond);
+    if (problem) throw new TypeError(`BrowserAIClient: ${problem}.`);
     const token = options.apiToken;
     this.#redact = (value) => redactSecretsDeep(value, [token]);
     const transport = createTransport(this.baseUrl, options.proxy);
@@ -146,6 +176,7 @@ export class BrowserAIClient {
       proxy: false,
       httpAgent: transport.httpAgent,
       httpsAgent: transport.httpsAgent,
+      // An idle timeout (the socket's); each request also gets a deadline for the whole exchange (#request).
       timeout: this.requestTimeoutMs,
       headers: {
         'content-type': 'application/json',
@@ -153,20 +184,21 @@ export class BrowserAIClient {
       },
       // Status handling is ours: every non-2xx becomes a typed error below.
       validateStatus: () => true,
-      // Results can hold page HTML; never let axios cap or re-encode them.
-      maxContentLength: Infinity,
+      // The body is read by us, up to maxResponseBytes (readBody), and parsed by us (answers.ts):
+      // with axios's own lenient parsing, a 2xx HTML page or `not json` would arrive as a string
+      // indistinguishable from a JSON string answer.
+      responseType: 'stream',
       maxBodyLength: Infinity,
-      // The body comes as text and is parsed by us (answers.ts): with axios's own lenient
-      // parsing, a 2xx HTML page or `not json` would arrive as a string indistinguishable
-      // from a JSON string answer.
-      responseType: 'text',
+      // A redirect is refused, never followed: followed, it would re-post a create or a code to
+      // another host, and an https -> http one would leave the proxy route (proxy.ts).
+      maxRedirects: 0,
       transitional: { clarifyTimeoutError: true },
     });
     this.#http.interceptors.request.use((config) => {
       config.headers.set('authorization', `apikey ${token}`);
       return config;
     });
-    if (options.maxRequestsPerSecond && options.maxRequestsPerSecond > 0) {
+    if (options.maxRequestsPerSecond !== undefined) {
       this.#pacer = new RequestPacer(options.maxRequestsPerSecond);
     }
   }
@@ -257,8 +289,12 @@ export class BrowserAIClient {
     body: unknown,
     options: RequestOptions = {},
   ): Promise<{ body: unknown; origin: AnswerOrigin }> {
-    const config: AxiosRequestConfig = { method, url: path, data: body, signal: options.signal };
-    if (options.timeoutMs !== undefined) config.timeout = options.timeoutMs;
+    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    // The request's deadline, for the whole exchange: axios's timeout is an idle one, which an
+    // answer trickling in a byte at a time never reaches.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const config: AxiosRequestConfig = { method, url: path, data: body, signal, timeout: timeoutMs };
     try {
       await this.#pacer?.wait(options.signal);
       options.signal?.throwIfAborted();
@@ -271,7 +307,6 @@ export class BrowserAIClient {
         message: `BrowserAI ${method} ${path} was cancelled before it was sent.`,
       });
     }
-    let response;
     const route = routeTemplate(path);
     const span = startRequestSpan(method, route, this.#baseUrl);
     const sentAt = performance.now();
@@ -283,12 +318,25 @@ export class BrowserAIClient {
         // a hook never changes what the request does
       }
     };
-    try {
-      response = await this.#http.request(config);
-    } catch (err) {
-      const error = this.#transportError(err, method, path);
+    const failed = (err: unknown): BrowserAIError => {
+      const timedOut = deadline.aborted && !options.signal?.aborted;
+      const error = this.#transportError(err, method, path, timedOut ? timeoutMs : undefined);
       report({ failure: error.kind === 'Timeout' ? 'timeout' : error.kind === 'Aborted' ? 'aborted' : 'network' });
-      throw error;
+      return error;
+    };
+    let response;
+    let text: string | typeof TOO_LARGE;
+    try {
+      response = await this.#http.request<Readable>(config);
+      if (response.status >= 300 && response.status < 400) response.data.destroy();
+      text =
+        response.status >= 300 && response.status < 400 ? '' : await readBody(response.data, this.maxResponseBytes);
+    } catch (err) {
+      throw failed(err);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      report({ status: response.status });
+      throw this.#redirectError(response.status, response.headers.location, method, path);
     }
     if (response.status >= 200 && response.status < 300) {
       report({ status: response.status });
@@ -298,12 +346,19 @@ export class BrowserAIClient {
         status: response.status,
         contentType: response.headers['content-type'],
       };
-      return { body: jsonBody(response.data, origin), origin };
+      if (text === TOO_LARGE) throw this.#tooLargeError(origin);
+      return { body: jsonBody(text, origin), origin };
     }
-    const apiMessage = errorAnswerMessage(this.#redact(lenientBody(response.data)));
+    const apiMessage = text === TOO_LARGE ? undefined : errorAnswerMessage(this.#redact(lenientBody(text)));
     const kind = kindForStatus(response.status, apiMessage, path);
     const retryAfterMs = kind === 'RateLimited' ? parseRetryAfter(response.headers['retry-after']) : undefined;
     report({ status: response.status, retryAfterMs });
+    const said =
+      text === TOO_LARGE
+        ? ` (its body, over the ${this.maxResponseBytes}-byte limit, was not read)`
+        : apiMessage
+          ? ` "${apiMessage}"`
+          : '';
     throw new BrowserAIError({
       kind,
       status: response.status,
@@ -313,14 +368,62 @@ export class BrowserAIClient {
       mayHaveReachedServer: kind === 'ServerError',
       method,
       path,
-      message: `BrowserAI ${method} ${path} failed with ${response.status}${apiMessage ? ` "${apiMessage}"` : ''}. ${adviceFor(kind, path)}`,
+      message: `BrowserAI ${method} ${path} failed with ${response.status}${said}. ${adviceFor(kind, path)}`,
     });
   }
 
-  #transportError(err: unknown, method: string, path: string): BrowserAIError {
-    const code = err instanceof AxiosError ? err.code : undefined;
+  /**
+   * A 2xx answer too big to read. It reached BrowserAI, so it may have acted: with no executionId
+   * readable, a create or append counts as ambiguous (at-most-once.ts), never as not sent.
+   */
+  #tooLargeError(origin: AnswerOrigin): BrowserAIError {
+    return new BrowserAIError({
+      kind: 'MalformedAnswer',
+      status: origin.status,
+      mayHaveReachedServer: true,
+      method: origin.method,
+      path: origin.path,
+      message:
+        `BrowserAI ${origin.method} ${origin.path} answered ${origin.status} with a body over the ${this.maxResponseBytes}-byte limit; it was not read. ` +
+        'If answers this big are expected, raise BROWSERAI_MAX_RESPONSE_BYTES (the client option maxResponseBytes); otherwise report it with the request path.',
+    });
+  }
+
+  /**
+   * A redirect is never followed. By HTTP's rules a 3xx means the request was not acted on, so it
+   * counts as not sent: a create or code may be sent again once the base URL is fixed.
+   */
+  #redirectError(status: number, location: unknown, method: string, path: string): BrowserAIError {
+    const to =
+      typeof location === 'string' && URL.canParse(location, this.baseUrl)
+        ? new URL(location, this.baseUrl)
+        : undefined;
+    return new BrowserAIError({
+      kind: 'NetworkError',
+      status,
+      mayHaveReachedServer: false,
+      method,
+      path,
+      message:
+        `BrowserAI ${method} ${path} was answered with a ${status} redirect${to ? ` to ${to.origin}` : ''}, which is not followed (it would send the request, API token included, to another address). ` +
+        `Set BROWSERAI_BASE_URL to the address BrowserAI answers at${to ? ` (perhaps ${to.origin}/…)` : ''}, or fix the proxy or gateway that redirects.`,
+    });
+  }
+
+  /** `deadlineMs`: the request's deadline passed (rather than the caller cancelling it). */
+  #transportError(err: unknown, method: string, path: string, deadlineMs?: number): BrowserAIError {
+    if (deadlineMs !== undefined) {
+      return new BrowserAIError({
+        kind: 'Timeout',
+        mayHaveReachedServer: true,
+        method,
+        path,
+        message: `BrowserAI ${method} ${path} was not fully answered within its ${deadlineMs} ms deadline (BROWSERAI_REQUEST_TIMEOUT_MS). ${adviceFor('Timeout')}`,
+      });
+    }
+    const code = err instanceof AxiosError ? err.code : (err as NodeJS.ErrnoException | undefined)?.code;
     let kind: BrowserAIErrorKind = 'NetworkError';
-    if (axios.isCancel(err) || code === 'ERR_CANCELED') kind = 'Aborted';
+    if (axios.isCancel(err) || code === 'ERR_CANCELED' || code === 'ABORT_ERR') kind = 'Aborted';
     else if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') kind = 'Timeout';
     const cause = err instanceof AxiosError ? err.cause : undefined;
     const causeCode = (cause as NodeJS.ErrnoException | undefined)?.code;
@@ -347,6 +450,48 @@ export class BrowserAIClient {
       message: `BrowserAI ${method} ${path} got no answer (${detail}). ${adviceFor(kind)}`,
     });
   }
+}
+
+const TOO_LARGE = Symbol('too large');
+
+/**
+ * An answer's body as text, or TOO_LARGE (the stream destroyed, nothing more read) once it passes
+ * `maxBytes`. A failure mid-body (reset, the request's deadline) rejects with the stream's error.
+ */
+async function readBody(stream: Readable, maxBytes: number): Promise<string | typeof TOO_LARGE> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      return TOO_LARGE;
+    }
+    chunks.push(chunk);
+  }
+  // As axios's text responses: UTF-8, without a byte order mark.
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
+}
+
+/** What is wrong with a client's limits, or undefined; the same bounds as the worker's configuration (config.ts). */
+export function clientOptionsProblem(
+  timeoutMs: number,
+  maxResponseBytes: number,
+  maxRequestsPerSecond: number | undefined,
+): string | undefined {
+  const { min, max } = REQUEST_TIMEOUT_RANGE_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)
+    return `timeoutMs must be whole milliseconds from ${min} to ${max} (got ${timeoutMs})`;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < MIN_MAX_RESPONSE_BYTES)
+    return `maxResponseBytes must be a whole number of bytes, at least ${MIN_MAX_RESPONSE_BYTES} (got ${maxResponseBytes})`;
+  if (
+    maxRequestsPerSecond !== undefined &&
+    !(Number.isFinite(maxRequestsPerSecond) && maxRequestsPerSecond >= MIN_REQUESTS_PER_SECOND)
+  )
+    return `maxRequestsPerSecond must be at least ${MIN_REQUESTS_PER_SECOND} (one request every 10 s), or unset for no limit (got ${maxRequestsPerSecond})`;
+  return undefined;
 }
 
 /** A request path with its IDs and names replaced: `/tasks/{id}/command`, `/saved_tasks/name/{name}`. */

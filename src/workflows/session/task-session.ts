@@ -366,6 +366,7 @@ export class TaskSession {
               inspect: input.inspect,
               awaitable: input.awaitable,
               delivery: this.#settings.delivery,
+              stopRetryWindowMs: this.#settings.stopRetryWindowMs,
             },
           ],
         ),
@@ -721,6 +722,13 @@ export class TaskSession {
           [{ executionId, notFoundRetryUntilMs: this.#notFoundRetryUntilMs }],
         ),
       );
+      if (stopped.outcome === 'not-found') {
+        // Not stopped, and never seen ended: only BrowserAI's word that it does not know the task.
+        throw ApplicationFailure.nonRetryable(
+          `BrowserAI answers that it does not know ${executionId} (404 after the not-found grace period) and never showed it ended`,
+          FailureType.TaskNotFound,
+        );
+      }
       this.#stop.confirmed = true;
       recordStopEnded(true);
       if (stopped.status) this.#record.status = stopped.status;
