@@ -2,6 +2,7 @@
 // contract is tested here over real HTTP, the way clients will meet it.
 
 import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -1057,6 +1058,109 @@ describe('recording and control endpoints', () => {
     assert.equal(new Set(created.map((execution) => execution.executionId)).size, 300);
     const polled = await Promise.all(created.map((execution) => metadata(execution.executionId)));
     assert.ok(polled.every((task) => typeof task.status === 'string'));
+  });
+});
+
+describe('control endpoints are safe from foreign pages and slow patterns', () => {
+  /** A control request with the Host (and Origin) headers a browser would send, which fetch cannot set. */
+  function controlAs(
+    host: string,
+    method: string,
+    path: string,
+    { origin, body }: { origin?: string; body?: unknown } = {},
+  ): Promise<{ status: number; text: string }> {
+    const { port } = new URL(emulator.baseUrl);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method,
+          path: `/__emulator${path}`,
+          headers: { host, 'content-type': 'application/json', ...(origin ? { origin } : {}) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  }
+
+  test('a foreign Host or Origin is refused with 403 saying which names are served; local names are served', async () => {
+    // Breaks if a page on another site (DNS rebinding, or a form posted to 127.0.0.1) could read
+    // the recorded codes or inject faults.
+    const { port } = new URL(emulator.baseUrl);
+    for (const host of [`attacker.example:${port}`, 'rebind.attacker.example', `10.1.2.3:${port}`]) {
+      const refused = await controlAs(host, 'GET', '/requests');
+      assert.equal(refused.status, 403, host);
+      assert.match(
+        refused.text,
+        /answer only to this machine's names.*localhost or 127\.0\.0\.1.*EMULATOR_CONTROL_HOSTS/,
+      );
+    }
+    const posted = await controlAs(`127.0.0.1:${port}`, 'POST', '/faults', {
+      origin: 'https://attacker.example',
+      body: { path: '^/tasks$', status: 500 },
+    });
+    assert.equal(posted.status, 403);
+    assert.equal((await controlAs(`127.0.0.1:${port}`, 'GET', '/faults')).text, '[]');
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
+      assert.equal((await controlAs(host, 'GET', '/stats')).status, 200, host);
+    }
+    // The API itself (behind its token) answers to any name: a worker reaches it as `emulator`.
+    const api = await fetch(`${emulator.baseUrl}/saved_tasks`, {
+      headers: { authorization: `apikey ${emulator.apiToken}` },
+    });
+    assert.equal(api.status, 200);
+    // controlHosts adds names, e.g. a container's service name.
+    const named = await BrowserAIEmulator.start({ controlHosts: ['emulator'] });
+    try {
+      const namedPort = new URL(named.baseUrl).port;
+      const asService = await new Promise<number>((resolve, reject) => {
+        request(
+          { host: '127.0.0.1', port: namedPort, path: '/__emulator/stats', headers: { host: `emulator:${namedPort}` } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        )
+          .on('error', reject)
+          .end();
+      });
+      assert.equal(asService, 200);
+    } finally {
+      await named.close();
+    }
+  });
+
+  test('a fault path pattern that could backtrack for ever is refused; the emulator keeps answering', async () => {
+    // Breaks if `^/(a+)+$` were accepted: the next request for /aaaa…! would freeze the emulator
+    // (every client, every test) in catastrophic backtracking.
+    const { port } = new URL(emulator.baseUrl);
+    for (const path of ['^/(a+)+$', '^/(a|aa)*$', '(x*)*y', '^.*.*.*z', '(a)\\1', '^(?=a)']) {
+      const refused = await controlAs(`127.0.0.1:${port}`, 'POST', '/faults', { body: { path, status: 500 } });
+      assert.equal(refused.status, 400, path);
+      assert.match(
+        refused.text,
+        /path (repeats a group|has a backreference|has a lookaround|has too many repeats)/,
+        path,
+      );
+    }
+    const accepted = await controlAs(`127.0.0.1:${port}`, 'POST', '/faults', {
+      body: { path: '^/tasks/[^/]+(/instructions)?$', method: 'GET', status: 503 },
+    });
+    assert.equal(accepted.status, 200);
+    await controlAs(`127.0.0.1:${port}`, 'DELETE', '/faults');
+    // The crafted path the refused pattern would have frozen on is answered (404).
+    const answer = await fetch(`${emulator.baseUrl}/${'a'.repeat(5_000)}!`, {
+      headers: { authorization: `apikey ${emulator.apiToken}` },
+    });
+    assert.equal(answer.status, 404);
   });
 });
 

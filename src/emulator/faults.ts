@@ -80,9 +80,16 @@ export class FaultQueue {
   }
 }
 
+/**
+ * Longer paths never match a fault's pattern: with {@link patternProblem}'s limits, matching a path
+ * this long takes milliseconds whatever the pattern, and no API path is anywhere near as long.
+ */
+export const MAX_FAULT_PATH_LENGTH = 1_024;
+
 function matches(fault: Fault, method: string, path: string): boolean {
   if (fault.method !== undefined && fault.method.toUpperCase() !== method.toUpperCase()) return false;
   if (fault.path !== undefined) {
+    if (path.length > MAX_FAULT_PATH_LENGTH) return false;
     fault.path.lastIndex = 0; // a /g or /y pattern would otherwise remember the previous match
     if (!fault.path.test(path)) return false;
   }
@@ -114,6 +121,8 @@ export function faultFromJson(value: unknown): Fault | string {
     } catch {
       return 'path is not a valid regular expression';
     }
+    const problem = patternProblem(value.path);
+    if (problem) return `path ${problem}`;
   }
   if (value.status !== undefined) {
     if (!isStatus(value.status)) return 'status must be an HTTP status code';
@@ -176,4 +185,62 @@ function isStatus(value: unknown): value is number {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Why matching a path against this pattern could take unbounded time (catastrophic backtracking,
+ * `^/(a+)+$`), or undefined when it cannot. A fault sent over HTTP may come from anywhere, and one
+ * slow match freezes the emulator for every client. Refused: a repeated group that itself repeats
+ * or alternates, backreferences, lookarounds, more than two unbounded repeats (`*`, `+`, `{n,}`,
+ * `{n,m}`) or more than four repeats in all. Patterns a fault needs (`^/tasks$`,
+ * `^/tasks/[^/]+/instructions$`, `/command$`, `^/(tasks|results)/`) pass.
+ */
+export function patternProblem(source: string): string | undefined {
+  const groups: Array<{ repeats: boolean }> = [];
+  let lastGroupRepeats: boolean | undefined; // the group just closed, if the previous token was `)`
+  let unbounded = 0;
+  let repeats = 0;
+  for (let i = 0; i < source.length;) {
+    const c = source[i]!;
+    const quantifier = /^(?:[*+?]|\{\d+(?:,\d*)?\})\??/.exec(source.slice(i))?.[0];
+    if (quantifier) {
+      if (lastGroupRepeats)
+        return 'repeats a group that itself repeats or alternates (e.g. (a+)+): write it without the nesting';
+      repeats += 1;
+      if (quantifier[0] !== '?') unbounded += 1;
+      if (groups.length > 0) groups.at(-1)!.repeats = true;
+      lastGroupRepeats = undefined;
+      i += quantifier.length;
+      continue;
+    }
+    lastGroupRepeats = undefined;
+    if (c === '\\') {
+      if (/[1-9k]/.test(source[i + 1] ?? '')) return 'has a backreference: fault paths need none';
+      i += 2;
+    } else if (c === '[') {
+      // A character class: skip to its unescaped `]` (a `]` first in the class is literal).
+      let j = i + 1;
+      if (source[j] === '^') j += 1;
+      if (source[j] === ']') j += 1;
+      while (j < source.length && source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+      i = j + 1;
+    } else if (c === '(') {
+      if (/^\(\?<?[=!]/.test(source.slice(i))) return 'has a lookaround: fault paths need none';
+      groups.push({ repeats: false });
+      const prefix = /^\((?:\?:|\?<[A-Za-z_$][\w$]*>)?/.exec(source.slice(i))![0];
+      i += prefix.length;
+    } else if (c === ')') {
+      const group = groups.pop();
+      lastGroupRepeats = group?.repeats ?? false;
+      if (group?.repeats && groups.length > 0) groups.at(-1)!.repeats = true;
+      i += 1;
+    } else {
+      if (c === '|' && groups.length > 0) groups.at(-1)!.repeats = true;
+      i += 1;
+    }
+  }
+  if (unbounded > 2 || repeats > 4) {
+    return 'has too many repeats (at most two of *, + or {n,m}, four with ?): match a shorter part of the path';
+  }
+  return undefined;
 }

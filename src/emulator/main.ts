@@ -11,6 +11,8 @@ async function main(): Promise<void> {
     port,
     host: process.env.EMULATOR_HOST ?? '127.0.0.1',
     apiToken: process.env.EMULATOR_API_TOKEN ?? 'emulator-token',
+    // More names the control endpoints answer to, e.g. a container's service name.
+    controlHosts: (process.env.EMULATOR_CONTROL_HOSTS ?? '').split(',').filter((host) => host.trim() !== ''),
     ...emulatorOptionsFromEnv(process.env),
   });
   // The token is not printed: it may be a real-looking secret copied from a deployment's env.

@@ -100,6 +100,14 @@ export interface EmulatorOptions {
    * Off by default; see also {@link BrowserAIEmulator.setRandomFaults}.
    */
   randomFaults?: RandomFaultOptions;
+  /**
+   * Host names (without port) the control endpoints (/__emulator/) answer to, besides `localhost`,
+   * `127.0.0.1`, `::1` and the `host` the emulator listens on (when not a wildcard such as
+   * 0.0.0.0). A request naming any other host in `Host` (or `Origin`) is refused with 403: the
+   * endpoints need no token, and without the check a web page could reach them by DNS rebinding.
+   * Default none; `EMULATOR_CONTROL_HOSTS` (comma list) for `npm run emulator`.
+   */
+  controlHosts?: string[];
 }
 
 type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor'>> &
@@ -159,6 +167,8 @@ export class BrowserAIEmulator {
   /** Sockets of hung requests: destroyed on close, whatever else the server does with its connections. */
   private readonly hungSockets = new Set<Socket>();
   private readonly unknownProjects: ReadonlySet<string>;
+  /** Host names the control endpoints answer to (see EmulatorOptions.controlHosts). */
+  private readonly controlHosts: ReadonlySet<string>;
   private readonly endpointCounts = new Map<string, number>();
   private closing: Promise<void> | undefined;
 
@@ -183,6 +193,15 @@ export class BrowserAIEmulator {
       totpSecrets: options.totpSecrets,
     });
     this.unknownProjects = new Set(options.unknownProjects);
+    const listening = options.host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    this.controlHosts = new Set([
+      'localhost',
+      '127.0.0.1',
+      '::1',
+      // A wildcard address is no name a client uses: it would let every name in.
+      ...(listening === '0.0.0.0' || listening === '::' ? [] : [listening]),
+      ...options.controlHosts.map((host) => host.trim().toLowerCase()),
+    ]);
     this.randomFaults.set(options.randomFaults);
   }
 
@@ -206,6 +225,7 @@ export class BrowserAIEmulator {
       logBrowserConnection: options.logBrowserConnection ?? true,
       totpSecrets: options.totpSecrets ?? {},
       randomFaults: options.randomFaults,
+      controlHosts: options.controlHosts ?? [],
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
@@ -329,6 +349,18 @@ export class BrowserAIEmulator {
     if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
       await this.onApiRequest(req, res, method, path.slice(API_PREFIX.length) || '/', raw);
     } else if (path.startsWith(`${CONTROL_PREFIX}/`)) {
+      const foreign = this.foreignControlHost(req);
+      if (foreign !== undefined) {
+        sendJson(
+          res,
+          errorReply(
+            403,
+            `The control endpoints answer only to this machine's names; "${foreign}" is not one. ` +
+              'Reach them as localhost or 127.0.0.1, or add the name to controlHosts (EMULATOR_CONTROL_HOSTS).',
+          ),
+        );
+        return;
+      }
       this.onControlRequest(res, method, path.slice(CONTROL_PREFIX.length), raw);
     } else if (path.startsWith(ARTIFACT_PREFIX) && (method === 'GET' || method === 'HEAD')) {
       this.onArtifactRequest(res, path);
@@ -470,6 +502,17 @@ export class BrowserAIEmulator {
     const { contentType, body } = artifactContent(request.kind, entry.step);
     res.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
     res.end(body);
+  }
+
+  /** The host a control request names in `Host` or `Origin` that is not one of ours; undefined when both are ours. */
+  private foreignControlHost(req: IncomingMessage): string | undefined {
+    const named = [req.headers.host === undefined ? '' : `http://${req.headers.host}`];
+    if (req.headers.origin !== undefined) named.push(req.headers.origin);
+    for (const value of named) {
+      const hostname = URL.canParse(value) ? new URL(value).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase() : '';
+      if (!this.controlHosts.has(hostname)) return hostname || value.replace(/^http:\/\//, '') || '(none)';
+    }
+    return undefined;
   }
 
   private isAuthorized(req: IncomingMessage): boolean {
