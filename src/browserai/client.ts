@@ -289,12 +289,6 @@ export class BrowserAIClient {
     body: unknown,
     options: RequestOptions = {},
   ): Promise<{ body: unknown; origin: AnswerOrigin }> {
-    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
-    // The request's deadline, for the whole exchange: axios's timeout is an idle one, which an
-    // answer trickling in a byte at a time never reaches.
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
-    const config: AxiosRequestConfig = { method, url: path, data: body, signal, timeout: timeoutMs };
     try {
       await this.#pacer?.wait(options.signal);
       options.signal?.throwIfAborted();
@@ -307,6 +301,12 @@ export class BrowserAIClient {
         message: `BrowserAI ${method} ${path} was cancelled before it was sent.`,
       });
     }
+    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    // The request's deadline, for the whole exchange from now (the pacer's wait is not part of
+    // it): axios's timeout is an idle one, which an answer trickling in a byte at a time never reaches.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const config: AxiosRequestConfig = { method, url: path, data: body, signal, timeout: timeoutMs };
     const route = routeTemplate(path);
     const span = startRequestSpan(method, route, this.#baseUrl);
     const sentAt = performance.now();

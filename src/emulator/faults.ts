@@ -17,6 +17,8 @@ export interface FaultAnswer {
   raw?: string;
   /** Content type of `raw`; default `text/html`. */
   contentType?: string;
+  /** Extra response headers, e.g. `location` for a redirect. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -34,12 +36,20 @@ export interface Fault {
   error?: string;
   /** Sent as `Retry-After`; a 429 sends 1 when absent. */
   retryAfterSeconds?: number;
+  /** Extra headers of the status answer, e.g. `location` for a 307 (the request is then not performed). */
+  headers?: Record<string, string>;
   /** Hold the request open without answering until the client gives up or the server closes. */
   hang?: boolean;
   /** Perform the request for real (e.g. create the task), then destroy the socket: the answer is lost. */
   dropAfterHandling?: boolean;
   /** Answer normally, but only after this many milliseconds (a slow BrowserAI, not a broken one). */
   delayMs?: number;
+  /**
+   * Send the answer (the real one without `status`, else the fault's status or `answer`) one byte
+   * every this many milliseconds after its headers: a stalled link or a slow proxy, which never
+   * leaves the connection idle for long.
+   */
+  trickleMs?: number;
   /**
    * Perform the request for real (e.g. create the task, append the instructions), then send this
    * instead of the real answer. `status` and `error` of the fault are ignored.
@@ -136,6 +146,15 @@ export function faultFromJson(value: unknown): Fault | string {
     if (typeof value.delayMs !== 'number' || !(value.delayMs >= 0)) return 'delayMs must be a non-negative number';
     fault.delayMs = value.delayMs;
   }
+  if (value.headers !== undefined) {
+    const headers = headersFromJson(value.headers);
+    if (!headers) return 'headers must be an object of strings';
+    fault.headers = headers;
+  }
+  if (value.trickleMs !== undefined) {
+    if (typeof value.trickleMs !== 'number' || !(value.trickleMs >= 1)) return 'trickleMs must be a number, at least 1';
+    fault.trickleMs = value.trickleMs;
+  }
   if (value.retryAfterSeconds !== undefined) {
     if (typeof value.retryAfterSeconds !== 'number' || !(value.retryAfterSeconds >= 0)) {
       return 'retryAfterSeconds must be a non-negative number';
@@ -170,6 +189,11 @@ function answerFromJson(value: unknown): FaultAnswer | string {
   }
   // `json: null` is a body too (the JSON text `null`); only an absent field means "none".
   if ('json' in value) answer.json = value.json;
+  if (value.headers !== undefined) {
+    const headers = headersFromJson(value.headers);
+    if (!headers) return 'answer.headers must be an object of strings';
+    answer.headers = headers;
+  }
   for (const field of ['raw', 'contentType'] as const) {
     if (value[field] !== undefined) {
       if (typeof value[field] !== 'string') return `answer.${field} must be a string`;
@@ -177,6 +201,12 @@ function answerFromJson(value: unknown): FaultAnswer | string {
     }
   }
   return answer;
+}
+
+function headersFromJson(value: unknown): Record<string, string> | undefined {
+  return isRecord(value) && Object.values(value).every((v) => typeof v === 'string')
+    ? (value as Record<string, string>)
+    : undefined;
 }
 
 function isStatus(value: unknown): value is number {

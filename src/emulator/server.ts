@@ -125,7 +125,7 @@ export interface RecordedRequest {
   /** Parsed JSON body of POST and PUT requests (the raw text when it is not JSON). */
   body?: unknown;
   /** Set when an injected fault shaped the outcome. */
-  fault?: 'status' | 'hang' | 'drop' | 'delay' | 'answer';
+  fault?: 'status' | 'hang' | 'drop' | 'delay' | 'answer' | 'trickle';
   /** Set when that fault was a random one (`randomFaults`). */
   randomFault?: RandomFaultKind;
 }
@@ -408,11 +408,11 @@ export class BrowserAIEmulator {
     if (fault?.delayMs !== undefined) {
       record.fault = 'delay';
       await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
-    } else if (fault && !fault.dropAfterHandling && !fault.answer) {
+    } else if (fault && !fault.dropAfterHandling && !fault.answer && !(fault.trickleMs && fault.status === undefined)) {
       record.fault = 'status';
       const reply = faultReply(fault);
       record.status = reply.status;
-      sendJson(res, reply);
+      sendJson(res, reply, fault.trickleMs);
       return;
     }
 
@@ -433,13 +433,21 @@ export class BrowserAIEmulator {
       res.socket?.destroy();
       return;
     }
+    const trickleMs = fault?.trickleMs;
+    if (trickleMs !== undefined && res.socket) {
+      // Destroyed by close() like a hung request: a trickle may outlast the test that started it.
+      const socket = res.socket;
+      this.hungSockets.add(socket);
+      socket.once('close', () => this.hungSockets.delete(socket));
+      record.fault ??= 'trickle';
+    }
     if (fault?.answer) {
       record.fault = 'answer';
       record.status = fault.answer.status ?? 200;
-      sendAnswer(res, fault.answer, reply);
+      sendAnswer(res, fault.answer, reply, trickleMs);
       return;
     }
-    sendJson(res, reply);
+    sendJson(res, reply, trickleMs);
   }
 
   private onControlRequest(res: ServerResponse, method: string, path: string, raw: Buffer | typeof TOO_LARGE): void {
@@ -542,22 +550,23 @@ function faultReply(fault: Fault): Reply {
   const reply = errorReply(status, fault.error ?? defaultFaultMessage(status));
   const retryAfter = fault.retryAfterSeconds ?? (status === 429 ? 1 : undefined);
   if (retryAfter !== undefined) reply.headers = { 'retry-after': String(Math.ceil(retryAfter)) };
+  if (fault.headers) reply.headers = { ...reply.headers, ...fault.headers };
   return reply;
 }
 
-function sendJson(res: ServerResponse, reply: Reply): void {
-  sendText(res, reply.status, 'application/json; charset=utf-8', answerText(reply.body), reply.headers);
+function sendJson(res: ServerResponse, reply: Reply, trickleMs?: number): void {
+  sendText(res, reply.status, 'application/json; charset=utf-8', answerText(reply.body), reply.headers, trickleMs);
 }
 
 /** The replacement of a real answer: `transform` of it (as the client would have parsed it), else `json`, else `raw`. */
-function sendAnswer(res: ServerResponse, answer: FaultAnswer, real: Reply): void {
+function sendAnswer(res: ServerResponse, answer: FaultAnswer, real: Reply, trickleMs?: number): void {
   const status = answer.status ?? 200;
   if (answer.transform || answer.json !== undefined) {
     const body = answer.transform ? answer.transform(JSON.parse(JSON.stringify(real.body))) : answer.json;
     // A transform may return undefined: that is an empty body, not the text `undefined`.
-    sendText(res, status, 'application/json; charset=utf-8', JSON.stringify(body) ?? '');
+    sendText(res, status, 'application/json; charset=utf-8', JSON.stringify(body) ?? '', answer.headers, trickleMs);
   } else {
-    sendText(res, status, answer.contentType ?? 'text/html', answer.raw ?? '');
+    sendText(res, status, answer.contentType ?? 'text/html', answer.raw ?? '', answer.headers, trickleMs);
   }
 }
 
@@ -567,9 +576,26 @@ function sendText(
   contentType: string,
   text: string,
   headers?: Record<string, string>,
+  trickleMs?: number,
 ): void {
-  res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  const body = Buffer.from(text);
+  res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': body.length });
+  if (trickleMs === undefined) {
+    res.end(body);
+    return;
+  }
+  res.flushHeaders();
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (res.destroyed || sent >= body.length) {
+      clearInterval(timer);
+      if (!res.destroyed) res.end();
+      return;
+    }
+    res.write(body.subarray(sent, sent + 1));
+    sent += 1;
+  }, trickleMs);
+  res.once('close', () => clearInterval(timer));
 }
 
 /** Path without query and trailing slash, still percent-encoded (a `%2F` in a name must not split it). */
