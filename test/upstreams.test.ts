@@ -83,31 +83,38 @@ describe('every request has a deadline for the whole exchange', () => {
 });
 
 describe('redirects are refused, never followed', () => {
-  test('a 307 on the code append sends nothing to the other host; the append is retried and the code typed once', async () => {
-    // Breaks if the client followed the redirect: the one-time code would be posted to another host.
-    const elsewhere = await BrowserAIEmulator.start({ apiToken: stack.emulator.apiToken });
-    try {
-      const marker = newMarker();
-      const handle = await stack.tasks.start(
-        taskInput({ instructions: [{ action: `${marker} log in [needs-code]` }] }),
-      );
-      const executionId = await executionIdOf(handle.workflowId);
-      await eventually('the code form', async () => (await stack.tasks.state(handle.workflowId)).status === 'awaiting');
-      stack.emulator.inject({
-        method: 'POST',
-        path: pathOf(executionId, '/instructions'),
-        status: 307,
-        headers: { location: `${elsewhere.baseUrl}/tasks/${executionId}/instructions` },
-      });
-      await stack.tasks.submitCode(handle.workflowId, '493817');
-      const result: BrowserTaskResult = await handle.result();
-      assert.equal(result.status, 'finalized');
-      assert.deepEqual(elsewhere.requests, [], 'nothing was sent to the host the redirect named');
-      assert.deepEqual(taskWith(marker)!.codesReceived, ['493817']);
-    } finally {
-      await elsewhere.close();
-    }
-  });
+  test(
+    'a 307 on the code append sends nothing to the other host; the append is retried and the code typed once',
+    { timeout: 90_000 },
+    async () => {
+      // Breaks if the client followed the redirect: the one-time code would be posted to another host.
+      const elsewhere = await BrowserAIEmulator.start({ apiToken: stack.emulator.apiToken });
+      try {
+        const marker = newMarker();
+        const handle = await stack.tasks.start(
+          taskInput({ instructions: [{ action: `${marker} log in [needs-code]` }] }),
+        );
+        const executionId = await executionIdOf(handle.workflowId);
+        await eventually(
+          'the code form',
+          async () => (await stack.tasks.state(handle.workflowId)).status === 'awaiting',
+        );
+        stack.emulator.inject({
+          method: 'POST',
+          path: pathOf(executionId, '/instructions'),
+          status: 307,
+          headers: { location: `${elsewhere.baseUrl}/tasks/${executionId}/instructions` },
+        });
+        await stack.tasks.submitCode(handle.workflowId, '493817');
+        const result: BrowserTaskResult = await handle.result();
+        assert.equal(result.status, 'finalized');
+        assert.deepEqual(elsewhere.requests, [], 'nothing was sent to the host the redirect named');
+        assert.deepEqual(taskWith(marker)!.codesReceived, ['493817']);
+      } finally {
+        await elsewhere.close();
+      }
+    },
+  );
 
   test('the refusal says where the redirect pointed and what to set; it counts as not sent', async () => {
     const client = new BrowserAIClient({ apiToken: stack.emulator.apiToken, baseUrl: stack.emulator.baseUrl });

@@ -325,16 +325,15 @@ export class BrowserAIClient {
       return error;
     };
     let response;
-    let text: string | typeof TOO_LARGE;
+    let text: string | typeof TOO_LARGE = '';
     try {
       response = await this.#http.request<Readable>(config);
-      if (response.status >= 300 && response.status < 400) response.data.destroy();
-      text =
-        response.status >= 300 && response.status < 400 ? '' : await readBody(response.data, this.maxResponseBytes);
+      if (isRedirect(response.status)) response.data.destroy();
+      else text = await readBody(response.data, this.maxResponseBytes);
     } catch (err) {
       throw failed(err);
     }
-    if (response.status >= 300 && response.status < 400) {
+    if (isRedirect(response.status)) {
       report({ status: response.status });
       throw this.#redirectError(response.status, response.headers.location, method, path);
     }
@@ -453,6 +452,8 @@ export class BrowserAIClient {
 }
 
 const TOO_LARGE = Symbol('too large');
+
+const isRedirect = (status: number) => status >= 300 && status < 400;
 
 /**
  * An answer's body as text, or TOO_LARGE (the stream destroyed, nothing more read) once it passes
