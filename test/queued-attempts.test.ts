@@ -77,7 +77,8 @@ async function queueWaits(handle: WorkflowHandle, activityType: string): Promise
     const id = String(event.eventId);
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === activityType) scheduled.set(id, ms(event));
     const startedOf = event.activityTaskStartedEventAttributes?.scheduledEventId;
-    if (startedOf != null && scheduled.has(String(startedOf))) waits.push(ms(event) - scheduled.get(String(startedOf))!);
+    if (startedOf != null && scheduled.has(String(startedOf)))
+      waits.push(ms(event) - scheduled.get(String(startedOf))!);
   }
   return waits;
 }
