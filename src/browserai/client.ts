@@ -198,7 +198,7 @@ export class BrowserAIClient {
       config.headers.set('authorization', `apikey ${token}`);
       return config;
     });
-    if (options.maxRequestsPerSecond !== undefined) {
+    if (options.maxRequestsPerSecond) {
       this.#pacer = new RequestPacer(options.maxRequestsPerSecond);
     }
   }
@@ -487,11 +487,13 @@ export function clientOptionsProblem(
     return `timeoutMs must be whole milliseconds from ${min} to ${max} (got ${timeoutMs})`;
   if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < MIN_MAX_RESPONSE_BYTES)
     return `maxResponseBytes must be a whole number of bytes, at least ${MIN_MAX_RESPONSE_BYTES} (got ${maxResponseBytes})`;
+  // 0 has always meant no limit.
   if (
     maxRequestsPerSecond !== undefined &&
+    maxRequestsPerSecond !== 0 &&
     !(Number.isFinite(maxRequestsPerSecond) && maxRequestsPerSecond >= MIN_REQUESTS_PER_SECOND)
   )
-    return `maxRequestsPerSecond must be at least ${MIN_REQUESTS_PER_SECOND} (one request every 10 s), or unset for no limit (got ${maxRequestsPerSecond})`;
+    return `maxRequestsPerSecond must be at least ${MIN_REQUESTS_PER_SECOND} (one request every 10 s), or 0 or unset for no limit (got ${maxRequestsPerSecond})`;
   return undefined;
 }
 
