@@ -337,7 +337,8 @@ function integerFrom(
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    problems.push(`${name} must be a whole number of ${unit} from ${min} to ${max} (got "${raw}")`);
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
+    problems.push(`${name} must be a whole number of ${unit} ${range} (got "${raw}")`);
     return fallback;
   }
   return value;

@@ -405,7 +405,7 @@ describe('Temporal connection: start-up errors', () => {
       ],
       [
         { BROWSERAI_MAX_RESPONSE_BYTES: '100' },
-        /BROWSERAI_MAX_RESPONSE_BYTES must be a whole number of bytes .* from 65536/,
+        /BROWSERAI_MAX_RESPONSE_BYTES must be a whole number of bytes .* at least 65536 \(got "100"\)/,
       ],
       [
         { TEMPORAL_TASK_QUEUE: '   ' },
