@@ -17,7 +17,8 @@
 //   no_proxy, else NO_PROXY: comma list of `*`, hosts, domains (`example.com`, `.example.com`
 //     and `*.example.com` all match example.com and its subdomains), `host:port`, IP addresses
 //     and CIDR ranges (`10.0.0.0/8`).
-// Redirects keep the route chosen for the base URL, and never from https to a proxied http.
+// Redirects are never followed (client.ts), so no request leaves the route chosen for the base
+// URL, e.g. from https through the proxy's tunnel to a plain http host.
 //
 // Failures: an unreachable proxy, or a CONNECT answered with anything but 2xx, happen before a
 // byte reaches BrowserAI and become never-sent NetworkErrors naming the proxy's host:port (never
