@@ -69,7 +69,7 @@ export interface BrowserAIClientOptions {
   /**
    * The largest answer body read, in bytes (after decompression); a bigger one is refused unread:
    * a 2xx as `MalformedAnswer`, an error answer with its status's kind and no message. Default
-   * {@link DEFAULT_MAX_RESPONSE_BYTES} (16 MiB); at least 64 KiB.
+   * 16 MiB; at least 64 KiB.
    */
   maxResponseBytes?: number;
   /** Spaces requests out so one worker never sends more than this many per second (at least 0.1); default unlimited. */
