@@ -2,9 +2,10 @@
 // from the moment BrowserAI shows the code form (the emulator's own clock) to the moment the
 // webhook `input.requested` reaches a verifying receiver, and to the moment a waiting
 // `nextInputRequest` call returns; the code is then submitted and the task runs to its end. TOTP
-// tasks run beside them: form shown -> code typed (the emulator's record of its check). Default
+// tasks run beside them, spread over one time step: form shown -> code typed (the emulator's record of its check). Default
 // polling throughout. The MCP client's loop is its fixed 3-s poll: it notices a form 0 to 3 s late.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BrowserTasks } from '../../../src/starters/tasks';
 import { CODE_WAIT_MS } from '../../../src/emulator/scenario';
 import { WebhookReceiver } from '../../../dev/webhook-receiver';
@@ -28,6 +29,8 @@ const TARGET_P50_MS = 2_000;
 const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 /** How long each task runs before the code form, and after the code: short, the loop is what is measured. */
 const RUN_MS = 5_000;
+/** The TOTP time step (RFC 6238's default, the emulator's and the worker's). */
+const TOTP_STEP_MS = 30_000;
 
 interface CodeTask {
   workflowId: string;
@@ -88,6 +91,9 @@ export async function measureCodeLoop(context: ScenarioContext): Promise<Scenari
         return record;
       };
       const runTotp = async (i: number): Promise<CodeTask> => {
+        // Spread over one 30-s time step: forms shown all at one instant would share one phase of the
+        // step, and so wait for the next step all together or not at all.
+        await sleep((i * TOTP_STEP_MS) / totpTasks);
         const record: CodeTask = { workflowId: `codeloop-totp-${i}-${Date.now()}` };
         try {
           const handle = await client.start(input(i, '[needs-totp=bench]', { totpSecretName: 'bench' }), {
@@ -128,7 +134,7 @@ export async function measureCodeLoop(context: ScenarioContext): Promise<Scenari
         HEADING,
         '',
         ...quickBanner(context.config.quick),
-        `${codeTasks} code tasks (each with a webhook and a waiting \`nextInputRequest\` call) and ${totpTasks} TOTP tasks, started at once on one worker process, default polling, the emulator in \`${stack.emulator.mode}\` mode (the form shows ${QUEUE_MS + CODE_WAIT_MS} ms after the create). Command: \`${context.env.command}\`.`,
+        `${codeTasks} code tasks (each with a webhook and a waiting \`nextInputRequest\` call) and ${totpTasks} TOTP tasks (the code tasks started at once, the TOTP tasks spread over one 30-s time step) on one worker process, default polling, the emulator in \`${stack.emulator.mode}\` mode (the form shows ${QUEUE_MS + CODE_WAIT_MS} ms after the create). Command: \`${context.env.command}\`.`,
         '',
         ...targetTable(rows),
         '',
