@@ -386,8 +386,8 @@ describe('browserTask', () => {
   });
 
   test('addInstructions is rejected by its validator once the task has ended', async () => {
-    // The poll's own results read fails and the workflow's is slowed, so the workflow is still
-    // open after it saw the task end.
+    // The workflow's results read fails once and is then slowed, so the workflow is still open
+    // after it saw the task end.
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, status: 500 });
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=300ms]' }] }));
@@ -403,6 +403,51 @@ describe('browserTask', () => {
     );
     assert.equal(stack.emulator.count('POST', /\/instructions$/), appendsBefore, `nothing was sent to ${executionId}`);
     assert.equal((await handle.result()).status, 'finalized');
+  });
+
+  test('once a poll has seen the task end, no instruction or code is sent: the update is refused while the results are read', async () => {
+    // The first results read is slow: without the end coming back first, the workflow would not
+    // know of it yet while the read runs.
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=500ms]' }] }));
+    const executionId = await eventually('task created', async () => (await handle.query(stateQuery)).executionId);
+    await eventually(
+      'the first results read',
+      () => stack.emulator.count('GET', new RegExp(`^/results/${executionId}$`)) > 0,
+    );
+    const appendsBefore = stack.emulator.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`));
+    await assert.rejects(
+      stack.tasks.addInstructions(handle.workflowId, [{ action: 'Too late' }]),
+      (err: unknown) =>
+        err instanceof WorkflowUpdateFailedError && (err.cause as ApplicationFailure).type === 'TaskEnded',
+    );
+    await stack.tasks.submitCode(handle.workflowId, '123456');
+    assert.equal((await handle.result()).status, 'finalized');
+    assert.equal(
+      stack.emulator.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`)),
+      appendsBefore,
+      'nothing was sent to the ended task',
+    );
+  });
+
+  test('a session ended by complete returns the last result BrowserAI showed, though the results hold nothing after the stop', async () => {
+    const handle = await stack.tasks.start(taskInput({ awaitable: true }));
+    const { executionId } = await eventually('awaiting', async () => {
+      const s = await handle.query(stateQuery);
+      return s.awaitingInput ? s : undefined;
+    });
+    const shown = (await stack.browserai.getTask(executionId!)).result;
+    assert.ok(shown, 'BrowserAI shows a result while the session waits');
+    stack.emulator.inject({
+      method: 'GET',
+      path: /^\/results\//,
+      answer: { transform: (body: Record<string, unknown>) => ({ ...body, results: [] }) },
+    });
+    await stack.tasks.complete(handle.workflowId);
+    const result = await handle.result();
+    assert.equal(result.status, 'stopped');
+    assert.deepEqual(result.results, []);
+    assert.deepEqual(result.result, shown);
   });
 
   test('cancelling the workflow sends exactly one stop, keeps the results so far and ends cancelled', async () => {

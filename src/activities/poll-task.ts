@@ -4,10 +4,9 @@ import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../browserai/s
 import { toActivityFailure } from './failures';
 import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
-import { readResults } from './results';
 import { snapshotOf } from './snapshot';
 import type { TaskDurations } from './task-durations';
-import type { PollTaskInput, PollTaskOutput, TaskResultsSummary, TaskSnapshot } from './types';
+import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from './types';
 
 /** Checkpoint heartbeated now and then: a retry (on any worker) resumes from it, and the UI shows it. */
 interface PollProgress {
@@ -42,7 +41,8 @@ export interface PollDependencies {
  * Polls `GET /tasks/{id}` inside one long activity until BrowserAI reports a status other than the
  * one the workflow knows (queued -> running -> awaiting -> ended), or `maxSpanMs` passes. Many
  * polls cost no history and no Temporal actions; the workflow hears of every status change within
- * one poll of it. When the task ends, its results come back with it (one activity fewer).
+ * one poll of it. The end comes back at once, without the results: the workflow refuses input
+ * from the moment it knows, so it must know as soon as a poll does (DESIGN.md).
  */
 export async function pollUntilStatusChanges(deps: PollDependencies, input: PollTaskInput): Promise<PollTaskOutput> {
   const { client, durations } = deps;
@@ -112,9 +112,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     const changed = isNews(input, snapshot, progress);
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
       if (snapshot.category === 'ended') learnDuration(durations, input, snapshot.status, progress);
-      const results =
-        snapshot.category === 'ended' ? await resultsIfReadable(client, { ...input, codes: codesNow() }) : undefined;
-      return { snapshot, changed, polls: progress.polls, unknownStatuses, ...(results ? { results } : {}) };
+      return { snapshot, changed, polls: progress.polls, unknownStatuses };
     }
     if (snapshot.category !== 'ended') progress.lastRunningAt = Date.now();
     knowledge.estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? knowledge.estimatedCompletionMs;
@@ -164,23 +162,6 @@ function learnDuration(durations: TaskDurations, input: PollTaskInput, status: s
     afterMs: lastRunningAt - input.phaseStartedAtMs,
     byMs: Date.now() - input.phaseStartedAtMs,
   });
-}
-
-/** The results, read in the same activity; if that fails, the workflow reads them itself with its own retries. */
-async function resultsIfReadable(
-  client: BrowserAIClient,
-  input: PollTaskInput,
-): Promise<TaskResultsSummary | undefined> {
-  if (input.resultBytes === undefined) return undefined;
-  try {
-    return await readResults(client, input, input.resultBytes, Context.current().cancellationSignal);
-  } catch (err) {
-    log.warn('Reading the results of an ended task failed; the workflow will read them', {
-      executionId: input.executionId,
-      error: String(err),
-    });
-    return undefined;
-  }
 }
 
 function noteUnknownStatus(status: string, executionId: string, seen: string[]): void {

@@ -28,7 +28,9 @@ export function snapshotOf(meta: TaskMetadata | TaskExecution, resultBytes = DEF
     estimatedCompletion: meta.estimatedCompletion ?? null,
     error: typeof error === 'string' ? truncateString(error, ERROR_BYTES) : null,
   };
-  if (category === 'ended' && 'result' in meta && meta.result !== undefined) {
+  // Not only at the end: a session waiting for input shows its output so far, and a task that
+  // `complete` stops may have nothing in its results afterwards.
+  if ('result' in meta && meta.result !== undefined && meta.result !== null) {
     snapshot.result = truncateValue(meta.result, resultBytes);
   }
   return snapshot;

@@ -45,7 +45,7 @@ export interface TaskSnapshot {
   progress: { status?: string; logs: string[] };
   started?: string | null;
   estimatedCompletion?: string | null;
-  /** The task's output (`GET /tasks` `result`), cut to size; set once the task has ended. */
+  /** The task's output (`GET /tasks` `result`), cut to size; absent while BrowserAI shows none. */
   result?: unknown;
   error?: string | null;
 }
@@ -70,8 +70,6 @@ export interface PollTaskInput {
    * clock (its kind's window while it has one, else the window of all kinds or the prior).
    */
   phaseStartedAtMs?: number;
-  /** Read the results as soon as the task is seen ended, cut to this many bytes. */
-  resultBytes?: number;
   /**
    * One-time codes this task was sent: removed from what BrowserAI shows (a log line may echo a
    * typed code) before it is heartbeated or returned. The client removes credentials itself.
@@ -105,8 +103,6 @@ export interface PollTaskOutput {
   polls: number;
   /** Statuses outside the known vocabulary seen in this activity, treated as running. */
   unknownStatuses: string[];
-  /** The results, when the task was seen ended and they could be read. */
-  results?: TaskResultsSummary;
 }
 
 /** Input of `browserAIGetResults`: the task, and the byte budget its results are cut to. */

@@ -76,6 +76,12 @@ export interface SessionRecord {
   awaitingSinceMs: number | null;
   unconfirmedInput: UnconfirmedInput | null;
   /**
+   * The last `result` BrowserAI showed (cut to the result budget): a task stopped by `complete` may
+   * have nothing in its results, so its outcome reports this. Carried, since a continued run that
+   * awaits input does not poll before `complete` stops the task.
+   */
+  result?: unknown;
+  /**
    * The task's kind while its run says something about the kind: from the create until input is
    * sent or the task awaits (a wait for a person is no part of how long the kind runs).
    */
@@ -119,12 +125,12 @@ export class TaskSession {
   readonly #webhooks: Webhooks;
 
   // ---- This run's own state ----
-  /** What BrowserAI showed last, beyond the status: progress, the error, the task's output. */
-  #shown: Pick<TaskSnapshot, 'progress' | 'error' | 'result'> = { progress: { logs: [] }, error: null };
+  /** What BrowserAI showed last, beyond the status and the result: progress and the error. */
+  #shown: Pick<TaskSnapshot, 'progress' | 'error'> = { progress: { logs: [] }, error: null };
   /** The stop: sent at most once; confirmed, or given up after the stop window. */
   #stop: { sent: boolean; confirmed: boolean | null } = { sent: false, confirmed: null };
-  /** The results the poll read when it saw the task end, and the latest shown in the UI. */
-  #results: { atEnd: TaskResultsSummary | null; latest: TaskResultsSummary | null } = { atEnd: null, latest: null };
+  /** The latest results read, shown in the UI. */
+  #latestResults: TaskResultsSummary | null = null;
   #outcome: BrowserTaskResult | null = null;
   /** Why there is no task, once the create has failed (answers the executionId update). */
   #notCreated: ApplicationFailure | null = null;
@@ -222,7 +228,7 @@ export class TaskSession {
     // The wait begins in the activation that saw `awaiting` (the workflow's clock stands still
     // within one), so its start is known here already and goes out in the same upsert.
     const awaitingSinceMs = this.awaitsInput ? (this.#record.awaitingSinceMs ?? Date.now()) : null;
-    this.#publisher.publish(this.view(), this.#results.latest, this.#codes.secrets, awaitingSinceMs);
+    this.#publisher.publish(this.view(), this.#latestResults, this.#codes.secrets, awaitingSinceMs);
   }
 
   /** What the activities mask in BrowserAI's text: the codes received, and the TOTP codes (computed by them). */
@@ -628,7 +634,6 @@ export class TaskSession {
               targetDetectionMs: polling.targetDetectionMs,
               ...(record.kind ? { kind: record.kind } : {}),
               ...(record.phaseStartedAtMs !== null ? { phaseStartedAtMs: record.phaseStartedAtMs } : {}),
-              resultBytes: this.#settings.resultBytes,
               ...this.#toMask,
               maxSpanMs: spanMs,
               sleepFirst: !lookOnce,
@@ -651,7 +656,6 @@ export class TaskSession {
     }
     record.polls += out.polls;
     this.#applySnapshot(out.snapshot);
-    if (out.results) this.#results.atEnd = out.results;
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
     // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
     if (this.outbox.settled === settledBefore && (out.snapshot.category !== 'awaiting' || out.changed)) {
@@ -674,8 +678,9 @@ export class TaskSession {
     const { started, estimatedCompletion, error, progress, result } = snapshot;
     record.estimatedCompletion = estimatedCompletion ?? null;
     if (started) record.started = started;
-    this.#shown = { ...this.#shown, progress, error: error ?? this.#shown.error };
-    if (result !== undefined) this.#shown.result = result;
+    this.#shown = { progress, error: error ?? this.#shown.error };
+    // Kept until BrowserAI shows another: a later answer without one does not erase it.
+    if (result !== undefined && result !== null) record.result = result;
     if (this.category !== 'awaiting') {
       record.awaitingSinceMs = null;
       this.#requests.close();
@@ -750,17 +755,15 @@ export class TaskSession {
     this.publish();
   }
 
-  /** Records the outcome with the task's results: those the poll read at the end, or read now (after a stop, they are fresher). */
+  /** Reads the task's results and records the outcome with them. */
   async collectResults(): Promise<BrowserTaskResult> {
     const record = this.#record;
     const executionId = record.executionId!;
-    const summary =
-      this.#results.atEnd && !this.#stop.sent
-        ? this.#results.atEnd
-        : await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
-            { executionId, maxBytes: this.#settings.resultBytes, ...this.#toMask },
-          ]);
-    this.#results.latest = summary;
+    const summary = await this.#activities.getResults.executeWithOptions(
+      { summary: `Fetch results of ${executionId}` },
+      [{ executionId, maxBytes: this.#settings.resultBytes, ...this.#toMask }],
+    );
+    this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.#stop.sent || categorize(summary.status) === 'ended')) record.status = summary.status;
     return this.#recordOutcome(summary);
@@ -787,7 +790,7 @@ export class TaskSession {
       status: record.status,
       started: summary?.started ?? record.started ?? null,
       completed: summary?.completed ?? null,
-      result: this.#shown.result ?? null,
+      result: record.result ?? null,
       error: this.#shown.error ?? null,
       results: summary?.results ?? [],
       ...(summary?.trimmed ? { trimmed: summary.trimmed } : {}),
