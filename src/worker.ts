@@ -1,12 +1,13 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { BrowserAIPlugin, type BrowserAIPluginOptions } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
 import { connectionOptions, loadWorkerConfig, type WorkerDeploymentVersionConfig } from './config';
 import { codeLoopSecrets, describeCodeLoop } from './code-loop-config';
+import { connectWhenReachable } from './connect-when-reachable';
 import { announce, installWorkerRuntime, logFatalAfterFlush } from './telemetry/runtime';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 import { tracingFromEnv, type Tracing } from './telemetry/tracing';
@@ -71,7 +72,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   // Opt-in by OTEL_*: Temporal's OpenTelemetryPlugin, with the BrowserAI request spans under its activity spans.
   const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
   const workflowBundle = prebuiltBundle(env, dataConverter, tracing);
-  const connection = await NativeConnection.connect(connectionOptions(config.temporal));
+  const connection = await connectWhenReachable(connectionOptions(config.temporal));
   const profile = config.temporal.profile; // the temporal.toml profile in use, if any
   try {
     const worker = await createWorker({

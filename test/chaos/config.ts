@@ -27,6 +27,11 @@ export interface ChaosConfig {
   shutdownGraceMs: number;
   /** BROWSERAI_REQUEST_TIMEOUT_MS of the workers: ends requests the emulator leaves hanging. */
   requestTimeoutMs: number;
+  /** From the first start: Temporal SIGKILLed and restarted on its database, right after a create, then an append, alternately. */
+  temporalRestartsAtMs: number[];
+  /** From the first start: Temporal paused (SIGSTOP) for `temporalPauseForMs` (0: never). */
+  temporalPauseAtMs: number;
+  temporalPauseForMs: number;
   output: string;
   rawJson?: string;
 }
@@ -44,6 +49,9 @@ export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_
   --deploy-at D         the one rolling SIGTERM restart of all workers (default 40s)
   --grace D             the workers' WORKER_SHUTDOWN_GRACE_MS (default 5s)
   --request-timeout D   the workers' BROWSERAI_REQUEST_TIMEOUT_MS (default 5s)
+  --temporal-restarts L Temporal SIGKILLed and restarted on its database at these times, right after
+                        a create, then an append, alternately (default 15s,30s; "none" for none)
+  --temporal-pause D+L  Temporal paused (SIGSTOP) at D for L (default 60s+30s; "none" for none)
   --output FILE         Markdown file whose "## Chaos" section is written (default BENCHMARKS.md)
   --raw-json FILE       also write every per-workflow fact as JSON
 
@@ -61,6 +69,8 @@ const FLAGS = [
   'deploy-at',
   'grace',
   'request-timeout',
+  'temporal-restarts',
+  'temporal-pause',
   'output',
   'raw-json',
 ] as const;
@@ -87,6 +97,11 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (killMinMs === undefined || killMaxMs === undefined || killMinMs > killMaxMs || killMinMs < 500) {
     throw new Error('--kill-every must be "A-B" with 500ms <= A <= B, e.g. 5s-10s');
   }
+  const restarts = get('temporal-restarts', '15s,30s');
+  const pause = get('temporal-pause', '60s+30s');
+  const [pauseAt, pauseFor] = pause === 'none' ? ['0', '0'] : pause.split('+');
+  if (pauseAt === undefined || pauseFor === undefined)
+    throw new Error('--temporal-pause must be "D+L", e.g. 60s+30s, or "none"');
   const repoRoot = resolve(__dirname, '../../..'); // lib/test/chaos -> the repository
   return {
     workflows: integer('workflows', get('workflows', '300'), 1),
@@ -101,6 +116,10 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     deployAtMs: duration('deploy-at', get('deploy-at', '40s'), 0),
     shutdownGraceMs: duration('grace', get('grace', '5s')),
     requestTimeoutMs: duration('request-timeout', get('request-timeout', '5s')),
+    temporalRestartsAtMs:
+      restarts === 'none' ? [] : restarts.split(',').map((part) => duration('temporal-restarts', part, 0)),
+    temporalPauseAtMs: duration('temporal-pause', pauseAt, 0),
+    temporalPauseForMs: duration('temporal-pause', pauseFor, 0),
     output: resolve(values.get('output') ?? resolve(repoRoot, 'BENCHMARKS.md')),
     rawJson: values.has('raw-json') ? resolve(values.get('raw-json')!) : undefined,
   };

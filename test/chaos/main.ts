@@ -1,6 +1,6 @@
 // `npm run chaos`: many `browserTask` workflows on several worker processes while a killer
-// SIGKILLs workers, a deploy SIGTERMs them all, and the BrowserAI emulator answers with random
-// faults. Then it checks, from BrowserAI's side, that every task was created once, every code
+// SIGKILLs workers, a deploy SIGTERMs them all, the Temporal server is SIGKILLed and restarted
+// and later paused, and the BrowserAI emulator answers with random faults. Then it checks, from BrowserAI's side, that every task was created once, every code
 // typed once and every cancel stopped once, and writes the result to BENCHMARKS.md. It exits 1
 // when a target is missed. `npm run chaos -- --help` lists the settings.
 import { writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { errorText, within } from '../../dev/async';
 import { formatDuration, log, setLogOrigin } from './log';
 import { workerEnvironment } from '../../dev/worker-child';
 import { WorkerPool } from './workers';
+import { runTemporalFaults, type TemporalFaultsReport } from './temporal-faults';
 
 interface Running {
   stack?: ChaosStack;
@@ -71,6 +72,15 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
     shutdownGraceMs: config.shutdownGraceMs,
     finished: () => finished,
   });
+  const temporalFaults = runTemporalFaults({
+    temporal: stack.temporal,
+    watcher,
+    restartAt: config.temporalRestartsAtMs.map((atMs, i) => ({ atMs, after: i % 2 === 0 ? 'create' : 'append' })),
+    pauseAtMs: config.temporalPauseAtMs,
+    pauseForMs: config.temporalPauseForMs,
+    startedAt,
+    finished: () => finished,
+  });
   const records = plans.map((plan): WorkflowRecord => ({ plan }));
   const progress = setInterval(() => log(progressLine(records, pool)), 15_000);
   try {
@@ -87,9 +97,12 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
   stack.emulator.setRandomFaults(undefined);
   await pool.killAll();
   const killerReport: KillerReport = (await within(30_000, killer)) ?? { kills: [], skipped: 0 };
+  const temporalReport: TemporalFaultsReport = (await within(60_000, temporalFaults)) ?? { restarts: [] };
   const facts = await gatherFacts(records, stack.emulator, view, stack.tasks);
-  const killsAtRequests = killerReport.kills.filter((k) => k.trigger === 'create' || k.trigger === 'append').length;
-  const rows = evaluateTargets(facts, killsAtRequests);
+  const rows = evaluateTargets(facts, {
+    workerKills: killerReport.kills.filter((k) => k.trigger === 'create' || k.trigger === 'append').length,
+    temporalRestarts: temporalReport.restarts.filter((r) => r.trigger !== 'timer').length,
+  });
   const section = renderSection(
     config,
     {
@@ -99,6 +112,7 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
       allClosed,
       plans,
       killer: killerReport,
+      temporal: temporalReport,
       workerStarts: pool.starts,
       workerCrashes: pool.crashes.length,
     },

@@ -5,6 +5,7 @@ import os from 'node:os';
 import type { ChaosConfig } from './config';
 import type { ChaosFacts } from './facts';
 import type { KillerReport } from './killer';
+import type { TemporalFaultsReport } from './temporal-faults';
 import { countsByKind, KINDS, type PlannedWorkflow } from './plan';
 import type { TargetRow } from './targets';
 import { formatDuration } from './log';
@@ -20,6 +21,7 @@ export interface RunSummary {
   allClosed: boolean;
   plans: PlannedWorkflow[];
   killer: KillerReport;
+  temporal: TemporalFaultsReport;
   workerStarts: number;
   workerCrashes: number;
 }
@@ -81,11 +83,33 @@ function settings(config: ChaosConfig, run: RunSummary, facts: ChaosFacts): stri
       (deploy
         ? `Deploy at ${formatDuration(deploy.startedAt - run.startedAt)}: ${deployKills.length} workers SIGTERMed one after the other, each replacement ready before the next (${formatDuration(deploy.endedAt - deploy.startedAt)}${deploy.completed ? '' : ', cut short by the end of the run'}).`
         : 'Deploy: not reached (the run ended first).'),
+    temporalLine(config, run),
     `- **Faults**: each emulator request has a ${(config.faultRate * 100).toFixed(1)} % chance of a random fault: ${faults} (${faultTotal} of ${facts.requests.total} requests; ` +
       `${facts.requests.creates} creates, ${facts.requests.appends} appends).`,
     `- **Run**: seed ${config.seed}, deadline ${formatDuration(config.deadlineMs)}; ${run.allClosed ? 'every workflow closed after' : 'stopped at the deadline after'} ${formatDuration(run.endedAt - run.startedAt)}.`,
     `- **Machine**: ${os.availableParallelism()} CPUs (\`nproc\`), ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}.`,
   ];
+}
+
+function temporalLine(config: ChaosConfig, run: RunSummary): string {
+  const at = (ms: number) => formatDuration(ms - run.startedAt);
+  const restarts = run.temporal.restarts.map(
+    (r) =>
+      `at ${at(r.at)} (${r.trigger === 'timer' ? 'no create or append within 5 s' : `right after a${r.trigger === 'create' ? ' create' : 'n append'} reached the emulator`}; down ${formatDuration(r.downMs)})`,
+  );
+  const planned = config.temporalRestartsAtMs.length;
+  const outage = run.temporal.outage;
+  return (
+    `- **Temporal**: the dev server runs on a database file; ${restarts.length} of ${planned} SIGKILL-and-restart(s) on it, same ports` +
+    (restarts.length > 0 ? `: ${restarts.join(', ')}` : '') +
+    '. ' +
+    (outage
+      ? `Outage: paused (SIGSTOP) at ${at(outage.at)} for ${formatDuration(outage.pausedMs)}, then SIGCONT.`
+      : config.temporalPauseForMs > 0
+        ? 'Outage: not reached (the run ended first).'
+        : 'No outage.') +
+    ' Workers and the client reconnect by themselves.'
+  );
 }
 
 function outcomes(facts: ChaosFacts): string[] {

@@ -1,9 +1,9 @@
 // Drives the planned workflows through the public client API, as a service would: start each at
 // its moment, type the one-time code once BrowserAI shows the code form, cancel the ones meant
 // to be cancelled, and wait for every workflow to close (or the deadline).
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import type { BrowserTasks } from '../../src/starters/tasks';
+import { InvalidInputError, type BrowserTasks } from '../../src/starters/tasks';
 import { isCreate, workflowIdOfCreate, type RequestWatcher, type TaskView } from './emulator-watch';
 import type { PlannedWorkflow } from './plan';
 import { errorText, sleep, sleepUnless } from '../../dev/async';
@@ -22,6 +22,8 @@ export interface WorkflowRecord {
   plan: PlannedWorkflow;
   startedAt?: number;
   startError?: string;
+  /** Starts that failed before one went through (Temporal restarting or paused). */
+  startRetries?: number;
   /** When the code was signalled (only set if the signal call succeeded). */
   codeSubmittedAt?: number;
   codeError?: string;
@@ -63,17 +65,33 @@ async function driveWorkflow(record: WorkflowRecord, options: RunOptions, pastDe
       ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 15_000)
       : undefined;
   record.startedAt = Date.now();
-  try {
-    await tasks.start(plan.input, { workflowId: plan.workflowId });
-  } catch (err) {
-    record.startError = errorText(err);
-    return;
-  }
+  if (!(await startOnce(record, tasks, pastDeadline))) return;
   const over = () => record.outcome !== undefined || pastDeadline();
   const closed = waitForClose(record, options.tasks, pastDeadline);
   if (plan.kind === 'otp') await submitCodeWhenAsked(record, options, over);
   if (plan.kind === 'cancel') await cancelAsPlanned(record, options, createSeen!, over);
   await closed;
+}
+
+/**
+ * Starts the workflow, trying again while Temporal restarts or is paused (as a service would). A
+ * later try that finds the workflow started means an earlier one went through: that is the start.
+ */
+async function startOnce(record: WorkflowRecord, tasks: BrowserTasks, pastDeadline: () => boolean): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await tasks.start(record.plan.input, { workflowId: record.plan.workflowId });
+      return true;
+    } catch (err) {
+      if (attempt > 1 && err instanceof WorkflowExecutionAlreadyStartedError) return true;
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof InvalidInputError || pastDeadline()) {
+        record.startError = errorText(err);
+        return false;
+      }
+      record.startRetries = attempt;
+      await sleep(1_000);
+    }
+  }
 }
 
 /** Waits for the result; a lost connection is retried, only the workflow's own ending counts. */
@@ -131,10 +149,18 @@ async function cancelAsPlanned(
   }
   if (over()) return;
   record.cancel = { at: Date.now(), trigger };
-  try {
-    await options.tasks.cancel(plan.workflowId);
-  } catch (err) {
-    record.cancelError = errorText(err);
+  // Tried again while Temporal restarts or is paused; a closed workflow takes no cancel.
+  for (;;) {
+    try {
+      await options.tasks.cancel(plan.workflowId);
+      return;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError || over()) {
+        record.cancelError = errorText(err);
+        return;
+      }
+      await sleep(1_000);
+    }
   }
 }
 

@@ -36,7 +36,13 @@ function shorten(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): TargetRow[] {
+/** Worker kills and Temporal restarts that struck right after a create or an append reached BrowserAI. */
+export interface StrikesAtRequests {
+  workerKills: number;
+  temporalRestarts: number;
+}
+
+export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): TargetRow[] {
   const started = facts.workflows.filter((w) => w.outcome !== 'not started');
   const ambiguous = started.filter((w) => w.outcome === AMBIGUOUS);
   const rows: TargetRow[] = [];
@@ -63,7 +69,7 @@ export function evaluateTargets(facts: ChaosFacts, killsAtRequests: number): Tar
   rows.push({
     measure: 'Workflows failed AmbiguousRequest',
     target: 'no target: each is a create or append whose answer may have been lost',
-    measured: `${ambiguous.length} (creates/appends left without a whole answer by a fault: ${facts.requests.createsOrAppendsWithoutAnswer}; kills right after a create/append: ${killsAtRequests})`,
+    measured: `${ambiguous.length} (creates/appends left without a whole answer by a fault: ${facts.requests.createsOrAppendsWithoutAnswer}; worker kills right after a create/append: ${strikes.workerKills}; Temporal restarts right after one: ${strikes.temporalRestarts})`,
     met: undefined,
     misses: ambiguous.map((w) => describeWorkflow(w)),
   });
