@@ -95,7 +95,7 @@ function temporalLine(config: ChaosConfig, run: RunSummary): string {
   const at = (ms: number) => formatDuration(ms - run.startedAt);
   const restarts = run.temporal.restarts.map(
     (r) =>
-      `at ${at(r.at)} (${r.trigger === 'timer' ? 'no create or append within 5 s' : `right after a${r.trigger === 'create' ? ' create' : 'n append'} reached the emulator`}; down ${formatDuration(r.downMs)})`,
+      `at ${at(r.at)} (${r.trigger === 'timer' ? 'no create or append within 30 s' : `right after a${r.trigger === 'create' ? ' create' : 'n append'} reached the emulator`}; down ${formatDuration(r.downMs)})`,
   );
   const planned = config.temporalRestartsAtMs.length;
   const outage = run.temporal.outage;

@@ -29,7 +29,7 @@ export interface WorkflowRecord {
   codeError?: string;
   cancel?: {
     at: number;
-    trigger: 'create request' | 'task running' | 'no create seen in 15 s' | 'no running task seen in 30 s';
+    trigger: 'create request' | 'task running' | 'no create seen in 60 s' | 'no running task seen in 30 s';
   };
   cancelError?: string;
   closedAt?: number;
@@ -62,7 +62,7 @@ async function driveWorkflow(record: WorkflowRecord, options: RunOptions, pastDe
   await sleep(options.firstStartAt + plan.startAtMs - Date.now());
   const createSeen =
     plan.cancelAt === 'create'
-      ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 15_000)
+      ? options.watcher.next((r) => isCreate(r) && workflowIdOfCreate(r) === plan.workflowId, 60_000)
       : undefined;
   record.startedAt = Date.now();
   if (!(await startOnce(record, tasks, pastDeadline))) return;
@@ -139,7 +139,7 @@ async function cancelAsPlanned(
   const { plan } = record;
   let trigger: NonNullable<WorkflowRecord['cancel']>['trigger'];
   if (plan.cancelAt === 'create') {
-    trigger = (await createSeen) ? 'create request' : 'no create seen in 15 s';
+    trigger = (await createSeen) ? 'create request' : 'no create seen in 60 s';
   } else {
     const seenBy = Date.now() + 30_000;
     const running = () => options.view.tasksOf(plan.workflowId).some((task) => task.status === 'running');

@@ -49,8 +49,11 @@ export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): 
 
   // At most once everywhere; exactly once unless the workflow says it cannot know (AmbiguousRequest).
   const unambiguous = started.filter((w) => w.outcome !== AMBIGUOUS);
+  // Cancelled before its create was sent (a slow start): creating nothing is right. The create
+  // is not cancellable once sent, so a cancelled workflow without a task never sent one.
+  const cancelledFirst = unambiguous.filter((w) => w.outcome === 'cancelled' && w.tasks.length === 0);
   const createMisses = [
-    ...unambiguous.filter((w) => w.tasks.length !== 1).map((w) => describeWorkflow(w)),
+    ...unambiguous.filter((w) => w.tasks.length !== 1 && !cancelledFirst.includes(w)).map((w) => describeWorkflow(w)),
     ...ambiguous
       .filter((w) => w.tasks.length > 1)
       .map((w) => describeWorkflow(w, '; more than one task despite AmbiguousRequest')),
@@ -60,8 +63,8 @@ export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): 
   ];
   rows.push({
     measure: 'BrowserAI tasks created per workflow (workflows that did not fail AmbiguousRequest)',
-    target: 'exactly 1 each (≤ 1 with AmbiguousRequest)',
-    measured: `${spread(unambiguous.map((w) => w.tasks.length))}; AmbiguousRequest ones with >1: ${ambiguous.filter((w) => w.tasks.length > 1).length}`,
+    target: 'exactly 1 each (≤ 1 with AmbiguousRequest, 0 when cancelled before the create)',
+    measured: `${spread(unambiguous.map((w) => w.tasks.length))}, of which cancelled before the create: ${cancelledFirst.length}; AmbiguousRequest ones with >1: ${ambiguous.filter((w) => w.tasks.length > 1).length}`,
     met: createMisses.length === 0,
     misses: createMisses,
   });

@@ -24,7 +24,7 @@ export interface TemporalFaultsReport {
 export interface TemporalFaultsOptions {
   temporal: RestartableDevServer;
   watcher: RequestWatcher;
-  /** From the first start: each restart waits up to 5 s for its request, then goes anyway. */
+  /** From the first start: each restart waits up to 30 s for its request, then goes anyway. */
   restartAt: Array<{ atMs: number; after: 'create' | 'append' }>;
   pauseAtMs: number;
   pauseForMs: number;
@@ -41,7 +41,8 @@ export async function runTemporalFaults(options: TemporalFaultsOptions): Promise
   ].sort((a, b) => a.atMs - b.atMs);
 
   async function restartAfter(after: 'create' | 'append'): Promise<void> {
-    const request = await options.watcher.next(after === 'create' ? isCreate : isAppend, 5_000);
+    // Appends come only once one-time-code tasks await their code: wait long enough to meet one.
+    const request = await options.watcher.next(after === 'create' ? isCreate : isAppend, 30_000);
     if (finished()) return;
     const at = Date.now();
     await temporal.kill();
