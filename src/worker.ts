@@ -1,6 +1,6 @@
 // Wires the parts together: BrowserAI client -> activities, workflows bundle -> one Worker.
 import type { DataConverter } from '@temporalio/common';
-import { Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { BrowserAIPlugin, type BrowserAIPluginOptions } from './plugin';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
@@ -73,6 +73,12 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   const tracing = tracingFromEnv(env, 'browserai-temporal-worker');
   const workflowBundle = prebuiltBundle(env, dataConverter, tracing);
   const connection = await connectWhenReachable(connectionOptions(config.temporal));
+  if (!connection) {
+    announce('Stopped (SIGINT or SIGTERM) before Temporal could be reached; nothing to drain.');
+    // The Runtime's signal handlers keep the process alive, with no worker for them to stop.
+    Runtime.instance().flushLogs();
+    process.exit(0);
+  }
   const profile = config.temporal.profile; // the temporal.toml profile in use, if any
   try {
     const worker = await createWorker({

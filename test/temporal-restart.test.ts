@@ -55,3 +55,26 @@ test('a worker started while Temporal is down waits for it, connects once it is 
     await connection.close();
   }
 });
+
+test('a worker waiting for Temporal ends on SIGTERM, with nothing to drain', async () => {
+  await server.kill();
+  try {
+    const worker = new WorkerChild(
+      workerEnvironment({
+        temporalAddress: server.address,
+        taskQueue: 'stopped-while-waiting',
+        browserAIBaseUrl: emulator.baseUrl,
+        browserAIToken: emulator.apiToken,
+      }),
+    );
+    workers.push(worker);
+    await eventually('the worker waiting for Temporal', () =>
+      worker.outputTail.some((line) => line.includes('cannot be reached')),
+    );
+    // The SDK's Runtime holds SIGTERM: without the worker's own handling it would wait on forever.
+    assert.equal(await worker.signal('SIGTERM', 30_000), 'exited');
+    assert.deepEqual(worker.exit, { code: 0, signal: null });
+  } finally {
+    await server.restart();
+  }
+});

@@ -94,6 +94,8 @@ export interface EmulatedTask {
    */
   stopCommands: number;
   createdAt: string;
+  /** When it ended (epoch ms), or null while it runs or awaits. */
+  endedAt: number | null;
 }
 
 /** A one-time code an emulated task received: when, and whether it took it. */
@@ -264,6 +266,7 @@ export class Task {
       codeChecks: this.codeChecks.map((check) => ({ ...check })),
       stopCommands: this.stopCommands,
       createdAt: new Date(this.createdAt).toISOString(),
+      endedAt: this.endedAt, // after status(now), which plays the transitions up to now
     };
   }
 

@@ -14,6 +14,8 @@ export interface TaskFacts {
   status: string;
   stopCommands: number;
   codesReceived: string[];
+  /** Epoch ms, or null while it runs or awaits. */
+  endedAt: number | null;
 }
 
 export interface WorkflowFacts {
@@ -30,10 +32,14 @@ export interface WorkflowFacts {
   tasks: TaskFacts[];
   code?: string;
   codeSubmitted: boolean;
+  /** submitCode calls made for it (more than one after a failed call). */
+  codeSignals: number;
   /** How often the submitted code reached BrowserAI, over all the workflow's tasks. */
   codeTyped: number;
   cancelRequested: boolean;
   cancelTrigger?: string;
+  /** When the cancel call returned: the workflow had the cancel by then. */
+  cancelDoneAt?: number;
   stops: number;
   problems: string[];
 }
@@ -71,11 +77,13 @@ export async function gatherFacts(
       tasks: own,
       code: plan.code,
       codeSubmitted: record.codeSubmittedAt !== undefined,
+      codeSignals: record.codeSignals ?? 0,
       codeTyped: plan.code
         ? own.reduce((sum, task) => sum + task.codesReceived.filter((code) => code === plan.code).length, 0)
         : 0,
       cancelRequested: record.cancel !== undefined && record.cancelError === undefined,
       cancelTrigger: record.cancel?.trigger,
+      cancelDoneAt: record.cancel?.doneAt,
       stops: own.reduce((sum, task) => sum + task.stopCommands, 0),
       problems,
     };
@@ -107,6 +115,7 @@ function taskFacts(task: EmulatedTask): TaskFacts {
     status: task.status,
     stopCommands: task.stopCommands,
     codesReceived: task.codesReceived,
+    endedAt: task.endedAt,
   };
 }
 

@@ -27,8 +27,12 @@ export interface WorkflowRecord {
   /** When the code was signalled (only set if the signal call succeeded). */
   codeSubmittedAt?: number;
   codeError?: string;
+  /** submitCode calls made: more than one when a call failed (Temporal restarting or paused). */
+  codeSignals?: number;
   cancel?: {
     at: number;
+    /** When the cancel call returned (it may have been tried again while Temporal was down). */
+    doneAt?: number;
     trigger: 'create request' | 'task running' | 'no create seen in 60 s' | 'no running task seen in 30 s';
   };
   cancelError?: string;
@@ -100,9 +104,12 @@ async function waitForClose(record: WorkflowRecord, tasks: BrowserTasks, pastDea
     try {
       const result = await tasks.result(record.plan.workflowId);
       record.outcome = { status: 'completed', executionId: result.executionId };
+      record.resultError = undefined;
     } catch (err) {
-      if (err instanceof WorkflowFailedError) record.outcome = outcomeOfFailure(err);
-      else if (!pastDeadline()) record.resultError = errorText(err); // after the deadline: the connection closing
+      if (err instanceof WorkflowFailedError) {
+        record.outcome = outcomeOfFailure(err);
+        record.resultError = undefined;
+      } else if (!pastDeadline()) record.resultError = errorText(err); // after the deadline: the connection closing
     }
     if (record.outcome) {
       record.closedAt = Date.now();
@@ -112,18 +119,28 @@ async function waitForClose(record: WorkflowRecord, tasks: BrowserTasks, pastDea
   }
 }
 
-/** Types the code once, when the emulator shows the task at the code form (`awaiting`), as a user would. */
+/**
+ * Submits the code when the emulator shows the task at the code form (`awaiting`), as a user
+ * would, and again if the signal failed (Temporal restarting or paused), as a service would: a
+ * failed signal may still have arrived, and the workflow must drop the repeat (the code is typed
+ * once either way, which is what we measure).
+ */
 async function submitCodeWhenAsked(record: WorkflowRecord, options: RunOptions, over: () => boolean): Promise<void> {
   while (!over()) {
     if (options.view.tasksOf(record.plan.workflowId).some((task) => task.status === 'awaiting')) {
-      try {
-        await options.tasks.submitCode(record.plan.workflowId, record.plan.code!);
-        record.codeSubmittedAt = Date.now();
-      } catch (err) {
-        // Never sent again: a second signal could type the code twice, which is what we measure.
-        record.codeError = errorText(err);
+      for (;;) {
+        record.codeSignals = (record.codeSignals ?? 0) + 1;
+        try {
+          await options.tasks.submitCode(record.plan.workflowId, record.plan.code!);
+          record.codeSubmittedAt = Date.now();
+          record.codeError = undefined;
+          return;
+        } catch (err) {
+          record.codeError = errorText(err);
+          if (err instanceof WorkflowNotFoundError || over()) return;
+          await sleep(1_000);
+        }
       }
-      return;
     }
     await sleep(250);
   }
@@ -153,6 +170,7 @@ async function cancelAsPlanned(
   for (;;) {
     try {
       await options.tasks.cancel(plan.workflowId);
+      record.cancel.doneAt = Date.now();
       return;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError || over()) {
