@@ -167,12 +167,17 @@ async function cancelAsPlanned(
   if (over()) return;
   record.cancel = { at: Date.now(), trigger };
   // Tried again while Temporal restarts or is paused; a closed workflow takes no cancel.
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     try {
       await options.tasks.cancel(plan.workflowId);
       record.cancel.doneAt = Date.now();
       return;
     } catch (err) {
+      // Closed by now: an earlier try may have gone through (the workflow's outcome tells).
+      if (err instanceof WorkflowNotFoundError && attempt > 1) {
+        record.cancel.doneAt = Date.now();
+        return;
+      }
       if (err instanceof WorkflowNotFoundError || over()) {
         record.cancelError = errorText(err);
         return;
