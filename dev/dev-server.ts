@@ -1,6 +1,7 @@
 // A throw-away Temporal dev server (the `temporal` CLI, in memory) with our search attributes
-// registered: what the tests and the benchmark run workflows on. It lives in src/ so the
-// benchmark does not depend on test helpers; `npm start` keeps its own, persistent server.
+// registered: what the tests and the benchmark run workflows on; and one on a database file that
+// the chaos run kills, restarts and pauses. It lives in dev/ so the benchmark does not depend on
+// test helpers; `npm start` keeps its own, persistent server.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
