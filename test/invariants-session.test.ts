@@ -221,6 +221,23 @@ describe('every ending sends exactly one stop to a task that may still run', { c
     assert.equal(emulatedTask(stack, executionId).status, 'running', 'the task is indeed still running');
   });
 
+  test('a stop whose answer was lost, then a look that fails: the look is retried, not the stop (one stop)', async () => {
+    // Breaks if a retry whose look at the task failed sent a second stop for one cancel.
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=60s]` }] }),
+    );
+    const executionId = await eventually('running', async () => {
+      const id = (await stateOf(stack, handle.workflowId)).executionId;
+      return id && emulatedTask(stack, id).status === 'running' ? id : undefined;
+    });
+    stack.emulator.inject({ method: 'POST', path: commandPath(executionId), dropAfterHandling: true, times: 1 });
+    stack.emulator.inject({ method: 'GET', path: new RegExp(`^/tasks/${executionId}$`), status: 500, times: 2 });
+    await handle.cancel();
+    assert.ok((await failureOf(handle)) instanceof CancelledFailure);
+    assert.equal(stack.emulator.count('POST', commandPath(executionId)), 1, 'one stop for one cancel');
+    assert.equal((await stateOf(stack, handle.workflowId)).stopConfirmed, true);
+  });
+
   test('TaskTimeout while every stop fails: failure details[0].stopConfirmed is false', async () => {
     // Breaks if the failure's outcome claimed (or omitted) a stop that never got through.
     const handle = await stack.tasks.start(

@@ -16,18 +16,30 @@ import type { StopTaskInput, StopTaskOutput } from './types';
  */
 export async function stopTask(client: BrowserAIClient, input: StopTaskInput): Promise<StopTaskOutput> {
   const ctx = Context.current();
-  // A retry may follow a stop that BrowserAI took but whose answer was lost: look before sending another.
-  return stopOnce(client, input, { lookFirst: ctx.info.attempt > 1, signal: ctx.cancellationSignal });
+  return stopOnce(client, input, { attempt: ctx.info.attempt, signal: ctx.cancellationSignal });
 }
+
+/**
+ * A retry may follow a stop that BrowserAI took but whose answer was lost, so it looks at the task
+ * before it sends another. A look that fails is retried rather than taken as "still running" (a
+ * second stop for one cancel), but only this many times in a row: a broken `GET` must not keep a
+ * working stop from being sent.
+ */
+const LOOKS_BEFORE_STOPPING_BLIND = 3;
 
 /** One try of {@link stopTask}: the outcome, or a retryable failure. */
 async function stopOnce(
   client: BrowserAIClient,
   input: StopTaskInput,
-  { lookFirst, signal }: { lookFirst: boolean; signal?: AbortSignal },
+  { attempt, signal }: { attempt: number; signal?: AbortSignal },
 ): Promise<StopTaskOutput> {
-  if (lookFirst) {
-    const seen = await client.getTask(input.executionId, { signal }).catch(() => null);
+  if (attempt > 1) {
+    let seen;
+    try {
+      seen = await client.getTask(input.executionId, { signal });
+    } catch (err) {
+      if (attempt <= LOOKS_BEFORE_STOPPING_BLIND) throw retryable(err);
+    }
     if (seen && categorize(seen.status) === 'ended') return { outcome: 'already-ended', status: seen.status };
   }
   try {
@@ -77,7 +89,7 @@ export async function stopLateTask(client: BrowserAIClient, executionId: string,
   for (let attempt = 1; ; attempt++) {
     let problem: string;
     try {
-      const { outcome } = await stopOnce(client, input, { lookFirst: attempt > 1 });
+      const { outcome } = await stopOnce(client, input, { attempt });
       if (outcome !== 'not-found') {
         log.info('Stopped the task of a late create answer', { executionId, outcome, attempts: attempt });
         return;
