@@ -9,6 +9,7 @@ import {
   type CreateSavedTaskResponse,
   type SavedTask,
 } from '../browserai';
+import { normalizeStatus } from '../browserai/status';
 import { deliverOnce } from './at-most-once';
 import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
@@ -40,6 +41,9 @@ import type {
 } from './types';
 
 export type * from './types';
+
+/** How long after a `queued` create answer the create looks once more (the emulator's queue: 200 to 500 ms). */
+const LOOK_AFTER_CREATE_MS = 1_000;
 
 /** What the one-time-code loop needs from the worker: its TOTP secrets and its webhook destination. */
 export interface CodeLoopDependencies {
@@ -124,7 +128,7 @@ export function createActivities(
             stopLateTask(client, late.executionId, stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs),
         }),
       );
-      return { ...answer, kind: taskKind(body) };
+      return lookWhenQueued(client, { ...answer, kind: taskKind(body) });
     },
 
     /** `POST /tasks/{id}/instructions`: appends instructions (a one-time code among them), at most once by default. */
@@ -218,6 +222,43 @@ async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
     if (err instanceof ApplicationFailure && err.type === FailureType.AmbiguousRequest) recordAmbiguousRequest();
     throw err;
   }
+}
+
+/**
+ * A create answers `queued`, and a task usually leaves the queue within a second. Looking once a
+ * second later, inside the create, lets the workflow start with `running` and go straight to the
+ * poll that waits for the end: one poll activity and one search-attribute upsert fewer per task
+ * (2 of a 1-minute task's 7 Temporal actions). A task still queued, or a look that fails, returns
+ * the create's own answer, and the workflow polls the queue as before.
+ */
+async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAnswer): Promise<TaskExecutionAnswer> {
+  if (normalizeStatus(created.status) !== 'queued') return created;
+  const ctx = Context.current();
+  try {
+    await ctx.sleep(LOOK_AFTER_CREATE_MS);
+    const seen = await client.getTask(created.executionId, { signal: ctx.cancellationSignal });
+    if (normalizeStatus(seen.status) !== 'running') return created;
+    return {
+      ...created,
+      status: seen.status,
+      started: seen.started ?? created.started,
+      estimatedCompletion: seen.estimatedCompletion ?? created.estimatedCompletion,
+    };
+  } catch {
+    // A shutdown or a failed read: the created task is what matters; the workflow's poll looks again.
+    return created;
+  }
+}
+
+/** The client has already checked the answer: a usable executionId, and a status that is non-empty or null. */
+function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecutionAnswer {
+  return {
+    executionId: answer.executionId,
+    status: answer.status,
+    started: answer.started ?? null,
+    estimatedCompletion: answer.estimatedCompletion ?? null,
+    scriptType: answer.scriptType,
+  };
 }
 
 // `browserai-temporal/activities` also gives what the activities are built from.

@@ -24,11 +24,17 @@ interface PollProgress {
 }
 
 /**
- * Heartbeats reach the server (a billed Temporal action each) only this often, as a share of the
- * heartbeat timeout: often enough that a live worker is never timed out, rarely enough that an
- * hour of polling costs a few actions. Polls in between cost nothing in Temporal.
+ * Heartbeats reach the server (a billed Temporal action each) only when the heartbeat timeout is
+ * near: this long before it, and never more often than every 80 % of it (the SDK's own throttle).
+ * At the default 55-s timeout that is every 52 s: a live poll is never timed out, a dead one is
+ * retried within the timeout, and a poll shorter than 52 s costs no heartbeat at all.
  */
-const HEARTBEAT_SHARE = 0.9;
+const HEARTBEAT_LEAD_MS = 3_000;
+const MIN_HEARTBEAT_SHARE = 0.8;
+
+function heartbeatEveryMs(heartbeatTimeoutMs: number): number {
+  return Math.max(MIN_HEARTBEAT_SHARE * heartbeatTimeoutMs, heartbeatTimeoutMs - HEARTBEAT_LEAD_MS);
+}
 
 export interface PollDependencies {
   client: BrowserAIClient;
@@ -55,10 +61,10 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     spanStartedAt: Date.now(),
     lastRunningAt: Date.now(),
   };
-  const heartbeatEveryMs = HEARTBEAT_SHARE * (ctx.info.heartbeatTimeoutMs ?? 600_000);
+  const heartbeatIntervalMs = heartbeatEveryMs(ctx.info.heartbeatTimeoutMs ?? 600_000);
   let lastHeartbeatAt = Date.now();
   const heartbeatIfDue = () => {
-    if (Date.now() - lastHeartbeatAt < heartbeatEveryMs) return;
+    if (Date.now() - lastHeartbeatAt < heartbeatIntervalMs) return;
     lastHeartbeatAt = Date.now();
     progress.heartbeatAt = new Date(lastHeartbeatAt).toISOString();
     ctx.heartbeat(progress);
@@ -76,7 +82,7 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     const wakeAt = Date.now() + delayMs;
     for (let left = delayMs; left > 0; left = wakeAt - Date.now()) {
       // Rejects with the cancellation at once, whether it is a cancel request or a shutdown.
-      await ctx.sleep(Math.min(left, Math.max(1, lastHeartbeatAt + heartbeatEveryMs - Date.now())));
+      await ctx.sleep(Math.min(left, Math.max(1, lastHeartbeatAt + heartbeatIntervalMs - Date.now())));
       heartbeatIfDue();
     }
   };

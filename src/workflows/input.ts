@@ -22,10 +22,10 @@ export interface PollingOptions {
    */
   maxIntervalMs?: number;
   /**
-   * A poll whose worker died (SIGKILL, lost machine) is retried on another worker after this long;
-   * default 10 min (1 s to 1 h). The poll heartbeats at 90 % of it, and every heartbeat is a billed
-   * Temporal action: 10 min keeps a three-hour task near 20 heartbeats. A worker that shuts down
-   * cleanly hands its polls over at once, whatever this is.
+   * A poll whose worker died (SIGKILL, lost machine) or whose result was lost in a Temporal outage
+   * is retried on another worker within this long (plus 1 s); default 55 s (1 s to 1 h). A poll
+   * heartbeats 3 s before it, and each heartbeat is a billed Temporal action: about 70 per hour of
+   * task at 55 s, 6 at 10 min. A worker that shuts down cleanly hands its polls over at once.
    * @minimum 1000
    * @maximum 3600000
    */
@@ -256,7 +256,7 @@ export interface BrowserTaskResult {
 export const DEFAULTS = {
   initialIntervalMs: 1_000,
   maxIntervalMs: 30_000,
-  heartbeatTimeoutMs: 10 * 60_000,
+  heartbeatTimeoutMs: 55_000,
   targetDetectionMs: 1_000,
   maxSpanMs: 60 * 60_000,
   timeoutMs: 2 * 60 * 60_000,

@@ -24,6 +24,8 @@ export interface Extrapolation {
   /** One more polling span; undefined without the span group. */
   perSpan?: number;
   threeHours: number;
+  /** A 1-hour task: no span boundary crossed at the default 1-h span. */
+  oneHour: number;
 }
 
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
@@ -50,6 +52,7 @@ export function extrapolate(
     slopePerHour,
     perSpan,
     threeHours: atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0),
+    oneHour: atLength(HOUR_MS),
   };
 }
 

@@ -30,7 +30,9 @@ import { typicalHistory } from '../../report/typical-history';
 
 export const ACTIONS_HEADING = '## Temporal actions and history events per task';
 
-const TARGETS = { shortActions: 8, threeHourActions: 30, historyEvents: 60 } as const;
+// 8 for a 1-minute task and 12 for a 5-minute one, with crash recovery within 60 s (issue 17).
+// Longer tasks cost what the heartbeat slope says: reported, with no target of its own.
+const TARGETS = { shortActions: 8, longActions: 12, historyEvents: 60 } as const;
 
 interface ActionsInputs {
   context: ScenarioContext;
@@ -126,12 +128,18 @@ function targetRows(
       met: total ? total.short <= TARGETS.shortActions : false,
     },
     {
-      measure: 'Actions per 3-hour task (**extrapolated**, see below)',
-      target: `≤ ${TARGETS.threeHourActions}`,
+      measure: `Actions per long task (${fmtMs(measured.find((g) => g.group.name === 'long')?.group.durationMs)}; the target is for 5 min), mean`,
+      target: `≤ ${TARGETS.longActions}`,
+      measured: fmt(total?.long, 1),
+      met: total ? total.long <= TARGETS.longActions : false,
+    },
+    {
+      measure: 'Actions per 1-hour and 3-hour task (**extrapolated**, see below)',
+      target: '—',
       measured: total
-        ? `${fmt(total.threeHours, 0)} (${fmt(total.slopePerHour, 1)} per hour of task${total.perSpan !== undefined ? `, ${fmt(total.perSpan, 1)} per extra span` : ', span cost not measured'})`
+        ? `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${fmt(total.slopePerHour, 1)} per hour of task${total.perSpan !== undefined ? `, ${fmt(total.perSpan, 1)} per extra span` : ', span cost not measured'})`
         : 'n/a',
-      met: total ? total.threeHours <= TARGETS.threeHourActions : false,
+      met: undefined,
     },
     {
       measure: `History events per short task (${shortLength}), max`,

@@ -48,12 +48,14 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
 
   /**
    * Polls are idempotent: retried for as long as the task's deadline allows (each call sets its
-   * schedule-to-close timeout and heartbeat timeout).
+   * schedule-to-close timeout and heartbeat timeout). The first retry comes after 1 s: a poll
+   * timed out by its heartbeat (a dead worker, a result lost in a Temporal outage) has already
+   * waited the heartbeat timeout, and recovery is promised within it.
    */
   const polls = proxyActivities<BrowserAIActivities>(
     placed({
       startToCloseTimeout: '2 hours',
-      retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2 minutes' },
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '2 minutes' },
     }),
   );
 
