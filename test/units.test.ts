@@ -113,19 +113,19 @@ describe('polling where tasks of a kind end', () => {
     return at;
   }
 
-  test('a learned window: one look halfway, then every 2 x targetDetectionMs inside it, then backoff', () => {
+  test('a learned window: one look halfway, then every 2 x targetDetectionMs inside it and half its width past it, then backoff', () => {
     const at = looks({ fromMs: 40_000, toMs: 50_000, basis: 'kind' }, 60_000);
     assert.deepEqual(at.slice(0, 2), [20_000, 40_000]);
     assert.deepEqual(at.slice(2, 7), [42_000, 44_000, 46_000, 48_000, 50_000]);
-    assert.deepEqual(at.slice(7, 10), [52_000, 54_000, 57_000], 'after the window: backoff from the window spacing');
+    assert.deepEqual(at.slice(7, 12), [52_000, 54_000, 56_000, 58_000, 61_000], 'half a width past it, then backoff');
   });
 
   test('a guessed window (the prior) starts from the initial interval, so a short task of a new kind is found soon', () => {
     const at = looks(PRIOR_WINDOW, 30_000);
-    assert.deepEqual(at.slice(0, 4), [1_000, 2_500, 6_250, 15_625]);
-    assert.equal(at[4], PRIOR_WINDOW.fromMs);
+    assert.deepEqual(at.slice(0, 3), [1_000, 3_000, 9_000]);
+    assert.equal(at[3], PRIOR_WINDOW.fromMs);
     // A vague window is looked at more sparsely: at most about 20 looks across it.
-    assert.equal(at[5]! - at[4]!, (PRIOR_WINDOW.toMs - PRIOR_WINDOW.fromMs) / 20);
+    assert.equal(at[4]! - at[3]!, (PRIOR_WINDOW.toMs - PRIOR_WINDOW.fromMs) / 20);
   });
 
   test('an estimate, when BrowserAI gives one, wins over the window', () => {
@@ -141,7 +141,7 @@ describe('polling where tasks of a kind end', () => {
     assert.equal(next.delayMs, 5_000 + ETA_GRACE_MS);
   });
 
-  test('TaskDurations: the window covers the samples with a margin that shrinks with more samples; unknown kinds use all kinds, then the prior', () => {
+  test('TaskDurations: the window covers the samples with a margin that shrinks with more samples; unknown kinds use the prior', () => {
     const durations = new TaskDurations();
     assert.deepEqual(durations.expectedEnd('k'), PRIOR_WINDOW);
     durations.record('k', { afterMs: 58_000, byMs: 60_000 });
@@ -155,22 +155,34 @@ describe('polling where tasks of a kind end', () => {
     durations.record('k', { afterMs: 59_000, byMs: 60_000 });
     const three = durations.expectedEnd('k');
     assert.ok(three.toMs - three.fromMs < one.toMs - one.fromMs + 1_000, 'a smaller margin with three samples');
-    assert.equal(durations.expectedEnd('other').basis, 'prior', 'three samples of all kinds are not enough');
-    durations.record('j', { afterMs: 9_000, byMs: 10_000 });
-    durations.record('j', { afterMs: 9_000, byMs: 10_000 });
-    assert.equal(durations.expectedEnd('other').basis, 'all-kinds');
     durations.record('k', { afterMs: 10, byMs: 5 });
-    assert.equal(durations.size.samples, 5, 'an impossible sample is ignored');
+    assert.equal(durations.size.samples, 3, 'an impossible sample is ignored');
+  });
+
+  test('TaskDurations: a worker that saw many short kinds polls a new kind as a fresh worker does', () => {
+    const durations = new TaskDurations();
+    for (let i = 0; i < 50; i++) durations.record(`short-${i}`, { afterMs: 1_000 + i * 150, byMs: 1_500 + i * 150 });
+    assert.deepEqual(durations.expectedEnd('new'), PRIOR_WINDOW);
+    assert.deepEqual(durations.expectedEnd(undefined), PRIOR_WINDOW, 'nor after an input');
+  });
+
+  test("TaskDurations: one 10-minute run among a 2-s kind's samples does not spread its window", () => {
+    const durations = new TaskDurations();
+    for (let i = 0; i < 7; i++) durations.record('k', { afterMs: 1_800 + i * 50, byMs: 2_200 + i * 50 });
+    durations.record('k', { afterMs: 599_000, byMs: 601_000 });
+    const window = durations.expectedEnd('k');
+    assert.equal(window.basis, 'kind');
+    assert.ok(window.toMs < 3_000, JSON.stringify(window));
   });
 
   test('TaskDurations keeps the last 8 samples of a kind and forgets the least recently used kinds', () => {
     const durations = new TaskDurations();
-    for (let i = 0; i < 20; i++) durations.record('k', { afterMs: i * 1_000, byMs: i * 1_000 + 500 });
+    for (let i = 0; i < 20; i++) durations.record('k', { afterMs: i < 12 ? 10_000 : 50_000, byMs: i < 12 ? 10_500 : 50_500 });
     assert.equal(durations.size.samples, 8);
-    assert.ok(durations.expectedEnd('k').fromMs > 10_000, 'old samples are gone');
+    assert.ok(durations.expectedEnd('k').fromMs > 40_000, 'old samples are gone');
     for (let i = 0; i < 6_000; i++) durations.record(`kind-${i}`, { afterMs: 1_000, byMs: 2_000 });
     assert.equal(durations.size.kinds, 5_000);
-    assert.equal(durations.expectedEnd('k').basis, 'all-kinds', 'the least recently used kind was forgotten');
+    assert.equal(durations.expectedEnd('k').basis, 'prior', 'the least recently used kind was forgotten');
   });
 
   test('taskKind: the same type, project and instructions make one kind; any difference makes another', () => {
@@ -183,6 +195,8 @@ describe('polling where tasks of a kind end', () => {
     assert.notEqual(taskKind(task), taskKind({ ...task, instructions: [{ action: 'ab' }] }));
     assert.notEqual(taskKind(task), taskKind({ ...task, project: 'q' }));
     assert.doesNotMatch(taskKind(task), /\ba\b.*\bb\b/, 'the instruction texts are not in it');
+    const long = taskKind({ ...task, project: 'p'.repeat(10_000) });
+    assert.ok(long.length < 60 && !long.includes('pp'), 'the project is hashed: a kind key stays small');
   });
 });
 

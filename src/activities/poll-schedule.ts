@@ -1,8 +1,9 @@
 // When to poll next. Three sources of knowledge, best first:
 // - an estimate (`estimatedCompletion`, when BrowserAI gives one): sleep towards it, poll just
 //   after it, then back off while the task overruns;
-// - an expected end window (task-durations.ts: where tasks of this kind ended before): a few
-//   early looks (a task can fail fast), dense looks across the window, backoff after it;
+// - an expected end window (task-durations.ts: where tasks of this kind ended before, or the
+//   prior for a new kind): a few early looks (a task can fail fast), dense looks across the
+//   window and a little past it, backoff after that;
 // - neither: plain geometric backoff.
 import type { EndWindow } from './task-durations';
 
@@ -27,12 +28,18 @@ const BACKOFF = 1.5;
 const LOOKS_PER_WINDOW = 20;
 /**
  * Before a window learned from the task's own kind, one early look halfway to it: tasks of the
- * kind never ended sooner, but one may fail fast. Before a window that is only a guess (all kinds,
- * the prior), looks start at the initial interval and grow ×2.5, so a short task of a new kind is
- * found within a few seconds.
+ * kind never ended sooner, but one may fail fast. Before a window that is only a guess (the
+ * prior, for a kind not seen yet), looks start at the initial interval and grow ×3 (1, 3, 9 s),
+ * so a short task of a new kind is found within a few seconds and a long one costs few looks.
  */
 const FIRST_EARLY_LOOK = 0.5;
-const EARLY_GROWTH = 2.5;
+const EARLY_GROWTH = 3;
+/**
+ * After a learned window, looks go on at the window's spacing for half its width before backing
+ * off: the next run of a kind falls just outside its last 8 about one time in five, and backoff
+ * there would find it seconds late.
+ */
+const TAIL_SHARE = 0.5;
 
 export function nextPollDelay(
   schedule: PollSchedule,
@@ -76,7 +83,8 @@ function inWindow(schedule: PollSchedule, window: NonNullable<EndKnowledge['wind
     const delayMs = Math.min(window.fromMs - elapsed, next - elapsed, maxIntervalMs);
     return { delayMs: Math.max(delayMs, 0), nextIntervalMs: spacing };
   }
-  if (elapsed <= window.toMs) return { delayMs: spacing, nextIntervalMs: spacing };
+  const tailMs = window.basis === 'kind' ? TAIL_SHARE * (window.toMs - window.fromMs) : 0;
+  if (elapsed <= window.toMs + tailMs) return { delayMs: spacing, nextIntervalMs: spacing };
   return undefined;
 }
 

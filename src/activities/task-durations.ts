@@ -7,22 +7,24 @@ import type { Instruction, TaskType } from '../browserai/types';
 // polling is a guess.
 //
 // In memory, per worker process: nothing to configure or store, and a worker that restarts
-// relearns within a few tasks. The first task of a kind uses what this worker saw of all kinds,
-// and, before it saw any, the durations BrowserAI's dashboard shows (about 30 to 100 s).
+// relearns within a few tasks. A kind this worker has not seen is polled as on a fresh worker,
+// on the durations BrowserAI's dashboard shows (about 30 to 100 s): what other kinds took says
+// little about a new one, and a run of short tasks must not make a long one be found late.
 
-/** A kind: the same type, project and instructions (only their hash is kept). */
+/** A kind: the same type, project and instructions (only hashes of the project and the instructions are kept). */
 export function taskKind(task: { type: TaskType; project: string; instructions: readonly Instruction[] }): string {
   const hash = createHash('sha256');
   for (const instruction of task.instructions) hash.update(instruction.action).update('\u0000');
-  return `${task.type}:${task.project}:${hash.digest('hex').slice(0, 16)}`;
+  const project = createHash('sha256').update(task.project).digest('hex').slice(0, 16);
+  return `${task.type}:${project}:${hash.digest('hex').slice(0, 16)}`;
 }
 
 /** Where a task is expected to end, in milliseconds since it was created (or since input was last sent). */
 export interface EndWindow {
   fromMs: number;
   toMs: number;
-  /** What the window comes from: this kind's own tasks, all kinds seen, or the fallback. */
-  basis: 'kind' | 'all-kinds' | 'prior';
+  /** What the window comes from: this kind's own tasks, or the fallback. */
+  basis: 'kind' | 'prior';
 }
 
 /** One end seen: the task ended after `afterMs` (the last poll that saw it running) and by `byMs`. */
@@ -31,14 +33,18 @@ export interface EndSample {
   byMs: number;
 }
 
-/** The durations BrowserAI's dashboard shows (behaviour notes): the fallback before any task ended. */
+/** The durations BrowserAI's dashboard shows (behaviour notes): the window of a kind not seen yet. */
 export const PRIOR_WINDOW: EndWindow = { fromMs: 25_000, toMs: 100_000, basis: 'prior' };
 
 const SAMPLES_PER_KIND = 8;
+/** About 60 bytes of key and 8 samples of 16 bytes each per kind: a few MB at most. */
 const MAX_KINDS = 5_000;
-const POOLED_SAMPLES = 200;
-/** The pooled window is used once this many tasks (of any kind) ended here. */
-const POOLED_MIN_SAMPLES = 5;
+/**
+ * A sample more than this many times the kind's median (or less than its inverse) is an outlier,
+ * once there are 3 samples to tell: one 10-minute run of a 2-s kind must not spread its window
+ * over 10 minutes. A task that runs that long again is found by the backoff after the window.
+ */
+const OUTLIER_FACTOR = 3;
 /**
  * Margin around the samples, as a share of their median: a kind seen once or twice may vary by
  * more than its samples show (its next run may be 15 % slower); more samples need less.
@@ -53,7 +59,6 @@ const MARGIN_MANY = 0.04;
 export class TaskDurations {
   // Map keeps insertion order: re-inserting on use makes it a least-recently-used list.
   readonly #byKind = new Map<string, EndSample[]>();
-  readonly #pooled: EndSample[] = [];
 
   /** Records a task that ran to its end without input (failed and stopped tasks say nothing about the kind). */
   record(kind: string, sample: EndSample): void {
@@ -64,16 +69,12 @@ export class TaskDurations {
     if (samples.length > SAMPLES_PER_KIND) samples.shift();
     this.#byKind.set(kind, samples);
     if (this.#byKind.size > MAX_KINDS) this.#byKind.delete(this.#byKind.keys().next().value!);
-    this.#pooled.push(sample);
-    if (this.#pooled.length > POOLED_SAMPLES) this.#pooled.shift();
   }
 
-  /** Where a task of this kind should end: from its own kind, else all kinds, else the prior. */
+  /** Where a task of this kind should end: from its own kind, else the prior. */
   expectedEnd(kind: string | undefined): EndWindow {
     const own = kind === undefined ? undefined : this.#byKind.get(kind);
-    if (own && own.length > 0) return windowOf(own, 'kind');
-    if (this.#pooled.length >= POOLED_MIN_SAMPLES) return windowOf(this.#pooled, 'all-kinds');
-    return PRIOR_WINDOW;
+    return own && own.length > 0 ? windowOf(own) : PRIOR_WINDOW;
   }
 
   /** How many kinds and samples are held (for the worker's own metrics and tests). */
@@ -84,12 +85,16 @@ export class TaskDurations {
   }
 }
 
-function windowOf(samples: readonly EndSample[], basis: EndWindow['basis']): EndWindow {
+function windowOf(samples: readonly EndSample[]): EndWindow {
   // An end lies anywhere between the last poll that saw the task running and the one that saw it
   // ended; the middle is the best guess (a first task, found late, is off by half its gap, which
   // the margin covers). Its lower bound would open the window early for every later task.
-  const mids = samples.map((s) => (s.afterMs + s.byMs) / 2).sort((a, b) => a - b);
-  const median = mids[Math.floor(mids.length / 2)]!;
+  let mids = samples.map((s) => (s.afterMs + s.byMs) / 2).sort((a, b) => a - b);
+  let median = mids[Math.floor(mids.length / 2)]!;
+  if (mids.length >= 3) {
+    mids = mids.filter((mid) => mid <= median * OUTLIER_FACTOR && mid >= median / OUTLIER_FACTOR);
+    median = mids[Math.floor(mids.length / 2)]!;
+  }
   const margin = median * (samples.length >= 3 ? MARGIN_MANY : MARGIN_FEW);
-  return { fromMs: Math.max(0, mids[0]! - margin), toMs: mids.at(-1)! + margin, basis };
+  return { fromMs: Math.max(0, mids[0]! - margin), toMs: mids.at(-1)! + margin, basis: 'kind' };
 }

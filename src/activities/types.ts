@@ -67,7 +67,7 @@ export interface PollTaskInput {
   kind?: string;
   /**
    * When the task was created or last sent input (epoch ms): where its expected end lies on the
-   * clock (its kind's window while it has one, else the window of all kinds or the prior).
+   * clock (its kind's window while it has one, else the prior).
    */
   phaseStartedAtMs?: number;
   /**
