@@ -17,7 +17,7 @@ MAX_ATTEMPTS=${TEMPORAL_SETUP_MAX_ATTEMPTS:-90}
 SLEEP_SECONDS=${TEMPORAL_SETUP_SLEEP_SECONDS:-2}
 
 # name:type, as in src/workflows/search-attributes.ts.
-SEARCH_ATTRIBUTES="BrowserAIExecutionId:Keyword BrowserAIStatus:Keyword BrowserAIProject:Keyword BrowserAIAwaitingInput:Bool BrowserAIAwaitingInputSince:Datetime"
+SEARCH_ATTRIBUTES="BrowserAIExecutionId:Keyword BrowserAIStatus:Keyword BrowserAIProject:Keyword BrowserAIAwaitingInput:Bool BrowserAIAwaitingInputSince:Datetime BrowserAIKind:Keyword BrowserAIEndMs:Int"
 
 log() { echo "temporal-setup: $*"; }
 

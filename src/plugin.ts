@@ -5,9 +5,10 @@
 // clients alike. The team's workflows file can re-export ours (`browserai-temporal/workflows`).
 import type { PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerOptions } from '@temporalio/worker';
+import { Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { TaskDurations } from './activities/task-durations';
+import { keepReadingDurations } from './activities/visibility-durations';
 import { TotpKeys, type TotpSecrets } from './activities/totp';
 import { WebhookSender, type WebhookDestination } from './activities/webhooks';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
@@ -36,6 +37,12 @@ export interface BrowserAIPluginOptions {
    */
   durations?: TaskDurations;
   /**
+   * Read what other workers learned (and this one, before a restart) from closed workflows in
+   * visibility: at start, then every minute. Needs the search attributes BrowserAIKind and
+   * BrowserAIEndMs registered. Default: true.
+   */
+  learnFromVisibility?: boolean;
+  /**
    * TOTP secrets by name, for tasks that name one (`totpSecretName`): the worker types their codes
    * itself. Kept in the worker only; never put one in workflow input. Default: none (and
    * `runWorkerFromEnv` reads BROWSERAI_TOTP_SECRET_<NAME> and BROWSERAI_TOTP_SECRETS_FILE).
@@ -62,6 +69,9 @@ export interface BrowserAIPluginOptions {
  * encryption on workers and clients alike.
  */
 export class BrowserAIPlugin extends SimplePlugin {
+  readonly #durations: TaskDurations;
+  readonly #learnFromVisibility: boolean;
+
   constructor(options: BrowserAIPluginOptions = {}) {
     const { payloadCodec } = options;
     const durations = options.durations ?? new TaskDurations();
@@ -91,6 +101,22 @@ export class BrowserAIPlugin extends SimplePlugin {
           }
         : {}),
     });
+    this.#durations = durations;
+    this.#learnFromVisibility = options.learnFromVisibility ?? true;
+  }
+
+  /** While the worker runs, its durations learn from what every worker's closed workflows published. */
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const client = this.#learnFromVisibility ? worker.client : undefined;
+    if (!client) return super.runWorker(worker, next);
+    const stop = new AbortController();
+    const reading = keepReadingDurations(client.workflow, this.#durations, stop.signal, Runtime.instance().logger);
+    try {
+      return await super.runWorker(worker, next);
+    } finally {
+      stop.abort();
+      await reading;
+    }
   }
 
   /** A worker with no workflows of its own runs ours: `browserTask`, `runSavedTask` and the saved-task calls. */

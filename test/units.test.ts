@@ -177,7 +177,8 @@ describe('polling where tasks of a kind end', () => {
 
   test('TaskDurations keeps the last 8 samples of a kind and forgets the least recently used kinds', () => {
     const durations = new TaskDurations();
-    for (let i = 0; i < 20; i++) durations.record('k', { afterMs: i < 12 ? 10_000 : 50_000, byMs: i < 12 ? 10_500 : 50_500 });
+    for (let i = 0; i < 20; i++)
+      durations.record('k', { afterMs: i < 12 ? 10_000 : 50_000, byMs: i < 12 ? 10_500 : 50_500 });
     assert.equal(durations.size.samples, 8);
     assert.ok(durations.expectedEnd('k').fromMs > 40_000, 'old samples are gone');
     for (let i = 0; i < 6_000; i++) durations.record(`kind-${i}`, { afterMs: 1_000, byMs: 2_000 });

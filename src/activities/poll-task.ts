@@ -117,8 +117,15 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     if (snapshot.category !== 'awaiting') progress.sawInputTaken = true;
     const changed = isNews(input, snapshot, progress);
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
-      if (snapshot.category === 'ended') learnDuration(durations, input, snapshot.status, progress);
-      return { snapshot, changed, polls: progress.polls, unknownStatuses };
+      const learnedEndMs =
+        snapshot.category === 'ended' ? learnDuration(durations, input, snapshot.status, progress) : undefined;
+      return {
+        snapshot,
+        changed,
+        polls: progress.polls,
+        unknownStatuses,
+        ...(learnedEndMs !== undefined ? { learnedEndMs } : {}),
+      };
     }
     if (snapshot.category !== 'ended') progress.lastRunningAt = Date.now();
     knowledge.estimatedCompletionMs = parseTime(snapshot.estimatedCompletion) ?? knowledge.estimatedCompletionMs;
@@ -154,20 +161,27 @@ function isStaleAwaiting(input: PollTaskInput, snapshot: TaskSnapshot, progress:
   return Date.now() < input.awaitingTrustedFromMs;
 }
 
-/** A task of a known kind that ran to its end teaches the next ones where to look (a failure or a stop says nothing). */
-function learnDuration(durations: TaskDurations, input: PollTaskInput, status: string, progress: PollProgress): void {
+/**
+ * A task of a known kind that ran to its end teaches the next ones where to look (a failure or a
+ * stop says nothing). Returns where it ended, for the workflow to publish to other workers.
+ */
+function learnDuration(
+  durations: TaskDurations,
+  input: PollTaskInput,
+  status: string,
+  progress: PollProgress,
+): number | undefined {
   if (
     input.kind === undefined ||
     input.phaseStartedAtMs === undefined ||
     isFailedStatus(status) ||
     normalizeStatus(status) === 'stopped'
   )
-    return;
+    return undefined;
   const lastRunningAt = Math.max(progress.lastRunningAt ?? progress.spanStartedAt, input.phaseStartedAtMs);
-  durations.record(input.kind, {
-    afterMs: lastRunningAt - input.phaseStartedAtMs,
-    byMs: Date.now() - input.phaseStartedAtMs,
-  });
+  const sample = { afterMs: lastRunningAt - input.phaseStartedAtMs, byMs: Date.now() - input.phaseStartedAtMs };
+  durations.record(input.kind, sample, Context.current().info.workflowExecution?.runId);
+  return Math.round((sample.afterMs + sample.byMs) / 2);
 }
 
 function noteUnknownStatus(status: string, executionId: string, seen: string[]): void {

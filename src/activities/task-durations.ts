@@ -6,8 +6,10 @@ import type { Instruction, TaskType } from '../browserai/types';
 // Real BrowserAI answers carry no estimate (see DESIGN.md, "Polling that learns"); without this,
 // polling is a guess.
 //
-// In memory, per worker process: nothing to configure or store, and a worker that restarts
-// relearns within a few tasks. A kind this worker has not seen is polled as on a fresh worker,
+// In memory, per worker process, and shared through visibility: a workflow publishes where its
+// task ended (search attributes BrowserAIKind, BrowserAIEndMs, in the upsert of its final status),
+// and every worker reads what closed workflows published (visibility-durations.ts), at start and
+// then every minute. A kind this worker has not seen is polled as on a fresh worker,
 // on the durations BrowserAI's dashboard shows (about 30 to 100 s): what other kinds took says
 // little about a new one, and a run of short tasks must not make a long one be found late.
 
@@ -37,6 +39,8 @@ export interface EndSample {
 export const PRIOR_WINDOW: EndWindow = { fromMs: 25_000, toMs: 100_000, basis: 'prior' };
 
 const SAMPLES_PER_KIND = 8;
+/** Runs whose end this worker recorded, so reading the same end from visibility does not count it twice. */
+const RECENT_SOURCES = 20_000;
 /** About 60 bytes of key and 8 samples of 16 bytes each per kind: a few MB at most. */
 const MAX_KINDS = 5_000;
 /**
@@ -59,10 +63,20 @@ const MARGIN_MANY = 0.04;
 export class TaskDurations {
   // Map keeps insertion order: re-inserting on use makes it a least-recently-used list.
   readonly #byKind = new Map<string, EndSample[]>();
+  readonly #sources = new Set<string>();
 
-  /** Records a task that ran to its end without input (failed and stopped tasks say nothing about the kind). */
-  record(kind: string, sample: EndSample): void {
+  /**
+   * Records a task that ran to its end without input (failed and stopped tasks say nothing about
+   * the kind). `source` (its workflow run) is recorded once, whether this worker saw the end or
+   * read it from visibility.
+   */
+  record(kind: string, sample: EndSample, source?: string): void {
     if (!(sample.byMs >= sample.afterMs && sample.afterMs >= 0)) return;
+    if (source !== undefined) {
+      if (this.#sources.has(source)) return;
+      this.#sources.add(source);
+      if (this.#sources.size > RECENT_SOURCES) this.#sources.delete(this.#sources.values().next().value!);
+    }
     const samples = this.#byKind.get(kind) ?? [];
     this.#byKind.delete(kind);
     samples.push(sample);

@@ -103,6 +103,8 @@ export interface PollTaskOutput {
   polls: number;
   /** Statuses outside the known vocabulary seen in this activity, treated as running. */
   unknownStatuses: string[];
+  /** Where a task of a known kind ended (ms after `phaseStartedAtMs`), when it taught its kind something. */
+  learnedEndMs?: number;
 }
 
 /** Input of `browserAIGetResults`: the task, and the byte budget its results are cut to. */

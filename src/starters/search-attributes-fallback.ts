@@ -5,7 +5,9 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import {
   BrowserAIAwaitingInput,
   BrowserAIAwaitingInputSince,
+  BrowserAIEndMs,
   BrowserAIExecutionId,
+  BrowserAIKind,
   BrowserAIProject,
   BrowserAIStatus,
 } from '../workflows/search-attributes';
@@ -20,6 +22,9 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
     { key: BrowserAIExecutionId, value: '' },
     // A saved task's project is known only once it is read: the workflow upserts it then.
     { key: BrowserAIProject, value: project ?? '' },
+    // Nothing learned yet: the workflow sets both when its task ends normally.
+    { key: BrowserAIKind, value: '' },
+    { key: BrowserAIEndMs, value: -1 },
   ]);
 }
 

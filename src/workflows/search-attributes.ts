@@ -21,6 +21,15 @@ export const BrowserAIAwaitingInputSince = defineSearchAttributeKey(
   SearchAttributeType.DATETIME,
 );
 
+/**
+ * What a task of a known kind taught about its kind (`taskKind`: hashes, no instruction text), and
+ * where its run ended (ms after its create answered), set at its end in the upsert of its final
+ * status. Every worker reads them from closed workflows, so learning survives restarts and spans
+ * the fleet (activities/visibility-durations.ts). Set at start to '' and -1, "nothing learned".
+ */
+export const BrowserAIKind = defineSearchAttributeKey('BrowserAIKind', SearchAttributeType.KEYWORD);
+export const BrowserAIEndMs = defineSearchAttributeKey('BrowserAIEndMs', SearchAttributeType.INT);
+
 /** Every search attribute `browserTask` sets, to register on a namespace. */
 export const ALL_SEARCH_ATTRIBUTES = [
   BrowserAIExecutionId,
@@ -28,4 +37,6 @@ export const ALL_SEARCH_ATTRIBUTES = [
   BrowserAIProject,
   BrowserAIAwaitingInput,
   BrowserAIAwaitingInputSince,
+  BrowserAIKind,
+  BrowserAIEndMs,
 ];

@@ -7,7 +7,9 @@ import type { BrowserTaskState } from '../messages';
 import {
   BrowserAIAwaitingInput,
   BrowserAIAwaitingInputSince,
+  BrowserAIEndMs,
   BrowserAIExecutionId,
+  BrowserAIKind,
   BrowserAIProject,
   BrowserAIStatus,
 } from '../search-attributes';
@@ -26,6 +28,9 @@ export class Publisher {
   // Upserted only where the start set it (a namespace registered before it existed lacks it).
   readonly #sinceOn = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince) !== undefined;
   #publishedSinceMs = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince)?.getTime();
+  // Likewise: published where the start set them (to '' and -1), so other workers learn from this task.
+  readonly #learnedOn = workflowInfo().typedSearchAttributes.get(BrowserAIEndMs) !== undefined;
+  #learned: { kind: string; endMs: number } | null = null;
   #upsertQueued = false;
   #latest: BrowserTaskState | null = null;
   #awaitingSinceMs: number | null = null;
@@ -53,6 +58,14 @@ export class Publisher {
     }
   }
 
+  /**
+   * Where this task of `kind` ended: goes out with the next upsert, the one of its final status
+   * (no upsert of its own), for every worker to read from visibility.
+   */
+  learned(kind: string, endMs: number): void {
+    if (this.#learnedOn && this.#searchAttributesOn) this.#learned = { kind, endMs };
+  }
+
   #upsertChanges(): void {
     this.#upsertQueued = false;
     const state = this.#latest!;
@@ -62,6 +75,13 @@ export class Publisher {
       { key: BrowserAIProject, value: this.project },
     ];
     if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
+    if (this.#learned) {
+      wanted.push(
+        { key: BrowserAIKind, value: this.#learned.kind },
+        { key: BrowserAIEndMs, value: this.#learned.endMs },
+      );
+      this.#learned = null;
+    }
     const changed = wanted.filter((pair) => this.#published.get(pair.key.name) !== pair.value);
     // Set when a wait begins, in the upsert that sets BrowserAIAwaitingInput; left as it is after.
     const since = this.#awaitingSinceMs;

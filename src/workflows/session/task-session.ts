@@ -655,6 +655,7 @@ export class TaskSession {
       log.warn('BrowserAI reported an unknown status; treating it as running', { executionId, status });
     }
     record.polls += out.polls;
+    if (out.learnedEndMs !== undefined && record.kind) this.#publisher.learned(record.kind, out.learnedEndMs);
     this.#applySnapshot(out.snapshot);
     // The poll judged BrowserAI's `awaiting` against the input unconfirmed when it started; a send
     // that settled meanwhile left a newer unconfirmed input, which only a later poll can judge.
