@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { duration, fraction, integer } from '../dev/flag-values';
 
-export const SCENARIOS = ['realistic', 'learned', 'actions', 'scale', 'codeloop'] as const;
+export const SCENARIOS = ['realistic', 'learned', 'mixed', 'actions', 'recovery', 'scale', 'codeloop'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface RealisticSettings {
@@ -28,6 +28,23 @@ export interface LearnedSettings {
   /** Each task's duration is its kind's base ± this fraction (uniform). */
   jitter: number;
   startSpreadMs: number;
+  /** The last round runs on a new worker process (what a restart or a deploy does to learning). */
+  restartBeforeLast: boolean;
+}
+
+export interface MixedSettings {
+  shortTasks: number;
+  longProjectTasks: number;
+  unseenTasks: number;
+  /** The long run among the 2-s kind's samples. */
+  outlierMs: number;
+}
+
+export interface RecoverySettings {
+  /** SIGKILLs of one of the two workers, one after the other. */
+  kills: number;
+  /** How long the Temporal dev server is paused (SIGSTOP) while polls end. */
+  outageMs: number;
 }
 
 export interface ActionsSettings {
@@ -68,7 +85,9 @@ export interface BenchConfig {
   rawJson?: string;
   realistic: RealisticSettings;
   learned: LearnedSettings;
+  mixed: MixedSettings;
   actions: ActionsSettings;
+  recovery: RecoverySettings;
   scale: ScaleSettings;
   codeloop: CodeLoopSettings;
 }
@@ -89,10 +108,17 @@ const DEFAULTS = {
   'learned-durations': ['30s-100s', '8s-20s'],
   'learned-jitter': ['0.15', '0.15'],
   'learned-start-spread': ['10s', '2s'],
+  'learned-restart': ['0', '0'],
+  'mixed-short-tasks': ['50', '10'],
+  'mixed-long-project-tasks': ['10', '2'],
+  'mixed-unseen-tasks': ['100', '10'],
+  'mixed-outlier': ['10m', '1m'],
+  'recovery-kills': ['5', '1'],
+  'recovery-outage': ['60s', '20s'],
   'actions-short-tasks': ['20', '3'],
   'actions-short-duration': ['60s', '20s'],
   'actions-long-tasks': ['5', '2'],
-  'actions-long-duration': ['12m', '2m'],
+  'actions-long-duration': ['5m', '2m'],
   'actions-span-tasks': ['3', '2'],
   'actions-span-task-duration': ['6m', '2m'],
   'actions-span': ['2m', '40s'],
@@ -121,9 +147,13 @@ export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads 
   --realistic-tasks N (100)  --realistic-durations A-B (30s-100s)  --realistic-code-share F (0.1)  --realistic-start-spread D (60s)
   learned (one job repeated; each round's durations within ±jitter of each kind's base; vs the MCP client):
   --learned-kinds N (10)  --learned-tasks-per-kind N (5)  --learned-rounds N (3)  --learned-durations A-B (30s-100s)
-  --learned-jitter F (0.15)  --learned-start-spread D (10s)
+  --learned-jitter F (0.15)  --learned-start-spread D (10s)  --learned-restart 1 (restart the worker before the last round)
+  mixed (one worker: short tasks and another project's long ones, then kinds not seen, then a 2-s kind with an outlier):
+  --mixed-short-tasks N (50)  --mixed-long-project-tasks N (10)  --mixed-unseen-tasks N (100)  --mixed-outlier D (10m)
+  recovery (two workers: SIGKILL one, time until its polls run elsewhere; then a Temporal outage while polls end):
+  --recovery-kills N (5)  --recovery-outage D (60s)
   actions (Temporal actions and history events per task; short, long and short-span tasks, each in its own namespace):
-  --actions-short-tasks N (20)  --actions-short-duration D (60s)  --actions-long-tasks N (5)  --actions-long-duration D (12m)
+  --actions-short-tasks N (20)  --actions-short-duration D (60s)  --actions-long-tasks N (5)  --actions-long-duration D (5m)
   --actions-span-tasks N (3)  --actions-span-task-duration D (6m)  --actions-span D (2m: their polling.maxSpanMs)
   scale (one worker, many concurrent tasks, one-time codes during and after the start burst):
   --scale-tasks N (2000)  --scale-duration D (60s)  --scale-burst-codes N (100)  --scale-late-codes N (100)
@@ -188,6 +218,17 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       maxDurationMs: learnedMax,
       jitter: fraction('learned-jitter', get('learned-jitter')),
       startSpreadMs: duration('learned-start-spread', get('learned-start-spread'), 0),
+      restartBeforeLast: /^(1|true|yes|on)$/i.test(get('learned-restart')),
+    },
+    mixed: {
+      shortTasks: integer('mixed-short-tasks', get('mixed-short-tasks'), 0),
+      longProjectTasks: integer('mixed-long-project-tasks', get('mixed-long-project-tasks'), 0),
+      unseenTasks: integer('mixed-unseen-tasks', get('mixed-unseen-tasks'), 1),
+      outlierMs: duration('mixed-outlier', get('mixed-outlier'), 1_000),
+    },
+    recovery: {
+      kills: integer('recovery-kills', get('recovery-kills'), 0),
+      outageMs: duration('recovery-outage', get('recovery-outage'), 0),
     },
     actions: {
       shortTasks: integer('actions-short-tasks', get('actions-short-tasks'), 1),

@@ -1,7 +1,7 @@
 // `npm run bench`: measures browserTask workflows on real worker processes against the BrowserAI
 // emulator and a Temporal dev server, all on 127.0.0.1, scenario by scenario, each on a fresh
-// stack: `realistic` and `learned` beside the public MCP client's polling loop, `actions`
-// (Temporal actions and history per task), `scale` (many concurrent tasks on one worker),
+// stack: `realistic`, `learned` and `mixed` beside the public MCP client's polling loop, `actions`
+// (Temporal actions and history per task), `recovery` (a killed worker, a Temporal outage), `scale` (many concurrent tasks on one worker),
 // `codeloop` (how fast a one-time-code request reaches a webhook and a waiting client). Each
 // scenario's section of BENCHMARKS.md is replaced as soon as it finishes. Exits 1 when a target
 // is missed. `--help` lists the settings; `--quick` checks the bench itself in a few minutes.
@@ -14,6 +14,8 @@ import { codeVersion, temporalVersion, type RunEnvironment } from './report/envi
 import type { ScenarioContext, ScenarioReport } from './scenario';
 import { measureActions } from './scenarios/actions/measure';
 import { measureLearned } from './scenarios/learned/measure';
+import { measureMixed } from './scenarios/mixed/measure';
+import { measureRecovery } from './scenarios/recovery/measure';
 import { measureRealistic } from './scenarios/realistic/measure';
 import { measureScale } from './scenarios/scale/measure';
 import { measureCodeLoop } from './scenarios/codeloop/measure';
@@ -22,7 +24,9 @@ import { stopLiveStacks } from './stack';
 const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<ScenarioReport>> = {
   realistic: measureRealistic,
   learned: measureLearned,
+  mixed: measureMixed,
   actions: measureActions,
+  recovery: measureRecovery,
   scale: measureScale,
   codeloop: measureCodeLoop,
 };

@@ -16,7 +16,7 @@ export async function measureLearned(context: ScenarioContext): Promise<Scenario
   const settings = context.config.learned;
   const loadBefore = os.loadavg()[0];
   return withStack({ queueMs: QUEUE_MS }, async (stack) => {
-    const worker = await stack.startWorker('default', TASK_QUEUE);
+    let worker = await stack.startWorker('default', TASK_QUEUE);
     const target = {
       tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
       client: stack.temporal.client,
@@ -29,6 +29,12 @@ export async function measureLearned(context: ScenarioContext): Promise<Scenario
     const kinds = learnedKinds(settings);
     const rounds: SideBySide[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
+      if (settings.restartBeforeLast && round === settings.rounds && round > 1) {
+        log('learned: restarting the worker before the last round');
+        await worker.stop();
+        worker = await stack.startWorker('default', TASK_QUEUE);
+        target.worker = worker;
+      }
       const planned = planRound(stack, settings, kinds, round, context.config.seed);
       log(`learned: round ${round}/${settings.rounds}, ${planned.ours.length} tasks of ${kinds.length} kinds`);
       const deadlineAt =

@@ -44,7 +44,10 @@ export function renderLearned(inputs: LearnedInputs): ScenarioReport {
     `- **Job:** ${kinds.length} kinds of task (one instruction text each), base durations spread evenly over ` +
       `${fmt(settings.minDurationMs / 1000, 0)}–${fmt(settings.maxDurationMs / 1000, 0)} s (${kinds.map((k) => fmt(k.baseMs / 1000, 0)).join(', ')} s); ` +
       `${settings.tasksPerKind} tasks of each kind per round, each within ±${fmt(settings.jitter * 100, 0)} % of its kind's base (uniform), started at random over ` +
-      `${fmt(settings.startSpreadMs / 1000, 0)} s; ${settings.rounds} rounds one after the other on the **same worker process** (at its defaults).`,
+      `${fmt(settings.startSpreadMs / 1000, 0)} s; ${settings.rounds} rounds one after the other on the **same worker process** (at its defaults)` +
+      (settings.restartBeforeLast
+        ? `, except round ${settings.rounds}: **right after a worker restart** (a new process).`
+        : '.'),
     `- **Emulator:** its default mode, queued ${QUEUE_MS} ms; ${describeFeatures(stack.features)}.`,
     `- ${MCP_COUNTING}`,
     '',
