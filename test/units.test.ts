@@ -128,6 +128,11 @@ describe('polling where tasks of a kind end', () => {
     assert.equal(at[4]! - at[3]!, (PRIOR_WINDOW.toMs - PRIOR_WINDOW.fromMs) / 20);
   });
 
+  test('a window narrower than the spacing is looked at on both edges', () => {
+    const at = looks({ fromMs: 1_300, toMs: 1_600, basis: 'kind' }, 2_000);
+    assert.deepEqual(at.slice(0, 3), [1_000, 1_300, 1_600]);
+  });
+
   test('an estimate, when BrowserAI gives one, wins over the window', () => {
     const next = nextPollDelay(
       schedule,

@@ -83,6 +83,9 @@ function inWindow(schedule: PollSchedule, window: NonNullable<EndKnowledge['wind
     const delayMs = Math.min(window.fromMs - elapsed, next - elapsed, maxIntervalMs);
     return { delayMs: Math.max(delayMs, 0), nextIntervalMs: spacing };
   }
+  // The last look inside lands on the window's end: a window narrower than the spacing (a kind
+  // that always runs 2 s) is looked at on both edges, not once at its opening and again 2 s on.
+  if (elapsed < window.toMs) return { delayMs: Math.min(spacing, window.toMs - elapsed), nextIntervalMs: spacing };
   const tailMs = window.basis === 'kind' ? TAIL_SHARE * (window.toMs - window.fromMs) : 0;
   if (elapsed <= window.toMs + tailMs) return { delayMs: spacing, nextIntervalMs: spacing };
   return undefined;
