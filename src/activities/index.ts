@@ -236,7 +236,8 @@ async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAns
   const ctx = Context.current();
   try {
     await ctx.sleep(LOOK_AFTER_CREATE_MS);
-    const seen = await client.getTask(created.executionId, { signal: ctx.cancellationSignal });
+    // Short: the create's attempt (1 minute) may already have spent 30 s on the create itself.
+    const seen = await client.getTask(created.executionId, { signal: ctx.cancellationSignal, timeoutMs: 5_000 });
     if (normalizeStatus(seen.status) !== 'running') return created;
     return {
       ...created,
