@@ -4,7 +4,8 @@
 // worker reads those of closed workflows through visibility into its TaskDurations: the last week
 // at start (the most recent 2,000), then what closed since, every minute. Reads from visibility
 // are not billed as actions. A namespace whose visibility cannot filter on the attributes (not
-// registered, or a store without custom search attributes) leaves each worker learning alone.
+// registered, or a store without custom search attributes) leaves each worker learning alone,
+// with one warning.
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
 import { BrowserAIEndMs, BrowserAIKind } from '../workflows/search-attributes';
@@ -35,7 +36,10 @@ export async function readDurations(workflows: Lister, durations: TaskDurations,
   return ends.reduce((newest, end) => Math.max(newest, end.closedAtMs), sinceMs);
 }
 
-/** Reads at once and then every minute until `signal` aborts; the first failure is logged and ends the reading. */
+/**
+ * Reads at once and then every minute until `signal` aborts. A failed read (server unreachable,
+ * attributes not registered) is logged once and tried again the next minute.
+ */
 export async function keepReadingDurations(
   workflows: Lister,
   durations: TaskDurations,
@@ -43,16 +47,18 @@ export async function keepReadingDurations(
   logger: Pick<Logger, 'warn'>,
 ): Promise<void> {
   let newestMs = Date.now() - LOOK_BACK_MS;
+  let warned = false;
   while (!signal.aborted) {
     try {
       newestMs = Math.max(newestMs, await readDurations(workflows, durations, newestMs - OVERLAP_MS));
     } catch (err) {
-      logger.warn(
-        'Could not read what other workers learned of task durations from visibility; this worker learns alone. ' +
-          'Register the search attributes BrowserAIKind (Keyword) and BrowserAIEndMs (Int) on the namespace to share it.',
-        { error: String(err) },
-      );
-      return;
+      if (!warned)
+        logger.warn(
+          'Could not read what other workers learned of task durations from visibility; until it can, this worker learns alone. ' +
+            'Register the search attributes BrowserAIKind (Keyword) and BrowserAIEndMs (Int) on the namespace to share it.',
+          { error: String(err) },
+        );
+      warned = true;
     }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, REFRESH_MS);
