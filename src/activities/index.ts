@@ -251,17 +251,6 @@ async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAns
   }
 }
 
-/** The client has already checked the answer: a usable executionId, and a status that is non-empty or null. */
-function executionAnswer(answer: TaskExecution | InstructionsAnswer): TaskExecutionAnswer {
-  return {
-    executionId: answer.executionId,
-    status: answer.status,
-    started: answer.started ?? null,
-    estimatedCompletion: answer.estimatedCompletion ?? null,
-    scriptType: answer.scriptType,
-  };
-}
-
 // `browserai-temporal/activities` also gives what the activities are built from.
 export { TaskDurations, type EndWindow, type EndSample } from './task-durations';
 export { TotpKeys, type TotpSecret, type TotpSecrets } from './totp';

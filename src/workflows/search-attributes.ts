@@ -22,12 +22,13 @@ export const BrowserAIAwaitingInputSince = defineSearchAttributeKey(
 );
 
 /**
- * What a task of a known kind taught about its kind (`taskKind`: hashes, no instruction text), and
- * where its run ended (ms after its create answered), set at its end in the upsert of its final
- * status. Every worker reads them from closed workflows, so learning survives restarts and spans
- * the fleet (activities/visibility-durations.ts). Set at start to '' and -1, "nothing learned".
+ * The kind of task a run taught something about (`taskKind`: hashes, no instruction text), set at
+ * its end in the upsert of its final status with {@link BrowserAIEndMs}. Every worker reads the two
+ * from closed workflows, so learning survives restarts and spans the fleet
+ * (activities/visibility-durations.ts). Set at start to '', "nothing learned".
  */
 export const BrowserAIKind = defineSearchAttributeKey('BrowserAIKind', SearchAttributeType.KEYWORD);
+/** Where that run's task ended, in ms after its create answered (see {@link BrowserAIKind}); -1 at start. */
 export const BrowserAIEndMs = defineSearchAttributeKey('BrowserAIEndMs', SearchAttributeType.INT);
 
 /** Every search attribute `browserTask` sets, to register on a namespace. */
