@@ -63,6 +63,11 @@ COPY --from=build /app/lib ./lib
 # at start-up. Set it empty to bundle at start-up again.
 ENV WORKER_WORKFLOW_BUNDLE=/app/lib/workflow-bundle.js
 
+# Two glibc malloc arenas instead of up to 8 per core: the worker's Rust core and Node allocate from
+# many threads, and the extra arenas held memory no thread used. 2,000 concurrent tasks: RSS 1,146 MB
+# with glibc's default, 726 MB with 2 (BENCHMARKS.md, "Scale"). Set it empty for glibc's default.
+ENV MALLOC_ARENA_MAX=2
+
 # The `node` user (uid 1000) ships with the official Node images.
 USER node
 

@@ -73,7 +73,11 @@ export class WorkerChild {
 
   /** `onLine` sees every line the worker prints, on either stream. */
   constructor(env: NodeJS.ProcessEnv, onLine: (line: string) => void = () => undefined) {
-    this.child = spawn(process.execPath, [WORKER_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // As the image runs it (Dockerfile: two malloc arenas), unless the caller chose otherwise.
+    this.child = spawn(process.execPath, [WORKER_ENTRY], {
+      env: { MALLOC_ARENA_MAX: '2', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     liveChildren.add(this.child);
     this.exited = new Promise((resolveExit) =>
       this.child.once('exit', (code, signal) => {
