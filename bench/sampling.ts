@@ -57,6 +57,11 @@ export class ProcessSampler {
     return inside.length > 0 ? Math.max(...inside.map((s) => s.rssKb)) : undefined;
   }
 
+  /** The last RSS sample taken before `at` (the idle process, when `at` is the first start). */
+  lastRssKbBefore(at: number): number | undefined {
+    return this.samples.filter((s) => s.at < at && s.rssKb > 0).at(-1)?.rssKb;
+  }
+
   /** The larger of the high-water mark (start-up included) and the largest sample. */
   peakEverKb(): number | undefined {
     return Math.max(this.hwmKb ?? 0, this.peakRssKb() ?? 0) || undefined;

@@ -237,13 +237,16 @@ async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAns
   try {
     await ctx.sleep(LOOK_AFTER_CREATE_MS);
     // Short: the create's attempt (1 minute) may already have spent 30 s on the create itself.
-    const seen = await client.getTask(created.executionId, { signal: ctx.cancellationSignal, timeoutMs: 5_000 });
+    const seen = snapshotOf(
+      await client.getTask(created.executionId, { signal: ctx.cancellationSignal, timeoutMs: 5_000 }),
+    );
     if (normalizeStatus(seen.status) !== 'running') return created;
     return {
       ...created,
       status: seen.status,
       started: seen.started ?? created.started,
       estimatedCompletion: seen.estimatedCompletion ?? created.estimatedCompletion,
+      seen,
     };
   } catch {
     // A shutdown or a failed read: the created task is what matters; the workflow's poll looks again.

@@ -98,6 +98,8 @@ function measures(inputs: ScaleInputs) {
     windowEnd,
     rssPeakKb: worker.sampler.peakEverKb(),
     rssUnderLoadKb: worker.sampler.peakRssKb(outcome.firstStartAt, windowEnd),
+    // The idle worker (start-up done, nothing started yet): what each task adds is measured from it.
+    rssIdleKb: worker.sampler.lastRssKbBefore(outcome.firstStartAt),
   };
 }
 type ScaleMeasures = ReturnType<typeof measures>;
@@ -209,6 +211,15 @@ function targetRows(inputs: ScaleInputs, m: ScaleMeasures): TargetRow[] {
         ? `${fmt(mb(m.rssPeakKb), 0)} MB (max of VmHWM and samples; under load ${fmt(m.rssUnderLoadKb && mb(m.rssUnderLoadKb), 0)} MB)`
         : 'n/a',
       met: m.rssPeakKb ? mb(m.rssPeakKb) < TARGETS.peakRssMb : false,
+    },
+    {
+      measure: 'Memory per task (RSS under load − idle worker, / tasks)',
+      target: '—',
+      measured:
+        m.rssUnderLoadKb && m.rssIdleKb
+          ? `${fmt((m.rssUnderLoadKb - m.rssIdleKb) / settings.tasks, 0)} KB (idle worker ${fmt(mb(m.rssIdleKb), 0)} MB)`
+          : 'n/a',
+      met: undefined,
     },
     {
       measure: 'Worker CPU (% of one core)',

@@ -390,6 +390,8 @@ export class TaskSession {
     }
     this.#recordCreated(created.executionId);
     this.#record.kind = created.kind ?? null;
+    // Running already when the create looked again: what it saw stands in for the first poll's return.
+    if (created.seen) this.#applySnapshot(created.seen);
     this.#applyAnswer(created);
   }
 
