@@ -136,7 +136,13 @@ def main() -> None:
     parser.add_argument("--instructions", required=True)
     parser.add_argument("--project", default="example-project")
     parser.add_argument("--country", default="US")
-    sys.exit(asyncio.run(run(parser.parse_args())))
+    code = asyncio.run(run(parser.parse_args()))
+    # The SDK's Rust runtime threads can still call into Python while the interpreter shuts down,
+    # which now and then aborts the process at exit ("PyGILState_Release", temporalio/sdk-python#300):
+    # everything is said, so leave without the interpreter's shutdown.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import { runTasks } from '../../run';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
 import { withStack } from '../../stack';
 import type { TaskRecord } from '../../task';
-import { planScale } from './plan';
+import { planScale, slotsFor } from './plan';
 import { renderScale } from './report';
 
 const TASK_QUEUE = 'bench-scale';
@@ -19,7 +19,9 @@ export async function measureScale(context: ScenarioContext): Promise<ScenarioRe
   const settings = context.config.scale;
   const loadBefore = os.loadavg()[0];
   return withStack({ queueMs: QUEUE_MS, emulatorMode: settings.emulatorMode }, async (stack) => {
-    const worker = await stack.startWorker('default', TASK_QUEUE);
+    // Every running task holds one poll activity: past the worker's default 5,000 slots, give it one
+    // per task, or the tasks would not run concurrently.
+    const worker = await stack.startWorker('default', TASK_QUEUE, slotsFor(settings.tasks));
     const records = planScale(settings, context.config.seed).map((plan): TaskRecord => ({ plan }));
     log(
       `scale: ${records.length} tasks of ${settings.durationMs / 1000} s, ${settings.burstCodes} codes during the burst, ${settings.lateCodes} after it`,

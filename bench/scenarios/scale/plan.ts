@@ -41,3 +41,8 @@ export function planScale(settings: ScaleSettings, seed: number): PlannedTask[] 
     };
   });
 }
+
+/** WORKER_MAX_CONCURRENT_ACTIVITIES for this many tasks, when the worker's default (5,000) is too few. */
+export function slotsFor(tasks: number): Record<string, string> | undefined {
+  return tasks + 100 > 5_000 ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(tasks + 100) } : undefined;
+}

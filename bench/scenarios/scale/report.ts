@@ -5,6 +5,7 @@ import { summarizeRequests } from '../../collect';
 import type { ScaleSettings } from '../../config';
 import type { RecordedRequest } from '../../../src/emulator';
 import { describeFeatures } from '../../emulator/probe';
+import { slotsFor } from './plan';
 import { fmt, fmtMs, mb } from '../../format';
 import { MCP_POLL_MS } from '../../mcp-client';
 import {
@@ -118,7 +119,7 @@ export function renderScale(inputs: ScaleInputs): ScenarioReport {
       `(most of them during the burst); ${settings.lateCodes} get theirs ${fmt(settings.lateCodeDelayMs / 1000, 0)} s after the last start (the bench looks every 500 ms, in-process). ` +
       'Code latencies are split by when the code was actually sent: before or after the last start returned.',
     `- **Emulator:** ${settings.emulatorMode} mode (as the old bench, whose 500-task run this generalises); ${describeFeatures(stack.features)}.`,
-    '- **Worker:** one process, `node lib/src/worker.js`, default settings; sampled every 500 ms from `/proc/<pid>`.',
+    `- **Worker:** one process, \`node lib/src/worker.js\`, default settings${slotsFor(settings.tasks) ? ` but WORKER_MAX_CONCURRENT_ACTIVITIES=${slotsFor(settings.tasks)!.WORKER_MAX_CONCURRENT_ACTIVITIES} (a poll slot per task)` : ''} (MALLOC_ARENA_MAX=2, as in the image); sampled every 500 ms from \`/proc/<pid>\`.`,
     `- **Wall time:** first start → last close ${fmtMs(m.windowEnd - m.windowStart)}, of which the start burst ${fmtMs((outcome.allStartedAt ?? m.windowEnd) - m.windowStart)}.` +
       (outcome.deadlineHit ? ' **The deadline was hit: unfinished tasks count as not completed.**' : '') +
       (outcome.workerDied ? ` **${outcome.workerDied}.**` : ''),
