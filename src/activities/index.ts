@@ -31,6 +31,7 @@ import type {
   StopTaskInput,
   StopTaskOutput,
   TaskExecutionAnswer,
+  CreatedTask,
   TaskResultsSummary,
   TaskSnapshot,
   TotpCodeAnswer,
@@ -115,7 +116,7 @@ export function createActivities(
 
   return {
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
-    async browserAICreateTask(input: CreateTaskInput): Promise<TaskExecutionAnswer> {
+    async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask> {
       const { delivery, stopRetryWindowMs, ...body } = input;
       const answer = await countingAmbiguous(
         deliverOnce({
@@ -231,7 +232,7 @@ async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
  * (2 of a 1-minute task's 7 Temporal actions). A task still queued, or a look that fails, returns
  * the create's own answer, and the workflow polls the queue as before.
  */
-async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAnswer): Promise<TaskExecutionAnswer> {
+async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAnswer): Promise<CreatedTask> {
   if (normalizeStatus(created.status) !== 'queued') return created;
   const ctx = Context.current();
   try {

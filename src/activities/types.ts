@@ -135,13 +135,17 @@ export type TaskExecutionAnswer = Pick<
   status: string | null;
   /** Create only: the task's kind, for the worker's duration model (see PollTaskInput.kind). */
   kind?: string;
+};
+
+/** What `browserAICreateTask` returns: the create's answer, and what a look right after it saw. */
+export interface CreatedTask extends TaskExecutionAnswer {
   /**
-   * Create only: what the look a second after a `queued` answer saw, when the task was running by
-   * then: the workflow shows it (progress lines) as it would a poll's, since no poll returns at
+   * What the look a second after a `queued` answer saw, when the task was running by then: the
+   * workflow shows it (progress lines) as it would a poll's, since no poll returns at
    * queued -> running for such a task.
    */
   seen?: TaskSnapshot;
-};
+}
 
 /** Input of `browserAIStopTask`. */
 export interface StopTaskInput {

@@ -20,6 +20,7 @@ import {
 import type {
   PollTaskOutput,
   TaskExecutionAnswer,
+  CreatedTask,
   TaskResultsSummary,
   TaskSnapshot,
   TotpMask,
@@ -356,7 +357,7 @@ export class TaskSession {
       );
     }
     const { input } = this;
-    let created: TaskExecutionAnswer;
+    let created: CreatedTask;
     try {
       // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
       // ID, and so can stop the task that the create may have started.
