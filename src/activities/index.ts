@@ -160,7 +160,7 @@ export function createActivities(
 
     /**
      * Polls `GET /tasks/{id}` in one long, heartbeating activity until the status changes or `maxSpanMs` passes;
-     * brings the results when the task ended.
+     * an end comes back at once, without the results (the workflow reads them with browserAIGetResults).
      */
     async browserAIPollTask(input: PollTaskInput): Promise<PollTaskOutput> {
       return pollUntilStatusChanges({ client, durations, secretCodes }, input);

@@ -95,7 +95,7 @@ export function jsonBody(raw: unknown, origin: AnswerOrigin): unknown {
     raw.trim() === ''
       ? 'with an empty body'
       : `with a body that is not JSON (${type ? `${type}, ` : ''}${raw.length} characters)`;
-  throw malformed(origin, problem);
+  throw malformedAnswer(origin, problem);
 }
 
 /** The body of an error answer: its JSON value, or the text itself when it is not JSON. */
@@ -121,11 +121,11 @@ export function createAnswer(body: unknown, origin: AnswerOrigin): TaskExecution
   if (!isUsableExecutionId(answer.executionId)) {
     const problem =
       'executionId' in answer ? 'with an "executionId" that is not a usable ID' : 'without an "executionId"';
-    throw malformed(origin, problem, body);
+    throw malformedAnswer(origin, problem, body);
   }
   const executionId = answer.executionId;
   if (!isNonEmptyString(answer.status)) {
-    throw malformed(
+    throw malformedAnswer(
       origin,
       statusProblem(answer),
       body,
@@ -152,7 +152,7 @@ export function instructionsAnswer(body: unknown, origin: AnswerOrigin, sentExec
 /** `GET /tasks/{id}`: an object with a non-empty `status`; progress, logs and error made to fit their types. */
 export function taskMetadataAnswer(body: unknown, origin: AnswerOrigin, requestedExecutionId: string): TaskMetadata {
   const answer = requireObject(body, origin);
-  if (!isNonEmptyString(answer.status)) throw malformed(origin, statusProblem(answer), body);
+  if (!isNonEmptyString(answer.status)) throw malformedAnswer(origin, statusProblem(answer), body);
   const meta: TaskMetadata = {
     ...executionFields(answer),
     executionId: isUsableExecutionId(answer.executionId) ? answer.executionId : requestedExecutionId,
@@ -196,7 +196,7 @@ export function stopAnswer(body: unknown, origin: AnswerOrigin): StopResponse {
 export function createSavedTaskAnswer(body: unknown, origin: AnswerOrigin): CreateSavedTaskResponse {
   const answer = requireObject(body, origin);
   if (!isNonEmptyString(answer.taskId)) {
-    throw malformed(
+    throw malformedAnswer(
       origin,
       'taskId' in answer ? 'with a "taskId" that is not a non-empty string' : 'without a "taskId"',
       body,
@@ -280,7 +280,8 @@ function mediaType(contentType: unknown): string | undefined {
   return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,62}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,62}$/.test(type) ? type : undefined;
 }
 
-function malformed(
+/** A 2xx answer this client cannot use: it reached BrowserAI, so whatever it asked for may have been done. */
+export function malformedAnswer(
   origin: AnswerOrigin,
   problem: string,
   body?: unknown,
@@ -302,7 +303,7 @@ function malformed(
 
 function requireObject(body: unknown, origin: AnswerOrigin, wanted = 'a JSON object'): Record_ {
   if (isRecord(body)) return body;
-  throw malformed(origin, `with ${describeJson(body)} instead of ${wanted}`);
+  throw malformedAnswer(origin, `with ${describeJson(body)} instead of ${wanted}`);
 }
 
 function statusProblem(answer: Record_): string {

@@ -12,6 +12,7 @@ import {
   jsonBody,
   lenientBody,
   redactSavedTask,
+  malformedAnswer,
   resultsAnswer,
   savedTaskAnswer,
   savedTaskListAnswer,
@@ -376,16 +377,13 @@ export class BrowserAIClient {
    * readable, a create or append counts as ambiguous (at-most-once.ts), never as not sent.
    */
   #tooLargeError(origin: AnswerOrigin): BrowserAIError {
-    return new BrowserAIError({
-      kind: 'MalformedAnswer',
-      status: origin.status,
-      mayHaveReachedServer: true,
-      method: origin.method,
-      path: origin.path,
-      message:
-        `BrowserAI ${origin.method} ${origin.path} answered ${origin.status} with a body over the ${this.maxResponseBytes}-byte limit; it was not read. ` +
-        'If answers this big are expected, raise BROWSERAI_MAX_RESPONSE_BYTES (the client option maxResponseBytes); otherwise report it with the request path.',
-    });
+    return malformedAnswer(
+      origin,
+      `with a body over the ${this.maxResponseBytes}-byte limit; it was not read`,
+      undefined,
+      undefined,
+      'If answers this big are expected, raise BROWSERAI_MAX_RESPONSE_BYTES (the client option maxResponseBytes).',
+    );
   }
 
   /**
