@@ -11,6 +11,8 @@ import { probeEmulator, type EmulatorFeatures } from './emulator/probe';
 import { within } from '../dev/async';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
+import { BrowserTasks } from '../src/starters/tasks';
+import type { RunTarget } from './run';
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -134,4 +136,17 @@ export async function withStack<T>(options: StackOptions, body: (stack: BenchSta
 
 export async function stopLiveStacks(): Promise<void> {
   await Promise.all([...liveStacks].map((stack) => stack.stop()));
+}
+
+/** What a scenario's tasks run against: its worker on `taskQueue` of the stack's default namespace. */
+export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string): RunTarget {
+  return {
+    tasks: new BrowserTasks(stack.temporal.client, taskQueue),
+    client: stack.temporal.client,
+    taskQueue,
+    emulator: stack.emulator,
+    project,
+    worker,
+    machine: stack.machine,
+  };
 }

@@ -1,11 +1,10 @@
 // The learned-rounds scenario: the same worker process through every round (what it learns is
 // per worker, in memory), each round beside the MCP client's loop, one round after the other.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/starters/tasks';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
-import { withStack } from '../../stack';
+import { runTargetOf, withStack } from '../../stack';
 import { runSideBySide, type SideBySide } from '../side-by-side';
 import { learnedKinds, planRound } from './plan';
 import { renderLearned } from './report';
@@ -17,15 +16,7 @@ export async function measureLearned(context: ScenarioContext): Promise<Scenario
   const loadBefore = os.loadavg()[0];
   return withStack({ queueMs: QUEUE_MS }, async (stack) => {
     let worker = await stack.startWorker('default', TASK_QUEUE);
-    const target = {
-      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
-      client: stack.temporal.client,
-      taskQueue: TASK_QUEUE,
-      emulator: stack.emulator,
-      project: PROJECT,
-      worker,
-      machine: stack.machine,
-    };
+    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     const kinds = learnedKinds(settings);
     const rounds: SideBySide[] = [];
     for (let round = 1; round <= settings.rounds; round++) {

@@ -3,14 +3,13 @@
 // jobs (ours only), then tasks of kinds it has not seen run beside the MCP client's loop; once
 // the long run has ended (and is among the kind's samples), the 2-s kind runs beside it too.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/starters/tasks';
 import { sleep } from '../../../dev/async';
 import { collectFacts } from '../../collect';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { runTasks } from '../../run';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
-import { withStack } from '../../stack';
+import { runTargetOf, withStack } from '../../stack';
 import type { TaskRecord } from '../../task';
 import { runSideBySide } from '../side-by-side';
 import { planMixed } from './plan';
@@ -24,15 +23,7 @@ export async function measureMixed(context: ScenarioContext): Promise<ScenarioRe
   const loadBefore = os.loadavg()[0];
   return withStack({ queueMs: QUEUE_MS }, async (stack) => {
     const worker = await stack.startWorker('default', TASK_QUEUE);
-    const target = {
-      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
-      client: stack.temporal.client,
-      taskQueue: TASK_QUEUE,
-      emulator: stack.emulator,
-      project: PROJECT,
-      worker,
-      machine: stack.machine,
-    };
+    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     const plan = planMixed(stack, settings, context.config.seed);
     const outlier: TaskRecord[] = [{ plan: plan.outlier }];
     const outlierRun = runTasks(outlier, target, {

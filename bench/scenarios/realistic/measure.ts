@@ -1,11 +1,10 @@
 // The realistic scenario: one worker at its defaults, the emulator in its default mode, our
 // workflows and the MCP client's loop side by side on the same tasks.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/starters/tasks';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
-import { withStack } from '../../stack';
+import { runTargetOf, withStack } from '../../stack';
 import { runSideBySide } from '../side-by-side';
 import { planRealistic } from './plan';
 import { renderRealistic } from './report';
@@ -22,15 +21,7 @@ export async function measureRealistic(context: ScenarioContext): Promise<Scenar
       `realistic: ${planned.ours.length} tasks of ${settings.minDurationMs / 1000}–${settings.maxDurationMs / 1000} s over ${settings.startSpreadMs / 1000} s, beside the MCP client's loop`,
     );
     const deadlineAt = Date.now() + settings.startSpreadMs + settings.maxDurationMs * 2 + 5 * 60_000;
-    const target = {
-      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
-      client: stack.temporal.client,
-      taskQueue: TASK_QUEUE,
-      emulator: stack.emulator,
-      project: PROJECT,
-      worker,
-      machine: stack.machine,
-    };
+    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     const result = await runSideBySide(target, planned, { label: 'realistic', deadlineAt });
     return renderRealistic({
       context,

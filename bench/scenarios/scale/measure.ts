@@ -2,13 +2,12 @@
 // burst, one-time codes during and after the burst; the emulator as the old bench ran it
 // (documented mode: answers carry an estimate) unless asked otherwise, so figures stay comparable.
 import os from 'node:os';
-import { BrowserTasks } from '../../../src/starters/tasks';
 import { collectFacts } from '../../collect';
 import { log } from '../../format';
 import { PROJECT } from '../../plan';
 import { runTasks } from '../../run';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
-import { withStack } from '../../stack';
+import { runTargetOf, withStack } from '../../stack';
 import type { TaskRecord } from '../../task';
 import { planScale, slotsFor } from './plan';
 import { renderScale } from './report';
@@ -29,15 +28,7 @@ export async function measureScale(context: ScenarioContext): Promise<ScenarioRe
     // Starting takes about 1 s per 100 workflows on 2 cores; then the tasks, the late codes and slack.
     const deadlineAt =
       Date.now() + (records.length / 100) * 1_500 + settings.durationMs + settings.lateCodeDelayMs + 8 * 60_000;
-    const target = {
-      tasks: new BrowserTasks(stack.temporal.client, TASK_QUEUE),
-      client: stack.temporal.client,
-      taskQueue: TASK_QUEUE,
-      emulator: stack.emulator,
-      project: PROJECT,
-      worker,
-      machine: stack.machine,
-    };
+    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     const outcome = await runTasks(records, target, { batch: settings.batch, deadlineAt, label: 'scale' });
     const loadAfter = os.loadavg()[0];
     worker.sampler.sample();
