@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { browserAIPreloadModules } from '../src/workflow-bundle';
 
 async function main(argv: string[]): Promise<void> {
   if (argv.length > 1 || argv[0]?.startsWith('-')) {
@@ -12,12 +13,12 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const out = resolve(argv[0] ?? resolve(__dirname, '..', 'workflow-bundle.js'));
-  // The same module the worker bundles when it has no prebuilt bundle (src/worker.ts, src/plugin.ts).
+  // The module and preloads the worker bundles when it has no prebuilt bundle (src/plugin.ts).
   const workflowsPath = require.resolve('../src/workflows');
   const started = Date.now();
   // Options as Worker.create's own bundling (the worker adds no interceptor modules and no
   // payload converter path); the source map stays inline in the code, as there.
-  const { code } = await bundleWorkflowCode({ workflowsPath });
+  const { code } = await bundleWorkflowCode({ workflowsPath, preloadModules: browserAIPreloadModules() });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, code);
   console.log(

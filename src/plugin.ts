@@ -14,6 +14,7 @@ import { WebhookSender, type WebhookDestination } from './activities/webhooks';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
+import { browserAIPreloadModules } from './workflow-bundle';
 
 /**
  * Options of `BrowserAIPlugin`: the BrowserAI client, payload encryption, and the one-time-code loop's TOTP secrets
@@ -123,7 +124,12 @@ export class BrowserAIPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
     if (configured.workflowsPath || configured.workflowBundle) return configured;
-    return { ...configured, workflowsPath: require.resolve('./workflows') };
+    const preloadModules = [...(configured.bundlerOptions?.preloadModules ?? []), ...browserAIPreloadModules()];
+    return {
+      ...configured,
+      workflowsPath: require.resolve('./workflows'),
+      bundlerOptions: { ...configured.bundlerOptions, preloadModules },
+    };
   }
 }
 
@@ -152,3 +158,6 @@ function loadNexusHandler(): typeof import('./nexus/handler') {
     throw err;
   }
 }
+
+// For a worker that bundles workflows of its own that call ours: preload ours as the plugin does.
+export { browserAIPreloadModules } from './workflow-bundle';

@@ -19,6 +19,7 @@ import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from 
 import { BrowserTasks } from '../../src/starters/tasks';
 import { startTemporal } from '../../dev/dev-server';
 import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
+import { browserAIPreloadModules } from '../../src/workflow-bundle';
 import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
 
 // Workflow failures are what many tests expect; the worker's warnings about them are noise here.
@@ -26,7 +27,12 @@ Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'debu
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: quietLogger() });
+  // As the plugin bundles them: our modules preloaded, shared by every workflow.
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../../src/workflows'),
+    preloadModules: browserAIPreloadModules(),
+    logger: quietLogger(),
+  });
   return bundle;
 }
 
