@@ -64,9 +64,11 @@ COPY --from=build /app/lib ./lib
 ENV WORKER_WORKFLOW_BUNDLE=/app/lib/workflow-bundle.js
 
 # Two glibc malloc arenas instead of up to 8 per core: the worker's Rust core and Node allocate from
-# many threads, and the extra arenas held memory no thread used. 2,000 concurrent tasks: RSS 1,146 MB
-# with glibc's default, 726 MB with 2 (BENCHMARKS.md, "Scale"). Set it empty for glibc's default.
+# many threads, and the extra arenas held memory no thread used. Blocks of 128 KiB and more go
+# straight back to the system (a fixed threshold: glibc's own grows with use and then keeps freed
+# memory). Set them empty for glibc's defaults. DESIGN.md, "Memory"; BENCHMARKS.md, "Scale".
 ENV MALLOC_ARENA_MAX=2
+ENV MALLOC_MMAP_THRESHOLD_=131072
 
 # The `node` user (uid 1000) ships with the official Node images.
 USER node
@@ -74,4 +76,7 @@ USER node
 # The worker drains on SIGTERM (Worker.run() stops polling and gives running activities
 # WORKER_SHUTDOWN_GRACE_MS); the emulator closes its server on SIGTERM too.
 STOPSIGNAL SIGTERM
-CMD ["node", "lib/src/worker.js"]
+# V8 grows each heap (the main thread's, the workflow thread's) by 30 % over what a full GC left live
+# instead of up to 4x, with young generations of at most 8 MB: the same CPU, far less RSS (DESIGN.md,
+# "Memory"). The flags cannot go in NODE_OPTIONS; dev/worker-child.ts and `npm run worker` use the same.
+CMD ["node", "--heap-growing-percent=30", "--max-semi-space-size=8", "lib/src/worker.js"]

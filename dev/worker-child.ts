@@ -12,6 +12,15 @@ const READY_TIMEOUT_MS = 180_000;
 const TAIL_LINES = 60;
 const TAIL_LINE_CHARS = 400;
 
+/**
+ * The worker's memory settings, as the Dockerfile and `npm run worker` give them (a test checks the
+ * three agree; DESIGN.md, "Memory"): V8 grows a heap by 30 % over what a full GC left live instead of
+ * up to 4x, with young generations of at most 8 MB; glibc keeps two malloc arenas and hands blocks of
+ * 128 KiB and more straight back to the system.
+ */
+export const WORKER_NODE_FLAGS = ['--heap-growing-percent=30', '--max-semi-space-size=8'];
+export const WORKER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
+
 /** Every live child, so any exit of this process (even a crash) takes them down too. */
 const liveChildren = new Set<ChildProcess>();
 process.on('exit', () => {
@@ -71,11 +80,11 @@ export class WorkerChild {
   /** Set before we signal it, so its exit is not mistaken for a crash. */
   exitExpected = false;
 
-  /** `onLine` sees every line the worker prints, on either stream. */
-  constructor(env: NodeJS.ProcessEnv, onLine: (line: string) => void = () => undefined) {
-    // As the image runs it (Dockerfile: two malloc arenas), unless the caller chose otherwise.
-    this.child = spawn(process.execPath, [WORKER_ENTRY], {
-      env: { MALLOC_ARENA_MAX: '2', ...env },
+  /** `onLine` sees every line the worker prints, on either stream; `nodeArgs` go before the entry point. */
+  constructor(env: NodeJS.ProcessEnv, onLine: (line: string) => void = () => undefined, nodeArgs: string[] = []) {
+    // As the image runs it (Dockerfile: its malloc settings and node flags), unless the caller chose otherwise.
+    this.child = spawn(process.execPath, [...WORKER_NODE_FLAGS, ...nodeArgs, WORKER_ENTRY], {
+      env: { ...WORKER_MALLOC_ENV, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     liveChildren.add(this.child);
