@@ -68,6 +68,8 @@ export interface ScaleSettings {
   lateCodeDelayMs: number;
   batch: number;
   emulatorMode: 'documented' | 'observed';
+  /** WORKER_MAX_CACHED_WORKFLOWS for the worker; 0: the worker's own default (the SDK's). */
+  maxCachedWorkflows: number;
 }
 
 export interface CodeLoopSettings {
@@ -129,6 +131,7 @@ const DEFAULTS = {
   'scale-late-code-delay': ['20s', '5s'],
   'scale-batch': ['50', '50'],
   'scale-emulator-mode': ['documented', 'documented'],
+  'scale-cached-workflows': ['0', '0'],
   'codeloop-tasks': ['200', '10'],
   'codeloop-totp-tasks': ['50', '4'],
 } as const;
@@ -158,6 +161,7 @@ export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads 
   scale (one worker, many concurrent tasks, one-time codes during and after the start burst):
   --scale-tasks N (2000)  --scale-duration D (60s)  --scale-burst-codes N (100)  --scale-late-codes N (100)
   --scale-late-code-delay D (20s)  --scale-batch N (50)  --scale-emulator-mode documented|observed (documented)
+  --scale-cached-workflows N (0: the worker's default)
   codeloop (code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed):
   --codeloop-tasks N (200)  --codeloop-totp-tasks N (50)
 
@@ -247,6 +251,7 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       lateCodeDelayMs: duration('scale-late-code-delay', get('scale-late-code-delay'), 0),
       batch: integer('scale-batch', get('scale-batch'), 1),
       emulatorMode: emulatorMode(get('scale-emulator-mode')),
+      maxCachedWorkflows: integer('scale-cached-workflows', get('scale-cached-workflows'), 0),
     },
     codeloop: {
       tasks: integer('codeloop-tasks', get('codeloop-tasks'), 1),

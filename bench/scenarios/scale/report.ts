@@ -23,6 +23,8 @@ import type { BenchStack } from '../../stack';
 import { between, stats, type Stats } from '../../statistics';
 import { completedOk, type TaskRecord } from '../../task';
 import type { WorkerProcess } from '../../worker-process';
+import { memoryBreakdown, type TimedProbe } from './memory';
+import { WORKER_MALLOC_ENV, WORKER_NODE_FLAGS } from '../../../dev/worker-child';
 import { typicalHistory } from '../../report/typical-history';
 
 export const SCALE_HEADING = '## Scale: many concurrent tasks on one worker';
@@ -46,6 +48,8 @@ interface ScaleInputs {
   outcome: RunOutcome;
   requests: RecordedRequest[];
   load: { before?: number; after?: number };
+  /** The memory probe's answers during the run, every 10 s. */
+  memoryProbes: TimedProbe[];
 }
 
 /** The measures every part of the section uses, computed once. */
@@ -119,7 +123,11 @@ export function renderScale(inputs: ScaleInputs): ScenarioReport {
       `(most of them during the burst); ${settings.lateCodes} get theirs ${fmt(settings.lateCodeDelayMs / 1000, 0)} s after the last start (the bench looks every 500 ms, in-process). ` +
       'Code latencies are split by when the code was actually sent: before or after the last start returned.',
     `- **Emulator:** ${settings.emulatorMode} mode (as the old bench, whose 500-task run this generalises); ${describeFeatures(stack.features)}.`,
-    `- **Worker:** one process, \`node lib/src/worker.js\`, default settings${slotsFor(settings.tasks) ? ` but WORKER_MAX_CONCURRENT_ACTIVITIES=${slotsFor(settings.tasks)!.WORKER_MAX_CONCURRENT_ACTIVITIES} (a poll slot per task)` : ''} (MALLOC_ARENA_MAX=2, as in the image); sampled every 500 ms from \`/proc/<pid>\`.`,
+    `- **Worker:** one process, \`node lib/src/worker.js\`, default settings${slotsFor(settings.tasks) ? ` but WORKER_MAX_CONCURRENT_ACTIVITIES=${slotsFor(settings.tasks)!.WORKER_MAX_CONCURRENT_ACTIVITIES} (a poll slot per task)` : ''}${settings.maxCachedWorkflows ? `, WORKER_MAX_CACHED_WORKFLOWS=${settings.maxCachedWorkflows}` : ''}, as the image runs it: the prebuilt workflow bundle, \`node ${WORKER_NODE_FLAGS.join(' ')}\`, ${Object.entries(
+      WORKER_MALLOC_ENV,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}; sampled every 500 ms from \`/proc/<pid>\`.`,
     `- **Wall time:** first start → last close ${fmtMs(m.windowEnd - m.windowStart)}, of which the start burst ${fmtMs((outcome.allStartedAt ?? m.windowEnd) - m.windowStart)}.` +
       (outcome.deadlineHit ? ' **The deadline was hit: unfinished tasks count as not completed.**' : '') +
       (outcome.workerDied ? ` **${outcome.workerDied}.**` : ''),
@@ -131,6 +139,8 @@ export function renderScale(inputs: ScaleInputs): ScenarioReport {
     ...distributions(m, settings),
     '',
     ...latencyBreakdown(m, records),
+    '',
+    ...memoryBreakdown(inputs.memoryProbes, settings.tasks),
     '',
     'Where the history events go (the task with the median count of each kind):',
     '',
@@ -145,7 +155,7 @@ export function renderScale(inputs: ScaleInputs): ScenarioReport {
     heading: SCALE_HEADING,
     markdown: lines.join('\n'),
     rows,
-    raw: { records, outcome, samples: inputs.worker.sampler.samples },
+    raw: { records, outcome, samples: inputs.worker.sampler.samples, memoryProbes: inputs.memoryProbes },
   };
 }
 
@@ -341,6 +351,21 @@ function latencyBreakdown(m: ScaleMeasures, records: TaskRecord[]): string[] {
   ];
 }
 
+/** The largest number of workflows between their start call and their close at one moment. */
+function mostOpenAtOnce(records: TaskRecord[]): number {
+  const edges = records
+    .filter((r) => r.startCalledAt !== undefined && r.facts?.closeTime !== undefined)
+    .flatMap((r) => [
+      { at: r.startCalledAt!, step: 1 },
+      { at: r.facts!.closeTime!, step: -1 },
+    ])
+    .sort((a, b) => a.at - b.at || a.step - b.step);
+  let open = 0;
+  let most = 0;
+  for (const edge of edges) most = Math.max(most, (open += edge.step));
+  return most;
+}
+
 function checks(inputs: ScaleInputs, m: ScaleMeasures): string[] {
   const { records, worker, stack } = inputs;
   const summary = summarizeRequests(inputs.requests);
@@ -354,6 +379,7 @@ function checks(inputs: ScaleInputs, m: ScaleMeasures): string[] {
     `- Creates: ${summary.createsByProject.bench ?? 0} \`POST /tasks\` for ${records.filter((r) => r.firstRunId).length} workflows; stop commands: ${summary.stops}; ` +
       `non-2xx answers: ${summary.non2xx}; total API requests: ${summary.total}.`,
     `- One-time codes typed exactly once: ${typedOnce} / ${codeTasks.length}.`,
+    `- Most workflows open at once (start call → close): ${mostOpenAtOnce(records)} of ${records.length}.`,
     `- Continued-as-new: ${records.filter((r) => (r.facts?.history?.runs ?? 1) > 1).length} workflows.`,
     `- Worker log lines with WARN: ${worker.warnLines}, with ERROR: ${worker.errorLines}.`,
     `- CPU around the worker, first start → last close: Temporal dev server ${fmt(stack.server.cpuPercent(m.windowStart, m.windowEnd), 0)} % of one core ` +

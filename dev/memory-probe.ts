@@ -1,0 +1,98 @@
+// Where a worker's memory goes, without changing how it runs: preloaded into the worker process
+// (`node --require lib/dev/memory-probe.js lib/src/worker.js`), it notes every worker thread the SDK
+// starts (the workflow thread's isolate) and, on SIGWINCH (ignored by default; Temporal's runtime takes SIGUSR2 for shutdown), prints one line with the main thread's heap
+// by space, each thread's heap, and /proc's split of the resident set. With MEMORY_PROBE_SNAPSHOTS
+// set to a folder, it also writes a heap snapshot of every isolate there (slow, and it grows the RSS
+// it measures: for finding what holds memory, not for the figures), once, at the first probe after
+// MEMORY_PROBE_SNAPSHOT_AFTER seconds of the process's life (default 0). Nothing here is loaded by
+// `npm run worker` or the image.
+import { readFileSync, createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import v8 from 'node:v8';
+import workerThreads from 'node:worker_threads';
+
+/** The prefix of the probe's line on stdout; the rest of the line is JSON (see {@link MemoryProbeReport}). */
+export const PROBE_LINE_PREFIX = 'browserai-memory-probe ';
+
+/** One isolate's heap, in bytes. */
+export interface IsolateHeap {
+  used: number;
+  total: number;
+  /** Memory V8 allocated outside its heap for this isolate's objects (buffers, wasm). */
+  external: number;
+}
+
+/** What the probe prints, all in bytes. */
+export interface MemoryProbeReport {
+  rss: number;
+  /** /proc/self/status: anonymous memory (heaps, malloc, stacks) and file-backed pages (the node binary, Core's library). */
+  rssAnon: number;
+  rssFile: number;
+  main: IsolateHeap & { arrayBuffers: number; spaces: Record<string, number> };
+  threads: IsolateHeap[];
+  snapshots: string[];
+}
+
+const threads = new Set<workerThreads.Worker>();
+let snapshotTaken = false;
+const OriginalWorker = workerThreads.Worker;
+// The SDK starts its workflow thread with `new Worker(...)` from this module: wrap the constructor so
+// the probe can ask that thread for its heap later.
+workerThreads.Worker = class ProbedWorker extends OriginalWorker {
+  constructor(...args: ConstructorParameters<typeof OriginalWorker>) {
+    super(...args);
+    threads.add(this);
+    this.once('exit', () => threads.delete(this));
+  }
+};
+
+function procStatusKb(field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+async function report(): Promise<MemoryProbeReport> {
+  const usage = process.memoryUsage();
+  const spaces = Object.fromEntries(
+    v8.getHeapSpaceStatistics().map((space) => [space.space_name, space.space_used_size]),
+  );
+  const threadHeaps: IsolateHeap[] = [];
+  for (const thread of threads) {
+    const stats = await thread.getHeapStatistics();
+    threadHeaps.push({ used: stats.used_heap_size, total: stats.total_heap_size, external: stats.external_memory });
+  }
+  const snapshots: string[] = [];
+  const folder = process.env.MEMORY_PROBE_SNAPSHOTS;
+  if (folder && !snapshotTaken && process.uptime() >= Number(process.env.MEMORY_PROBE_SNAPSHOT_AFTER ?? 0)) {
+    snapshotTaken = true;
+    snapshots.push(v8.writeHeapSnapshot(join(folder, `main-${process.pid}-${Date.now()}.heapsnapshot`)));
+    let index = 0;
+    for (const thread of threads) {
+      const file = join(folder, `thread${index++}-${process.pid}-${Date.now()}.heapsnapshot`);
+      await pipeline(await thread.getHeapSnapshot(), createWriteStream(file));
+      snapshots.push(file);
+    }
+  }
+  return {
+    rss: usage.rss,
+    rssAnon: procStatusKb('RssAnon'),
+    rssFile: procStatusKb('RssFile'),
+    main: {
+      used: usage.heapUsed,
+      total: usage.heapTotal,
+      external: usage.external,
+      arrayBuffers: usage.arrayBuffers,
+      spaces,
+    },
+    threads: threadHeaps,
+    snapshots,
+  };
+}
+
+process.on('SIGWINCH', () => {
+  report().then(
+    (result) => process.stdout.write(`${PROBE_LINE_PREFIX}${JSON.stringify(result)}\n`),
+    (error: unknown) => process.stdout.write(`${PROBE_LINE_PREFIX}${JSON.stringify({ error: String(error) })}\n`),
+  );
+});
