@@ -16,15 +16,16 @@ export class WorkerProcess {
   readonly process: WorkerChild;
   warnLines = 0;
   errorLines = 0;
-  private probeWaiters: ((report: MemoryProbeReport) => void)[] = [];
+  private probeWaiters: ((report: MemoryProbeReport | undefined) => void)[] = [];
 
   private constructor(target: WorkerTarget) {
     this.process = new WorkerChild(
       workerEnvironment(target),
       (line) => {
         if (line.startsWith(PROBE_LINE_PREFIX)) {
-          const report = JSON.parse(line.slice(PROBE_LINE_PREFIX.length)) as MemoryProbeReport;
-          for (const waiter of this.probeWaiters.splice(0)) waiter(report);
+          const report = JSON.parse(line.slice(PROBE_LINE_PREFIX.length)) as Partial<MemoryProbeReport>;
+          for (const waiter of this.probeWaiters.splice(0))
+            waiter(report.rss ? (report as MemoryProbeReport) : undefined);
           return;
         }
         if (/\bWARN/i.test(line)) this.warnLines++;
@@ -49,10 +50,10 @@ export class WorkerProcess {
     return worker;
   }
 
-  /** Where the worker's memory goes now (dev/memory-probe.ts); undefined if it does not answer in 30 s. */
+  /** Where the worker's memory goes now (dev/memory-probe.ts); undefined if it fails or does not answer in 30 s. */
   async probeMemory(): Promise<MemoryProbeReport | undefined> {
     if (this.process.hasExited) return undefined;
-    const answer = new Promise<MemoryProbeReport>((resolveReport) => this.probeWaiters.push(resolveReport));
+    const answer = new Promise<MemoryProbeReport | undefined>((resolveReport) => this.probeWaiters.push(resolveReport));
     this.process.child.kill('SIGWINCH');
     return Promise.race([
       answer,

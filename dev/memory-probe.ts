@@ -1,11 +1,13 @@
 // Where a worker's memory goes, without changing how it runs: preloaded into the worker process
 // (`node --require lib/dev/memory-probe.js lib/src/worker.js`), it notes every worker thread the SDK
-// starts (the workflow thread's isolate) and, on SIGWINCH (ignored by default; Temporal's runtime takes SIGUSR2 for shutdown), prints one line with the main thread's heap
-// by space, each thread's heap, and /proc's split of the resident set. With MEMORY_PROBE_SNAPSHOTS
-// set to a folder, it also writes a heap snapshot of every isolate there (slow, and it grows the RSS
-// it measures: for finding what holds memory, not for the figures), once, at the first probe after
-// MEMORY_PROBE_SNAPSHOT_AFTER seconds of the process's life (default 0). Nothing here is loaded by
-// `npm run worker` or the image.
+// starts (the workflow thread's isolate) and, on SIGWINCH, prints one line with the main thread's
+// heap by space, each thread's heap, and /proc's split of the resident set. SIGWINCH because a
+// process ignores it by default and Temporal's runtime takes SIGUSR2 for shutdown.
+//
+// With MEMORY_PROBE_SNAPSHOTS set to a folder, it also writes a heap snapshot of every isolate there,
+// once, at the first probe after MEMORY_PROBE_SNAPSHOT_AFTER seconds of the process's life (default
+// 0): slow, and it grows the RSS it measures, so for finding what holds memory, not for the figures.
+// Nothing here is loaded by `npm run worker` or the image.
 import { readFileSync, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -93,6 +95,7 @@ async function report(): Promise<MemoryProbeReport> {
 process.on('SIGWINCH', () => {
   report().then(
     (result) => process.stdout.write(`${PROBE_LINE_PREFIX}${JSON.stringify(result)}\n`),
+    // A line without `rss`: the bench counts it as no answer.
     (error: unknown) => process.stdout.write(`${PROBE_LINE_PREFIX}${JSON.stringify({ error: String(error) })}\n`),
   );
 });
