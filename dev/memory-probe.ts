@@ -49,13 +49,15 @@ workerThreads.Worker = class ProbedWorker extends OriginalWorker {
   }
 };
 
-function procStatusKb(field: string): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
+/** A `kB` field of /proc/self/status, in bytes. */
+function kbField(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
   return match ? Number(match[1]) * 1024 : 0;
 }
 
 async function report(): Promise<MemoryProbeReport> {
   const usage = process.memoryUsage();
+  const status = readFileSync('/proc/self/status', 'utf8');
   const spaces = Object.fromEntries(
     v8.getHeapSpaceStatistics().map((space) => [space.space_name, space.space_used_size]),
   );
@@ -78,8 +80,8 @@ async function report(): Promise<MemoryProbeReport> {
   }
   return {
     rss: usage.rss,
-    rssAnon: procStatusKb('RssAnon'),
-    rssFile: procStatusKb('RssFile'),
+    rssAnon: kbField(status, 'RssAnon'),
+    rssFile: kbField(status, 'RssFile'),
     main: {
       used: usage.heapUsed,
       total: usage.heapTotal,

@@ -229,7 +229,7 @@ async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
  * A create answers `queued`, and a task usually leaves the queue within a second. Looking once a
  * second later, inside the create, lets the workflow start with `running` and go straight to the
  * poll that waits for the end: one poll activity and one search-attribute upsert fewer per task
- * (2 of a 1-minute task's 7 Temporal actions). A task still queued, or a look that fails, returns
+ * (two Temporal actions; a 1-minute task costs 8 with them saved, BENCHMARKS.md). A task still queued, or a look that fails, returns
  * the create's own answer, and the workflow polls the queue as before.
  */
 async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAnswer): Promise<CreatedTask> {

@@ -17,6 +17,7 @@ import type { TimedProbe } from './memory';
 import { renderScale } from './report';
 
 const TASK_QUEUE = 'bench-scale';
+const PROBE_EVERY_MS = 10_000;
 const BUILD_BUNDLE = resolve(__dirname, '../../../scripts/build-workflow-bundle.js');
 
 /** The image's workflow bundle (Dockerfile): built once by the same script, into a temporary file. */
@@ -25,7 +26,6 @@ function buildWorkflowBundle(): string {
   execFileSync(process.execPath, [BUILD_BUNDLE, file], { stdio: 'ignore' });
   return file;
 }
-const PROBE_EVERY_MS = 10_000;
 
 export async function measureScale(context: ScenarioContext): Promise<ScenarioReport> {
   const settings = context.config.scale;
