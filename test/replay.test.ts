@@ -72,7 +72,18 @@ describe('the replay command, on a history the temporal CLI exported', () => {
     // As a team would export one of its workflows: `temporal workflow show --output json -w ID > h.json`.
     const json = execFileSync(
       findTemporalCli()!,
-      ['workflow', 'show', '--output', 'json', '-w', handle.workflowId, '--address', stack.env.address],
+      [
+        'workflow',
+        'show',
+        '--output',
+        'json',
+        '-w',
+        handle.workflowId,
+        '--address',
+        stack.env.address,
+        '--namespace',
+        stack.env.namespace ?? 'default',
+      ],
       { encoding: 'utf8' },
     );
     writeFileSync(exported, json);
