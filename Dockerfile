@@ -78,5 +78,6 @@ USER node
 STOPSIGNAL SIGTERM
 # V8 grows each heap (the main thread's, the workflow thread's) by 30 % over what a full GC left live
 # instead of up to 4x, with young generations of at most 8 MB: the same CPU, far less RSS
-# (docs/design/memory.md, "The four settings"). The flags cannot go in NODE_OPTIONS; dev/worker-child.ts and `npm run worker` use the same.
+# (docs/design/memory.md, "The four settings"). The flags cannot go in NODE_OPTIONS;
+# dev/worker-child.ts and `npm run worker` use the same.
 CMD ["node", "--heap-growing-percent=30", "--max-semi-space-size=8", "lib/src/worker.js"]
