@@ -101,7 +101,7 @@ describe('the replay command, on a history the temporal CLI exported', () => {
   };
 
   test("the SDK's own JSON reader fails on it in this install (why src/replay/history-json.ts exists)", () => {
-    // If this starts passing after an SDK upgrade, the workaround can go (DESIGN.md, "Histories as JSON").
+    // If this starts passing after an SDK upgrade, the workaround can go (docs/design/history-json.md, "The workaround").
     assert.throws(() => historyFromJSON(JSON.parse(readFileSync(exported, 'utf8'))), /type must be a Type/);
   });
 
