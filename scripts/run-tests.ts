@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { startTemporal as startDevServer } from '../dev/dev-server';
 import { SHARED_ADDRESS_ENV, TEST_WORKFLOW_BUNDLE_ENV } from '../test/helpers/temporal';
 import { writeWorkflowBundle } from './build-workflow-bundle';
@@ -107,10 +107,26 @@ async function runPhases(dir: string, phases: Phase[]): Promise<number> {
     console.log(`\n${phase.label} (${phase.files.length} files)`);
     process.stdout.write(readFileSync(join(dir, `phase-${i}.spec`), 'utf8'));
   }
+  printSlowest(
+    phases.flatMap((_, i) =>
+      Object.entries(outcomes[i]!.fileMs).map(([file, ms]) => ({
+        file: `${relative('.', file)}${i ? ' (documented)' : ''}`,
+        ms,
+      })),
+    ),
+  );
   const passed = outcomes.reduce((sum, o) => sum + o.passed, 0);
   const failed = outcomes.reduce((sum, o) => sum + o.failed, 0);
   console.log(`\nTests: ${passed} passed, ${failed} failed`);
   return outcomes.find((o) => o.code !== 0)?.code ?? (failed ? 1 : 0);
+}
+
+/** The ten files whose tests took longest, so a file that grows slow is seen at once. */
+function printSlowest(times: { file: string; ms: number }[]): void {
+  const slowest = times.sort((a, b) => b.ms - a.ms).slice(0, 10);
+  if (!slowest.length) return;
+  console.log("\nSlowest files (their tests' time):");
+  for (const { file, ms } of slowest) console.log(`  ${(ms / 1_000).toFixed(1).padStart(6)} s  ${file}`);
 }
 
 function tagged(file: string, tag: string | RegExp): boolean {
@@ -129,8 +145,9 @@ async function runNodeTests(
   phase: Phase,
   base: string,
   specTo: string,
-): Promise<{ passed: number; failed: number; code: number }> {
+): Promise<{ passed: number; failed: number; code: number; fileMs: Record<string, number> }> {
   const tapFile = `${base}.tap`;
+  const timesFile = `${base}.times.json`;
   const args = [
     '--test',
     `--test-concurrency=${phase.concurrency}`,
@@ -138,6 +155,8 @@ async function runNodeTests(
     `--test-reporter-destination=${specTo}`,
     '--test-reporter=tap',
     `--test-reporter-destination=${tapFile}`,
+    `--test-reporter=${join(__dirname, 'file-times-reporter.js')}`,
+    `--test-reporter-destination=${timesFile}`,
     ...phase.files,
   ];
   const child = spawn(process.execPath, args, { stdio: 'inherit', env: phase.env });
@@ -148,7 +167,10 @@ async function runNodeTests(
   process.off('SIGINT', ignore);
   const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
   const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
-  return { passed: count('pass'), failed: count('fail') + count('cancelled'), code };
+  const fileMs = existsSync(timesFile)
+    ? (JSON.parse(readFileSync(timesFile, 'utf8') || '{}') as Record<string, number>)
+    : {};
+  return { passed: count('pass'), failed: count('fail') + count('cancelled'), code, fileMs };
 }
 
 main(process.argv.slice(2)).then(
