@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { freePort } from '../dev/dev-server';
 import { WebhookReceiver } from '../dev/webhook-receiver';
 import { BrowserAIPlugin } from '../src/plugin';
 import type { NexusServiceOptions } from '../src/nexus/options';
@@ -37,6 +38,9 @@ describe('the browserai Nexus service, called from another namespace', () => {
   let receiver: WebhookReceiver;
   /** The endpoint with the defaults (`nexusService: true`): callers get nothing beyond their own tasks. */
   let endpoint: string;
+  /** Its Nexus HTTP address on the dev server, for a request no caller workflow can make (a cancel with a token of one's choosing). */
+  let endpointUrl: string;
+  let httpPort: number;
   /** An endpoint whose operator allows the SHARED secret, code templates and webhooks under `nexus:`. */
   let openEndpoint: string;
   let caller: Client;
@@ -47,7 +51,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
   const creates = () => stack.emulator.count('POST', /^\/tasks$/);
 
   /** A service worker in the service's namespace, with the operator's secrets and receiver, and an endpoint to it. */
-  async function serviceEndpoint(nexusService: true | NexusServiceOptions): Promise<string> {
+  async function serviceEndpoint(nexusService: true | NexusServiceOptions): Promise<{ name: string; url: string }> {
     const taskQueue = `nexus-service-${randomUUID()}`;
     const worker = await Worker.create({
       connection: stack.env.nativeConnection,
@@ -66,27 +70,28 @@ describe('the browserai Nexus service, called from another namespace', () => {
     workers.push({ worker, running: worker.run() });
     // The endpoint routes calls to the service's namespace and task queue (`temporal operator nexus endpoint create`).
     const name = `browserai-${randomUUID().slice(0, 8)}`;
-    await stack.env.connection.operatorService.createNexusEndpoint({
+    const { endpoint } = await stack.env.connection.operatorService.createNexusEndpoint({
       spec: { name, target: { worker: { namespace: SERVICE_NAMESPACE, taskQueue } } },
     });
-    return name;
+    return { name, url: `http://127.0.0.1:${httpPort}/nexus/endpoints/${endpoint!.id}/services/browserai` };
   }
 
   before(async () => {
+    httpPort = await freePort();
     [stack, receiver] = await Promise.all([
       startStack({
-        temporalArgs: ['--namespace', CALLER_NAMESPACE],
+        temporalArgs: ['--namespace', CALLER_NAMESPACE, '--http-port', String(httpPort)],
         emulator: { totpSecrets: { owner: OWNER_SECRET, shared: SHARED_SECRET } },
       }),
       WebhookReceiver.start([WEBHOOK_SECRET]),
     ]);
-    endpoint = await serviceEndpoint(true);
-    openEndpoint = await serviceEndpoint({
+    ({ name: endpoint, url: endpointUrl } = await serviceEndpoint(true));
+    ({ name: openEndpoint } = await serviceEndpoint({
       totpSecretNames: ['SHARED'],
       codeInstructionTemplate: true,
       webhooks: true,
       webhookReferencePrefixes: ['nexus:'],
-    });
+    }));
     // The callers: a team's workflows in another namespace, with no BrowserAI token and no BrowserAI code.
     callerQueue = `nexus-callers-${randomUUID()}`;
     const callers = await Worker.create({
@@ -276,7 +281,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
       assert.equal(creates(), createsBefore, 'nothing was started');
     });
 
-    test('it reaches no task it did not start: state, submitCode and refused codes never reach a task of the namespace', async () => {
+    test('it reaches no task it did not start: state, submitCode, refused codes and cancel never reach a task of the namespace', async () => {
       // The operator's own task, started by a client in the service's namespace; it awaits a code and refuses some.
       const owners = await stack.tasks.start(
         taskInput({ instructions: [{ action: 'Log in as the owner [reject-codes=5]' }], maxCodeAttempts: 3 }),
@@ -299,8 +304,16 @@ describe('the browserai Nexus service, called from another namespace', () => {
         /not the token of a runTask operation of this service: a Nexus caller reaches only the tasks it started here/,
       ];
       assertRefused(refusals, [notOwned, notOwned, notOwned, notOwned, notOwned]);
+      // A cancel names its token itself only in a raw Nexus request (a caller's workflow cancels only its own operations).
+      const cancel = await fetch(`${endpointUrl}/runTask/cancel`, {
+        method: 'POST',
+        headers: { 'Nexus-Operation-Token': forged },
+      });
+      assert.equal(cancel.status, 400);
+      assert.match(await cancel.text(), /NexusTaskNotOwned: operationToken is not the token of a runTask operation/);
       const state = await owners.query(stateQuery);
       assert.equal(state.awaitingInput, true, "the operator's task still awaits its code");
+      assert.equal((await owners.describe()).status.name, 'RUNNING', 'and was not cancelled');
       assert.deepEqual(stack.emulator.task(state.executionId!)!.codesReceived, [], 'no code reached it');
       await owners.cancel();
     });
