@@ -42,7 +42,7 @@ export const FailureType = {
   /**
    * A Nexus caller set a task option the endpoint's operator did not allow it (a TOTP secret, a code
    * template, a webhook reference, a workflow to notify, an activity task queue or priority): see
-   * `NexusServiceOptions`. `details[0]` is {@link InvalidInputDetails}.
+   * `NexusServiceOptions`. `details[0]` is `{ problems }`, each naming the option and how to allow it.
    */
   NexusOptionNotAllowed: 'NexusOptionNotAllowed',
   /**
