@@ -11,7 +11,7 @@ import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 let stack: Stack;
 before(async () => {
   // A queue long enough to be seen, and a run long enough to be seen running.
-  stack = await startStack({ emulator: { queueMs: 2_500 } });
+  stack = await startStack({ emulator: { queueMs: 6_000 } });
 });
 after(async () => {
   await stack?.stop();

@@ -248,7 +248,8 @@ describe('every ending sends exactly one stop to a task that may still run', { c
     const handle = await stack.tasks.start(
       taskInput({
         instructions: [{ action: `${newMarker()} crawl [duration=60s]` }],
-        timeoutMs: 4_000,
+        // Long enough for the fault below to be in place before the timeout's stop, on a busy machine.
+        timeoutMs: 12_000,
         stopRetryWindowMs: 3_000,
       }),
     );
@@ -264,7 +265,8 @@ describe('every ending sends exactly one stop to a task that may still run', { c
   test('a stop answered 404 right after the create is retried until the task is visible, and really stops it', async () => {
     // Breaks if the 404 ("not visible yet") were taken as "nothing to stop": the task would keep running.
     const handle = await stack.tasks.start(
-      taskInput({ instructions: [{ action: `${newMarker()} crawl [not-visible=3s] [duration=30s]` }] }),
+      // Not visible for long enough that the cancel below lands inside that window on a busy machine.
+      taskInput({ instructions: [{ action: `${newMarker()} crawl [not-visible=10s] [duration=30s]` }] }),
     );
     const executionId = await executionIdOf(stack, handle.workflowId);
     await handle.cancel();

@@ -68,8 +68,11 @@ test('a worker waiting for Temporal ends on SIGTERM, with nothing to drain', asy
       }),
     );
     workers.push(worker);
-    await eventually('the worker waiting for Temporal', () =>
-      worker.outputTail.some((line) => line.includes('cannot be reached')),
+    // A process start takes seconds on a busy machine: the bound is generous, the wait ends as soon as it says so.
+    await eventually(
+      'the worker waiting for Temporal',
+      () => worker.outputTail.some((line) => line.includes('cannot be reached')),
+      60_000,
     );
     // The SDK's Runtime holds SIGTERM: without the worker's own handling it would wait on forever.
     assert.equal(await worker.signal('SIGTERM', 30_000), 'exited');

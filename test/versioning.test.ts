@@ -10,6 +10,7 @@ import { ConfigError } from '../src/errors';
 import { BrowserTasks } from '../src/starters/tasks';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
+import { prebuiltBundleEnv } from './helpers/temporal';
 
 const BASE = { BROWSERAI_API_TOKEN: 'token' };
 
@@ -63,6 +64,7 @@ describe('a worker with a deployment version, on a real dev server', () => {
           browserAIBaseUrl: stack.emulator.baseUrl,
           browserAIToken: stack.emulator.apiToken,
         }),
+        ...prebuiltBundleEnv(),
         TEMPORAL_DEPLOYMENT_NAME: version.deploymentName,
         TEMPORAL_WORKER_BUILD_ID: version.buildId,
       },

@@ -10,6 +10,7 @@ import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { WebhookReceiver, type ReceivedWebhook } from '../dev/webhook-receiver';
 import { assertMatchesSchema } from './helpers/schemas';
 import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
+import { prebuiltBundleEnv } from './helpers/temporal';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const NEW_SECRET = secret();
@@ -222,6 +223,7 @@ describe('webhooks across a worker killed mid-delivery', () => {
         browserAIToken: stack.emulator.apiToken,
         shutdownGraceMs: 1_000,
       }),
+      ...prebuiltBundleEnv(),
       BROWSERAI_WEBHOOK_URL: receiver.url,
       BROWSERAI_WEBHOOK_SECRET: NEW_SECRET,
       // A request held longer than a test should wait: the kill, not the timeout, ends the attempt.

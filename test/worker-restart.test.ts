@@ -4,6 +4,7 @@
 // create is on the wire, while a one-time code is on the wire, and in the middle of a burst of
 // creates (a deploy): a send on the wire is never cut by a graceful shutdown, and a killed one
 // is never repeated under at-most-once delivery.
+// Slow: seven worker processes started and stopped one after another, each takeover waited for.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ import { BrowserTasks } from '../src/starters/tasks';
 import type { BrowserTaskResult } from '../src/workflows/input';
 import { stateQuery } from '../src/workflows/messages';
 import { eventually, startTemporal, storedRuns, taskInput } from './helpers/stack';
+import { prebuiltBundleEnv } from './helpers/temporal';
 
 let env: TestWorkflowEnvironment;
 let emulator: BrowserAIEmulator;
@@ -42,6 +44,7 @@ async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [require.resolve('../src/worker')], {
     env: {
       ...process.env,
+      ...prebuiltBundleEnv(),
       TEMPORAL_ADDRESS: env.address,
       TEMPORAL_NAMESPACE: env.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,

@@ -2,6 +2,7 @@
 // its output kept, and the search for a secret in every spelling it may take.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { prebuiltBundleEnv } from './temporal';
 
 /** The line the worker writes (on stdout, as text or inside a JSON line) once it polls its task queue. */
 export const READY_LINE = 'browserai-temporal worker: task queue';
@@ -24,7 +25,7 @@ export interface WorkerProcess {
  */
 export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [require.resolve('../../src/worker')], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...prebuiltBundleEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -26,6 +26,16 @@ export const SHARED_NAMESPACE_ENV = 'TEMPORAL_TEST_NAMESPACE';
 export const TEST_WORKFLOW_BUNDLE_ENV = 'TEST_WORKFLOW_BUNDLE';
 
 /**
+ * WORKER_WORKFLOW_BUNDLE naming the run's prebuilt bundle, for a worker a test starts as a process
+ * (as the image runs it): it then loads the bundle instead of bundling the workflows itself, which
+ * takes seconds of CPU at each start. Empty outside `npm test`.
+ */
+export function prebuiltBundleEnv(): Record<string, string> {
+  const path = process.env[TEST_WORKFLOW_BUNDLE_ENV];
+  return path ? { WORKER_WORKFLOW_BUNDLE: path } : {};
+}
+
+/**
  * A Temporal server for a test: a fresh namespace on the shared server when there is one and the
  * test asks for nothing special; otherwise a dev server of its own (`extraArgs` go to
  * `temporal server start-dev`; without `registerSearchAttributes` the namespace lacks ours).
