@@ -617,14 +617,19 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
 export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>): string {
   const chosen = input.activityOptions?.fairnessKey;
   if (chosen !== undefined) return chosen;
-  let key = '';
+  return utf8Prefix(input.project, FAIRNESS_KEY_BYTES);
+}
+
+/** The longest prefix of `text` within `maxBytes` of UTF-8, cut between characters, never inside one. */
+export function utf8Prefix(text: string, maxBytes: number): string {
+  let prefix = '';
   let bytes = 0;
-  for (const char of input.project) {
+  for (const char of text) {
     bytes += utf8Length(char);
-    if (bytes > FAIRNESS_KEY_BYTES) break;
-    key += char;
+    if (bytes > maxBytes) break;
+    prefix += char;
   }
-  return key;
+  return prefix;
 }
 
 function utf8Length(text: string): number {
