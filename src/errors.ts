@@ -38,6 +38,12 @@ export const FailureType = {
   CodesRefused: 'CodesRefused',
   /** The task names a TOTP secret (`totpSecretName`) that the worker does not hold: the task was stopped. */
   TotpSecretNotFound: 'TotpSecretNotFound',
+  /**
+   * A `nextInputRequest` update refused: the task already has as many waiting as it keeps (5), so
+   * that `addInstructions` always finds room. Join an open wait (the same update ID) or ask again
+   * once one has answered (each answers within 5 minutes).
+   */
+  TooManyWaiters: 'TooManyWaiters',
 } as const;
 
 /** One of the `FailureType` names. */

@@ -4,7 +4,7 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { FailureType } from '../errors';
-import type { BrowserTaskResult } from '../workflows/input';
+import { INPUT_WAIT_MS, type BrowserTaskResult } from '../workflows/input';
 import {
   nextInputRequestUpdate,
   stateQuery,
@@ -22,22 +22,56 @@ export type NextInputRequest =
 /**
  * Sends the `nextInputRequest` update and waits for its answer: the workflow answers when the task
  * makes a request after `after`, or finishes. The SDK waits on the server (long polls), not on a
- * loop of ours. A run that continued as new meanwhile is asked again; a closed workflow is read.
+ * loop of ours. A run that continued as new meanwhile, or a wait that reached its bound, is asked
+ * again; a closed workflow is read.
  */
 export async function waitForInputRequest(
   handle: WorkflowHandle<typeof browserTask>,
   after: number,
+  waitMs?: number,
 ): Promise<NextInputRequest> {
+  const ids = new WaitUpdateIds(after);
   for (;;) {
     let answer: InputRequestWait;
     try {
-      answer = await handle.executeUpdate(nextInputRequestUpdate, { args: [{ after }] });
+      answer = await handle.executeUpdate(nextInputRequestUpdate, {
+        args: [{ after, ...(waitMs !== undefined ? { waitMs } : {}) }],
+        updateId: ids.current,
+      });
     } catch (err) {
       const finished = await finishedIfClosed(handle);
       if (finished) return { kind: 'finished', finished };
       throw err;
     }
     if (answer.kind !== 'continued') return answer;
+    ids.next();
+  }
+}
+
+/**
+ * The update IDs of one wait. Every caller waiting after the same `after` within the same five
+ * minutes (INPUT_WAIT_MS.max) sends the same ID, so the server joins a retry (a caller restarted,
+ * or one that timed out and asked again) to the update already waiting instead of holding one
+ * more. After a `continued` answer the next ID is a later one: the server answers an ID it has
+ * answered with the same answer.
+ */
+class WaitUpdateIds {
+  #round: number;
+
+  constructor(private readonly after: number) {
+    this.#round = WaitUpdateIds.#now();
+  }
+
+  get current(): string {
+    return `nextInputRequest-after-${this.after}-${this.#round}`;
+  }
+
+  next(): void {
+    this.#round = Math.max(this.#round + 1, WaitUpdateIds.#now());
+  }
+
+  static #now(): number {
+    return Math.floor(Date.now() / INPUT_WAIT_MS.max);
   }
 }
 
