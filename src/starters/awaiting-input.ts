@@ -151,46 +151,54 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
   const now = Date.now();
   let tasks: AwaitingTask[];
   try {
-    tasks = await collect(
-      client,
-      `WorkflowType = 'browserTask' AND ExecutionStatus = 'Running' AND BrowserAIAwaitingInput = true${project}`,
-      limit,
-      (listed) => {
-        const since = listed.typedSearchAttributes.get(BrowserAIAwaitingInputSince);
-        const known = since !== undefined && since.getTime() > 0;
-        return {
-          workflowId: listed.workflowId,
-          runId: listed.runId,
-          executionId: listed.typedSearchAttributes.get(BrowserAIExecutionId) || null,
-          project: listed.typedSearchAttributes.get(BrowserAIProject) || null,
-          since: known ? since.toISOString() : null,
-          waitedMs: known ? Math.max(0, now - since.getTime()) : null,
-        };
-      },
-    );
+    tasks = await collect(client, `${RUNNING} AND BrowserAIAwaitingInput = true${project}`, limit, (listed) => {
+      const since = listed.typedSearchAttributes.get(BrowserAIAwaitingInputSince);
+      const known = since !== undefined && since.getTime() > 0;
+      return {
+        workflowId: listed.workflowId,
+        runId: listed.runId,
+        executionId: listed.typedSearchAttributes.get(BrowserAIExecutionId) || null,
+        project: listed.typedSearchAttributes.get(BrowserAIProject) || null,
+        since: known ? since.toISOString() : null,
+        waitedMs: known ? Math.max(0, now - since.getTime()) : null,
+      };
+    });
   } catch (err) {
     if (!isUnknownSearchAttribute(err)) throw err;
     return askEachRunningTask(client, limit, options.project);
   }
   if (options.details) await Promise.all(tasks.map((task) => addRequest(client, task)));
-  return tasks.sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1));
+  // Tasks that publish nothing (started without our search attributes: by a caller in another
+  // language, or by a release that dropped them all where the namespace lacked one) are asked.
+  const silent = await askEachRunningTask(
+    client,
+    limit,
+    options.project,
+    `${RUNNING} AND BrowserAIAwaitingInput IS NULL`,
+  );
+  return [...tasks, ...silent].sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1)).slice(0, limit);
 }
 
-/** Without our search attributes: every running browserTask, asked whether it waits (bounded by `limit`). */
-async function askEachRunningTask(client: Client, limit: number, project?: string): Promise<AwaitingTask[]> {
-  const running = await collect(
-    client,
-    "WorkflowType = 'browserTask' AND ExecutionStatus = 'Running'",
-    limit,
-    (listed): AwaitingTask => ({
-      workflowId: listed.workflowId,
-      runId: listed.runId,
-      executionId: null,
-      project: null,
-      since: null,
-      waitedMs: null,
-    }),
-  );
+const RUNNING = "WorkflowType = 'browserTask' AND ExecutionStatus = 'Running'";
+
+/**
+ * Without our search attributes: every running browserTask (or those `query` lists), asked whether
+ * it waits (bounded by `limit`).
+ */
+async function askEachRunningTask(
+  client: Client,
+  limit: number,
+  project?: string,
+  query = RUNNING,
+): Promise<AwaitingTask[]> {
+  const running = await collect(client, query, limit, (listed): AwaitingTask => ({
+    workflowId: listed.workflowId,
+    runId: listed.runId,
+    executionId: null,
+    project: null,
+    since: null,
+    waitedMs: null,
+  }));
   await Promise.all(running.map((task) => addRequest(client, task)));
   const now = Date.now();
   return running

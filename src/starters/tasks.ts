@@ -148,10 +148,10 @@ export class BrowserTasks {
       workflowId: options.workflowId ?? `browserai-${randomUUID()}`,
     };
     if (options.waitForExecutionId) {
-      return withSearchAttributeFallback(async (on) => {
+      return withSearchAttributeFallback(async (registered) => {
         const start = new WithStartWorkflowOperation<typeof browserTask>('browserTask', {
           ...common,
-          typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+          typedSearchAttributes: registered(startSearchAttributes(input.project)),
           // A second start with this ID fails, as a plain start does: never a second task.
           workflowIdConflictPolicy: 'FAIL',
         });
@@ -161,10 +161,10 @@ export class BrowserTasks {
         return Object.assign(await start.workflowHandle(), { executionId });
       });
     }
-    return withSearchAttributeFallback((on) =>
+    return withSearchAttributeFallback((registered) =>
       this.client.workflow.start('browserTask', {
         ...common,
-        typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+        typedSearchAttributes: registered(startSearchAttributes(input.project)),
       }),
     );
   }
