@@ -87,6 +87,7 @@ class CodeMessage(TypedDict):
 
 class NextInputRequestMessage(TypedDict, total=False):
     after: int
+    waitMs: int
 
 
 class InputRequest(TypedDict):
