@@ -16,18 +16,19 @@ import { findTemporalCli, TEMPORAL_CLI_MISSING } from './temporal-cli';
 /**
  * Starts the dev server. `extraArgs` go to `temporal server start-dev` as they are (e.g.
  * `['--metrics-port', '9090']`, `['--namespace', 'other']`); without `registerSearchAttributes`
- * the namespace lacks ours, as a cluster nobody configured would.
+ * the namespace lacks ours, as a cluster nobody configured would, and with a list of them it has
+ * only those, as a cluster configured for an earlier release would.
  */
 export async function startTemporal(
   extraArgs: string[] = [],
-  registerSearchAttributes = true,
+  registerSearchAttributes: boolean | typeof ALL_SEARCH_ATTRIBUTES = true,
 ): Promise<TestWorkflowEnvironment> {
   const path = findTemporalCli();
   if (!path) throw new Error(TEMPORAL_CLI_MISSING);
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path },
-      searchAttributes: registerSearchAttributes ? ALL_SEARCH_ATTRIBUTES : [],
+      searchAttributes: registerSearchAttributes === true ? ALL_SEARCH_ATTRIBUTES : registerSearchAttributes || [],
       extraArgs,
     },
   });

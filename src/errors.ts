@@ -50,6 +50,12 @@ export const FailureType = {
    * `submitCode` and cancel take the `operationToken` of the caller's own `runTask`, nothing else.
    */
   NexusTaskNotOwned: 'NexusTaskNotOwned',
+  /**
+   * A `nextInputRequest` update refused: the task already has as many waiting as it keeps (5), so
+   * that `addInstructions` always finds room. Join an open wait (the same update ID) or ask again
+   * once one has answered (each answers within 5 minutes).
+   */
+  TooManyWaiters: 'TooManyWaiters',
 } as const;
 
 /** One of the `FailureType` names. */

@@ -14,6 +14,7 @@ import { WebhookSender, type WebhookDestination } from './activities/webhooks';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
 import type { NexusServiceOptions } from './nexus/options';
+import { warnOfMissingSearchAttributes } from './search-attributes-check';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 import { browserAIPreloadModules } from './workflow-bundle';
 
@@ -117,8 +118,13 @@ export class BrowserAIPlugin extends SimplePlugin {
     this.#learnFromVisibility = options.learnFromVisibility ?? true;
   }
 
-  /** While the worker runs, its durations learn from what every worker's closed workflows published. */
+  /**
+   * At start, a warning if the namespace lacks any of our search attributes; while the worker runs,
+   * its durations learn from what every worker's closed workflows published.
+   */
   override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    if (worker.client)
+      void warnOfMissingSearchAttributes(worker.client.workflow, worker.options.namespace, Runtime.instance().logger);
     const client = this.#learnFromVisibility ? worker.client : undefined;
     if (!client) return super.runWorker(worker, next);
     const stop = new AbortController();

@@ -7,13 +7,7 @@
 // Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  afterProblems,
-  codeProblems,
-  instructionProblems,
-  isPlainObject,
-  taskInputProblems,
-} from '../src/workflows/input';
+import { codeProblems, instructionProblems, nextInputRequestProblems, taskInputProblems } from '../src/workflows/input';
 import { runSavedTaskInputProblems } from '../src/workflows/saved-task-input';
 import { readSchema, schemaErrors, validatorOf } from './helpers/schemas';
 import { schemaFile } from '../scripts/schemas';
@@ -145,13 +139,14 @@ const SENT: Record<string, { check: (value: never) => string[]; base: unknown; c
   },
   NextInputRequestMessage: {
     // As the update's handler reads it: a message that is no object has no fields.
-    check: (message: unknown) => afterProblems(isPlainObject(message) ? message.after : undefined),
-    base: { after: 3 },
+    check: nextInputRequestProblems,
+    base: { after: 3, waitMs: 60_000 },
     cases: [
       { label: 'no after', value: {} },
       { label: 'after 0', value: { after: 0 } },
       { label: 'after 1.5', value: { after: 1.5 } },
       { label: 'after 2.0', value: { after: 2.0 } },
+      ...[999, 1_000, 300_000, 300_001, 1_500.5].map((waitMs) => ({ label: `waitMs ${waitMs}`, value: { waitMs } })),
     ],
   },
   CodeMessage: {

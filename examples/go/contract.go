@@ -90,6 +90,8 @@ type CodeMessage struct {
 type NextInputRequestMessage struct {
 	// The sequence number of the last request seen; 0 (left out): any request.
 	After int64 `json:"after,omitempty"`
+	// How long the update waits at most before it answers "continued"; 0 (left out): 5 minutes.
+	WaitMs int64 `json:"waitMs,omitempty"`
 }
 
 type InputRequest struct {

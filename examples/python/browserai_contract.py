@@ -88,6 +88,7 @@ class CodeMessage(TypedDict):
 
 class NextInputRequestMessage(TypedDict, total=False):
     after: int
+    waitMs: int
 
 
 class InputRequest(TypedDict):

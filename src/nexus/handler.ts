@@ -45,11 +45,11 @@ export function browserAIServiceHandler(
       const workflowId = nexusTaskId(ctx.requestId);
       try {
         // With our search attributes when the namespace has them, as the starters do.
-        return await withSearchAttributeFallback((on) =>
+        return await withSearchAttributeFallback((registered) =>
           startWorkflow<typeof browserTask>(ctx, 'browserTask', {
             ...browserTaskStartOptions(task),
             workflowId,
-            typedSearchAttributes: on ? startSearchAttributes(task.project) : undefined,
+            typedSearchAttributes: registered(startSearchAttributes(task.project)),
           }),
         );
       } catch (err) {

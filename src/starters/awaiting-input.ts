@@ -4,7 +4,7 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { FailureType } from '../errors';
-import type { BrowserTaskResult } from '../workflows/input';
+import { INPUT_WAIT_MS, type BrowserTaskResult } from '../workflows/input';
 import {
   nextInputRequestUpdate,
   stateQuery,
@@ -22,22 +22,56 @@ export type NextInputRequest =
 /**
  * Sends the `nextInputRequest` update and waits for its answer: the workflow answers when the task
  * makes a request after `after`, or finishes. The SDK waits on the server (long polls), not on a
- * loop of ours. A run that continued as new meanwhile is asked again; a closed workflow is read.
+ * loop of ours. A run that continued as new meanwhile, or a wait that reached its bound, is asked
+ * again; a closed workflow is read.
  */
 export async function waitForInputRequest(
   handle: WorkflowHandle<typeof browserTask>,
   after: number,
+  waitMs?: number,
 ): Promise<NextInputRequest> {
+  const ids = new WaitUpdateIds(after);
   for (;;) {
     let answer: InputRequestWait;
     try {
-      answer = await handle.executeUpdate(nextInputRequestUpdate, { args: [{ after }] });
+      answer = await handle.executeUpdate(nextInputRequestUpdate, {
+        args: [{ after, ...(waitMs !== undefined ? { waitMs } : {}) }],
+        updateId: ids.current,
+      });
     } catch (err) {
       const finished = await finishedIfClosed(handle);
       if (finished) return { kind: 'finished', finished };
       throw err;
     }
     if (answer.kind !== 'continued') return answer;
+    ids.next();
+  }
+}
+
+/**
+ * The update IDs of one wait. Every caller waiting after the same `after` within the same five
+ * minutes (INPUT_WAIT_MS.max) sends the same ID, so the server joins a retry (a caller restarted,
+ * or one that timed out and asked again) to the update already waiting instead of holding one
+ * more. After a `continued` answer the next ID is a later one: the server answers an ID it has
+ * answered with the same answer.
+ */
+class WaitUpdateIds {
+  #round: number;
+
+  constructor(private readonly after: number) {
+    this.#round = WaitUpdateIds.#now();
+  }
+
+  get current(): string {
+    return `nextInputRequest-after-${this.after}-${this.#round}`;
+  }
+
+  next(): void {
+    this.#round = Math.max(this.#round + 1, WaitUpdateIds.#now());
+  }
+
+  static #now(): number {
+    return Math.floor(Date.now() / INPUT_WAIT_MS.max);
   }
 }
 
@@ -117,46 +151,54 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
   const now = Date.now();
   let tasks: AwaitingTask[];
   try {
-    tasks = await collect(
-      client,
-      `WorkflowType = 'browserTask' AND ExecutionStatus = 'Running' AND BrowserAIAwaitingInput = true${project}`,
-      limit,
-      (listed) => {
-        const since = listed.typedSearchAttributes.get(BrowserAIAwaitingInputSince);
-        const known = since !== undefined && since.getTime() > 0;
-        return {
-          workflowId: listed.workflowId,
-          runId: listed.runId,
-          executionId: listed.typedSearchAttributes.get(BrowserAIExecutionId) || null,
-          project: listed.typedSearchAttributes.get(BrowserAIProject) || null,
-          since: known ? since.toISOString() : null,
-          waitedMs: known ? Math.max(0, now - since.getTime()) : null,
-        };
-      },
-    );
+    tasks = await collect(client, `${RUNNING} AND BrowserAIAwaitingInput = true${project}`, limit, (listed) => {
+      const since = listed.typedSearchAttributes.get(BrowserAIAwaitingInputSince);
+      const known = since !== undefined && since.getTime() > 0;
+      return {
+        workflowId: listed.workflowId,
+        runId: listed.runId,
+        executionId: listed.typedSearchAttributes.get(BrowserAIExecutionId) || null,
+        project: listed.typedSearchAttributes.get(BrowserAIProject) || null,
+        since: known ? since.toISOString() : null,
+        waitedMs: known ? Math.max(0, now - since.getTime()) : null,
+      };
+    });
   } catch (err) {
     if (!isUnknownSearchAttribute(err)) throw err;
     return askEachRunningTask(client, limit, options.project);
   }
   if (options.details) await Promise.all(tasks.map((task) => addRequest(client, task)));
-  return tasks.sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1));
+  // Tasks that publish nothing (started without our search attributes: by a caller in another
+  // language, or by a release that dropped them all where the namespace lacked one) are asked.
+  const silent = await askEachRunningTask(
+    client,
+    limit,
+    options.project,
+    `${RUNNING} AND BrowserAIAwaitingInput IS NULL`,
+  );
+  return [...tasks, ...silent].sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1)).slice(0, limit);
 }
 
-/** Without our search attributes: every running browserTask, asked whether it waits (bounded by `limit`). */
-async function askEachRunningTask(client: Client, limit: number, project?: string): Promise<AwaitingTask[]> {
-  const running = await collect(
-    client,
-    "WorkflowType = 'browserTask' AND ExecutionStatus = 'Running'",
-    limit,
-    (listed): AwaitingTask => ({
-      workflowId: listed.workflowId,
-      runId: listed.runId,
-      executionId: null,
-      project: null,
-      since: null,
-      waitedMs: null,
-    }),
-  );
+const RUNNING = "WorkflowType = 'browserTask' AND ExecutionStatus = 'Running'";
+
+/**
+ * Without our search attributes: every running browserTask (or those `query` lists), asked whether
+ * it waits (bounded by `limit`).
+ */
+async function askEachRunningTask(
+  client: Client,
+  limit: number,
+  project?: string,
+  query = RUNNING,
+): Promise<AwaitingTask[]> {
+  const running = await collect(client, query, limit, (listed): AwaitingTask => ({
+    workflowId: listed.workflowId,
+    runId: listed.runId,
+    executionId: null,
+    project: null,
+    since: null,
+    waitedMs: null,
+  }));
   await Promise.all(running.map((task) => addRequest(client, task)));
   const now = Date.now();
   return running

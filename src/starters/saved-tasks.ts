@@ -12,8 +12,9 @@ import {
   type ScheduleOptions,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
 import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
+import { startSearchAttributes, withSearchAttributeFallback, type RegisteredOnly } from './search-attributes-fallback';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
 import { InvalidInputError } from '../workflows/input';
 import {
@@ -140,10 +141,10 @@ export class SavedTasks {
       args: [input] as [RunSavedTaskInput],
       staticSummary: `Saved BrowserAI task "${name}"`,
     };
-    return withSearchAttributeFallback((on) =>
+    return withSearchAttributeFallback((registered) =>
       this.client.workflow.start('runSavedTask', {
         ...common,
-        typedSearchAttributes: on ? startSearchAttributes() : undefined,
+        typedSearchAttributes: registered(startSearchAttributes()),
       }),
     );
   }
@@ -181,7 +182,9 @@ export class SavedTasks {
             note: spec.note ?? previous.state.note,
           },
         }));
-      await withSearchAttributeFallback((on) => update(withoutSearchAttributesUnless(on, options.action)));
+      await withSearchAttributeFallback((registered) =>
+        update(withRegisteredSearchAttributes(registered, options.action)),
+      );
       return { scheduleId, created: false };
     }
   }
@@ -284,8 +287,8 @@ export class SavedTasks {
   }
 
   async #createSchedule(options: ScheduleOptions): Promise<void> {
-    await withSearchAttributeFallback((on) =>
-      this.client.schedule.create({ ...options, action: withoutSearchAttributesUnless(on, options.action) }),
+    await withSearchAttributeFallback((registered) =>
+      this.client.schedule.create({ ...options, action: withRegisteredSearchAttributes(registered, options.action) }),
     );
   }
 
@@ -321,8 +324,15 @@ function scheduleProblems(spec: ScheduleSpecInput): string[] {
   ];
 }
 
-function withoutSearchAttributesUnless(keep: boolean, action: ScheduleOptions['action']): ScheduleOptions['action'] {
-  return keep || action.type !== 'startWorkflow' ? action : { ...action, typedSearchAttributes: undefined };
+/** The schedule's action with only the search attributes the namespace has. */
+function withRegisteredSearchAttributes(
+  registered: RegisteredOnly,
+  action: ScheduleOptions['action'],
+): ScheduleOptions['action'] {
+  const attributes = action.type === 'startWorkflow' ? action.typedSearchAttributes : undefined;
+  if (attributes === undefined) return action;
+  const all = attributes instanceof TypedSearchAttributes ? attributes : new TypedSearchAttributes(attributes);
+  return { ...action, typedSearchAttributes: registered(all) };
 }
 
 function scheduleMemo(savedTaskName: string, cron: string, timezone?: string): Record<string, unknown> {

@@ -17,7 +17,7 @@ import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
 import type { TaskExecutionAnswer } from '../activities/types';
 import {
-  afterProblems,
+  nextInputRequestProblems,
   codeProblems,
   instructionProblems,
   InvalidInputError,
@@ -148,10 +148,10 @@ export class BrowserTasks {
       workflowId: options.workflowId ?? `browserai-${randomUUID()}`,
     };
     if (options.waitForExecutionId) {
-      return withSearchAttributeFallback(async (on) => {
+      return withSearchAttributeFallback(async (registered) => {
         const start = new WithStartWorkflowOperation<typeof browserTask>('browserTask', {
           ...common,
-          typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+          typedSearchAttributes: registered(startSearchAttributes(input.project)),
           // A second start with this ID fails, as a plain start does: never a second task.
           workflowIdConflictPolicy: 'FAIL',
         });
@@ -161,10 +161,10 @@ export class BrowserTasks {
         return Object.assign(await start.workflowHandle(), { executionId });
       });
     }
-    return withSearchAttributeFallback((on) =>
+    return withSearchAttributeFallback((registered) =>
       this.client.workflow.start('browserTask', {
         ...common,
-        typedSearchAttributes: on ? startSearchAttributes(input.project) : undefined,
+        typedSearchAttributes: registered(startSearchAttributes(input.project)),
       }),
     );
   }
@@ -250,14 +250,20 @@ export class BrowserTasks {
    * its first), or finishes, and returns it: `{kind: 'input-requested', request, open}` or
    * `{kind: 'finished', finished}`. Answer a code request with `submitCode`, then call again with
    * `after: request.sequence` to hear whether BrowserAI asks again (a refused code) or the task ends.
-   * One update per call (one billed Temporal action), however long it waits: the workflow answers
-   * when the request happens, and the SDK waits on the server meanwhile.
+   * One update (one billed Temporal action) per answer: the workflow answers when the request
+   * happens, or after `waitMs` (default and at most 5 minutes) with nothing, and this asks again;
+   * the SDK waits on the server meanwhile. Calls with the same `after` within five minutes join one
+   * update, so a retry holds nothing more; a task keeps at most 5 waiting and refuses more
+   * `TooManyWaiters`.
    */
-  async nextInputRequest(workflowId: string, options: { after?: number } = {}): Promise<NextInputRequest> {
+  async nextInputRequest(
+    workflowId: string,
+    options: { after?: number; waitMs?: number } = {},
+  ): Promise<NextInputRequest> {
     const after = options.after ?? 0;
-    const problems = afterProblems(after);
+    const problems = nextInputRequestProblems({ after, waitMs: options.waitMs });
     if (problems.length > 0) throw new InvalidInputError(problems);
-    return waitForInputRequest(this.handle(workflowId), after);
+    return waitForInputRequest(this.handle(workflowId), after, options.waitMs);
   }
 
   /**

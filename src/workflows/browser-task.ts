@@ -1,6 +1,6 @@
 import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { FailureType, type InvalidInputDetails } from '../errors';
-import { afterProblems, taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -76,12 +76,14 @@ function handleMessages(session: TaskSession): void {
     validator: (message) => session.checkAddInstructions(fieldsOf(message).instructions),
   });
   setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
-  setHandler(nextInputRequestUpdate, (message) => session.nextInputRequest(fieldsOf(message).after ?? 0), {
-    validator: (message) => {
-      const problems = afterProblems(fieldsOf(message).after);
-      if (problems.length > 0) throw ApplicationFailure.nonRetryable(problems.join('; '), FailureType.InvalidInput);
+  setHandler(
+    nextInputRequestUpdate,
+    (message) => {
+      const { after, waitMs } = fieldsOf(message);
+      return session.nextInputRequest(after ?? 0, waitMs);
     },
-  });
+    { validator: (message) => session.checkNextInputRequest(message) },
+  );
   setHandler(stateQuery, () => session.view());
 }
 

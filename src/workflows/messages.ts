@@ -151,12 +151,21 @@ export interface NextInputRequestMessage {
    * @minimum 0
    */
   after?: number;
+  /**
+   * How long this update waits at most before it answers `continued` (ask again); default and
+   * longest 5 minutes, so that a caller who went away holds no update for long.
+   * @asType integer
+   * @minimum 1000
+   * @maximum 300000
+   */
+  waitMs?: number;
 }
 
 /**
  * The answer of `nextInputRequest`: the latest request after `after` (`open` while the task still
- * waits on it), or how the task finished. `continued`: the workflow continued as new while the
- * update waited; send it again to the same workflow ID (`BrowserTasks.nextInputRequest` does).
+ * waited on it when the update answered), or how the task finished. `continued`: nothing yet (the
+ * wait reached `waitMs`, or the workflow continued as new meanwhile); send it again to the same
+ * workflow ID (`BrowserTasks.nextInputRequest` does).
  */
 export type InputRequestWait =
   | { kind: 'input-requested'; request: InputRequest; open: boolean }
@@ -165,8 +174,11 @@ export type InputRequestWait =
 
 /**
  * Waits, in the workflow, until the task makes an input request with a sequence number above
- * `after`, or finishes, and answers it: one update (one billed action) per call, however long the
- * wait. Callers use `BrowserTasks.nextInputRequest` or the CLI's `wait-input`.
+ * `after`, or finishes, or `waitMs` (at most 5 minutes) passed, and answers it: one update (one
+ * billed action) per answer. A task keeps at most 5 of these waiting: a sixth is refused
+ * `TooManyWaiters`. Callers use `BrowserTasks.nextInputRequest` or the CLI's `wait-input`, which
+ * ask again after `continued` and send one update ID per `after` for five minutes, so that a
+ * retry joins the wait already open.
  */
 export const nextInputRequestUpdate = defineUpdate<InputRequestWait, [NextInputRequestMessage]>('nextInputRequest');
 

@@ -57,7 +57,8 @@ export async function startStack(
     emulator?: EmulatorOptions;
     temporalArgs?: string[];
     dataConverter?: DataConverter;
-    searchAttributes?: boolean;
+    /** Our search attributes registered on the namespace: all (default), none, or only these. */
+    searchAttributes?: Parameters<typeof startTemporal>[1];
     /** Given to the worker and the client (e.g. Temporal's OpenTelemetryPlugin); the workflows are then bundled with their interceptors. */
     plugins?: SimplePlugin[];
     /** The worker's TOTP secrets and webhook destination. */

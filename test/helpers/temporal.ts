@@ -37,20 +37,23 @@ export function prebuiltBundleEnv(): Record<string, string> {
 
 /**
  * A Temporal server for a test: a fresh namespace on the shared server when there is one and the
- * test asks for nothing special; otherwise a dev server of its own (`extraArgs` go to
- * `temporal server start-dev`; without `registerSearchAttributes` the namespace lacks ours).
- * `teardown()` closes the connections, and stops the server only if it is the test's own.
+ * test needs no server arguments of its own; otherwise a dev server of its own (`extraArgs` go to
+ * `temporal server start-dev`). The namespace has our search attributes (`true`), none (`false`,
+ * as a cluster nobody configured), or only those listed (as a cluster set up for an earlier
+ * release). `teardown()` closes the connections, and stops the server only if it is the test's own.
  */
 export async function startTemporal(
   extraArgs: string[] = [],
-  registerSearchAttributes = true,
+  registerSearchAttributes: boolean | typeof ALL_SEARCH_ATTRIBUTES = true,
 ): Promise<TestWorkflowEnvironment> {
   const address = process.env[SHARED_ADDRESS_ENV]?.trim();
-  if (!address || extraArgs.length > 0 || !registerSearchAttributes) {
+  const given = process.env[SHARED_NAMESPACE_ENV]?.trim();
+  // A namespace named in the environment is used as it is: only a test that wants all of ours can run there.
+  if (!address || extraArgs.length > 0 || (given && registerSearchAttributes !== true)) {
     return startDevServer(extraArgs, registerSearchAttributes);
   }
-  const given = process.env[SHARED_NAMESPACE_ENV]?.trim();
-  const namespace = given || (await registerTestNamespace(address));
+  const attributes = registerSearchAttributes === true ? ALL_SEARCH_ATTRIBUTES : registerSearchAttributes || [];
+  const namespace = given || (await registerTestNamespace(address, attributes));
   return TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
 }
 
@@ -60,10 +63,10 @@ export function onSharedServer(): boolean {
 }
 
 /**
- * Registers a namespace named after the test file (unique per call) with our search attributes,
- * and resolves once the server accepts work in it with them.
+ * Registers a namespace named after the test file (unique per call) with `attributes`, and
+ * resolves once the server accepts work in it with them.
  */
-async function registerTestNamespace(address: string): Promise<string> {
+async function registerTestNamespace(address: string, attributes: typeof ALL_SEARCH_ATTRIBUTES): Promise<string> {
   const file = basename(process.argv[1] ?? 'test').replace(/\.test\.[cm]?js$/, '');
   const namespace = `test-${file}-${randomUUID().slice(0, 8)}`.replace(/[^A-Za-z0-9-]/g, '-');
   const connection = await Connection.connect({ address });
@@ -72,20 +75,20 @@ async function registerTestNamespace(address: string): Promise<string> {
       namespace,
       workflowExecutionRetentionPeriod: msToTs('1 day'),
     });
-    const searchAttributes = Object.fromEntries(
-      ALL_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, indexedValueType(type)]),
-    );
-    // The namespace reaches the server's caches a moment after it is registered: until then both
-    // calls below are refused, and a start in it would be too.
-    await retrying(`namespace ${namespace} on ${address}`, async () => {
-      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes }).catch((err: unknown) => {
-        // ALREADY_EXISTS: an earlier try went through although its answer did not arrive.
-        if ((err as { code?: number }).code !== 6) throw err;
+    const searchAttributes = Object.fromEntries(attributes.map(({ name, type }) => [name, indexedValueType(type)]));
+    // The namespace reaches the server's caches a moment after it is registered: until then these
+    // calls are refused, and a start in it would be too.
+    if (attributes.length) {
+      await retrying(`namespace ${namespace} on ${address}`, async () => {
+        await connection.operatorService.addSearchAttributes({ namespace, searchAttributes }).catch((err: unknown) => {
+          // ALREADY_EXISTS: an earlier try went through although its answer did not arrive.
+          if ((err as { code?: number }).code !== 6) throw err;
+        });
       });
-    });
+    }
     await retrying(`the search attributes of ${namespace}`, async () => {
       const listed = await connection.operatorService.listSearchAttributes({ namespace });
-      const missing = ALL_SEARCH_ATTRIBUTES.filter(({ name }) => !listed.customAttributes?.[name]);
+      const missing = attributes.filter(({ name }) => !listed.customAttributes?.[name]);
       if (missing.length) throw new Error(`not yet registered: ${missing.map(({ name }) => name).join(', ')}`);
       await connection.workflowService.describeNamespace({ namespace });
     });

@@ -5,6 +5,7 @@ import type { TaskResultsSummary } from '../../activities/types';
 import { renderDetails } from '../details';
 import type { BrowserTaskState } from '../messages';
 import {
+  ALL_SEARCH_ATTRIBUTES,
   BrowserAIAwaitingInput,
   BrowserAIAwaitingInputSince,
   BrowserAIEndMs,
@@ -15,9 +16,13 @@ import {
 } from '../search-attributes';
 
 export class Publisher {
-  // Search attributes exist only where the namespace registered them; the client API sets
-  // BrowserAIStatus at start exactly when they do, so its presence says upserts are safe.
-  readonly #searchAttributesOn = workflowInfo().typedSearchAttributes.get(BrowserAIStatus) !== undefined;
+  // Search attributes exist only where the namespace registered them; the starters set every one
+  // it has at start (and none it lacks), so what the start set is what upserts may touch.
+  readonly #on = new Set(
+    ALL_SEARCH_ATTRIBUTES.filter((key) => workflowInfo().typedSearchAttributes.get(key) !== undefined).map(
+      (key) => key.name,
+    ),
+  );
   // What the start (or the previous run) already set needs no upsert of its own.
   readonly #published = new Map<string, unknown>(
     [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [
@@ -25,11 +30,7 @@ export class Publisher {
       workflowInfo().typedSearchAttributes.get(key),
     ]),
   );
-  // Upserted only where the start set it (a namespace registered before it existed lacks it).
-  readonly #sinceOn = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince) !== undefined;
   #publishedSinceMs = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince)?.getTime();
-  // Likewise: published where the start set them (to '' and -1), so other workers learn from this task.
-  readonly #learnedOn = workflowInfo().typedSearchAttributes.get(BrowserAIEndMs) !== undefined;
   #learned: { kind: string; endMs: number } | null = null;
   #upsertQueued = false;
   #latest: BrowserTaskState | null = null;
@@ -52,7 +53,7 @@ export class Publisher {
     this.#awaitingSinceMs = awaitingSinceMs;
     // Every upsert is a history event: changes made in one activation go out as one upsert,
     // from a microtask that runs after them but before the activation completes.
-    if (this.#searchAttributesOn && !this.#upsertQueued) {
+    if (this.#on.size > 0 && !this.#upsertQueued) {
       this.#upsertQueued = true;
       void Promise.resolve().then(() => this.#upsertChanges());
     }
@@ -63,7 +64,7 @@ export class Publisher {
    * (no upsert of its own), for every worker to read from visibility.
    */
   learned(kind: string, endMs: number): void {
-    if (this.#learnedOn && this.#searchAttributesOn) this.#learned = { kind, endMs };
+    if (this.#on.has(BrowserAIKind.name) && this.#on.has(BrowserAIEndMs.name)) this.#learned = { kind, endMs };
   }
 
   #upsertChanges(): void {
@@ -82,10 +83,12 @@ export class Publisher {
       );
       this.#learned = null;
     }
-    const changed = wanted.filter((pair) => this.#published.get(pair.key.name) !== pair.value);
+    const changed = wanted.filter(
+      (pair) => this.#on.has(pair.key.name) && this.#published.get(pair.key.name) !== pair.value,
+    );
     // Set when a wait begins, in the upsert that sets BrowserAIAwaitingInput; left as it is after.
     const since = this.#awaitingSinceMs;
-    if (this.#sinceOn && since !== null && since !== this.#publishedSinceMs) {
+    if (this.#on.has(BrowserAIAwaitingInputSince.name) && since !== null && since !== this.#publishedSinceMs) {
       changed.push({ key: BrowserAIAwaitingInputSince, value: new Date(since) });
       this.#publishedSinceMs = since;
     }

@@ -49,6 +49,7 @@ import {
 import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';
+import { InputWaiters } from './input-waiters';
 import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
 import { OneTimeCodes, type CodeRecord } from './one-time-codes';
 import { Outbox, type SendOutcome } from './outbox';
@@ -118,6 +119,7 @@ export class TaskSession {
   readonly #activities: SessionActivities;
   readonly #requests: InputRequests;
   readonly #webhooks: Webhooks;
+  readonly #waiters = new InputWaiters();
 
   // ---- This run's own state ----
   /** What BrowserAI showed last, beyond the status and the result: progress and the error. */
@@ -299,16 +301,22 @@ export class TaskSession {
     return this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions }));
   }
 
+  /** The nextInputRequest update's validator: a valid message, and room for one more waiter. */
+  checkNextInputRequest(message: unknown): void {
+    this.#waiters.check(message);
+  }
+
   /**
    * The nextInputRequest update: the latest input request after `after`, once there is one, or how
-   * the task finished. A hand-over to a new run answers `continued`, so the caller asks that run.
+   * the task finished. A hand-over to a new run, or the end of the wait's bound, answers
+   * `continued`, so the caller asks again.
    */
-  async nextInputRequest(after: number): Promise<InputRequestWait> {
+  async nextInputRequest(after: number, waitMs: number | undefined): Promise<InputRequestWait> {
     const newer = () => {
       const latest = this.#requests.latest;
       return latest !== null && latest.sequence > after ? latest : null;
     };
-    await condition(() => newer() !== null || this.#finished !== null || this.outbox.handingOver);
+    await this.#waiters.wait(() => newer() !== null || this.#finished !== null || this.outbox.handingOver, waitMs);
     const request = newer();
     if (request) return { kind: 'input-requested', request, open: this.#requests.open === request };
     if (this.#finished) return { kind: 'finished', finished: this.#finished };

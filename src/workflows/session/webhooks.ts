@@ -4,18 +4,22 @@
 // workflow (one trip through the task queue, none with eager dispatch). An event that must outlive the run
 // (task.finished) or a delivery still retrying when the run closes or continues as new is handed to
 // an abandoned child workflow with the same ID and body (webhook-delivery.ts): a receiver may then
-// get it twice, under one webhook-id, as Standard Webhooks allows.
+// get it twice, under one webhook-id, as Standard Webhooks allows. The child's workflow ID is
+// named from the run chain (the first run's ID), not from the workflow ID alone: a workflow ID
+// reused after its first workflow closed gets children of its own, and a long workflow ID still
+// leaves room for the child's (docs/design/waiters-and-children.md).
 import {
   CancellationScope,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   isCancellation,
   log,
+  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { WebhookDeliveryInput } from '../../activities/types';
-import type { TaskWebhookOptions } from '../input';
+import { utf8Prefix, type TaskWebhookOptions } from '../input';
 import type { WebhookBody } from '../messages';
 import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
 import { rootFailure } from './failures';
@@ -88,7 +92,7 @@ export class Webhooks {
   #handToChild(delivery: Delivery): void {
     const started = CancellationScope.nonCancellable(() =>
       startChild(browserAIWebhook, {
-        workflowId: `${workflowInfo().workflowId}-webhook-${delivery.number}`,
+        workflowId: webhookChildId(delivery.number),
         args: [{ id: delivery.id, body: delivery.body }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A reset that replays this event meets the child that already delivered it.
@@ -108,6 +112,24 @@ export class Webhooks {
     this.#starting.add(started);
     void started.finally(() => this.#starting.delete(started));
   }
+}
+
+/**
+ * The most UTF-8 bytes of the parent's workflow ID that a child's ID repeats (to read in lists):
+ * with the rest (`-webhook-`, a run ID, the number) it stays under 255, the longest workflow ID
+ * SQL visibility stores (the server's own default limit is 1,000).
+ */
+export const WEBHOOK_CHILD_PREFIX_BYTES = 100;
+
+/**
+ * The delivery child's workflow ID: the parent's workflow ID cut to a bounded prefix, then the
+ * first run's ID (the same across continue-as-new and reset, new for a reused workflow ID) and
+ * the event's number. Runs started before this naming keep `<workflowId>-webhook-<n>` on replay.
+ */
+function webhookChildId(number: number): string {
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  if (!patched('webhook-child-id-per-run-chain')) return `${workflowId}-webhook-${number}`;
+  return `${utf8Prefix(workflowId, WEBHOOK_CHILD_PREFIX_BYTES)}-webhook-${firstExecutionRunId}-${number}`;
 }
 
 const summaryOf = (d: Delivery) => `Webhook ${d.body.type} (${d.id})`;
