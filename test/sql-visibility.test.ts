@@ -126,3 +126,24 @@ describe('Keyword values fit SQL visibility (VARCHAR(255))', () => {
     assert.equal((await handle.result()).status, 'finalized');
   });
 });
+
+test("a workflow ID the server refuses: the CLI prints the server's reason, not only that the start failed", async () => {
+  // Broke: the CLI printed "Failed to start Workflow" and nothing else. 1,001 characters are over
+  // the dev server's limit (1,000) and SQL persistence's (255).
+  const { code, stdout, stderr } = await cli([
+    'start',
+    '--instruction',
+    'Open example.com',
+    '--project',
+    'demo',
+    '--country',
+    'US',
+    '--id',
+    `id-${'i'.repeat(998)}`,
+  ]);
+  assert.equal(code, 1, stdout);
+  assert.match(
+    stderr,
+    /Failed to start Workflow: .*INVALID_ARGUMENT: WorkflowId (length exceeds limit|exceeds maximum allowed length)/,
+  );
+});
