@@ -15,6 +15,7 @@ import { keywordValue, MAX_KEYWORD_CHARS } from '../src/workflows/keyword-value'
 import { BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
+const ROOT = resolve(__dirname, '../..');
 const CLI = resolve(__dirname, '../src/starters/cli/main.js');
 const run = promisify(execFile);
 
@@ -146,4 +147,48 @@ test("a workflow ID the server refuses: the CLI prints the server's reason, not 
     stderr,
     /Failed to start Workflow: .*INVALID_ARGUMENT: WorkflowId (length exceeds limit|exceeds maximum allowed length)/,
   );
+});
+
+test('temporal-setup.sh: a search attribute type with no free column fails at once, with the reason', async () => {
+  // Broke: the refusal was taken for a server not ready yet, and retried for 3 minutes.
+  const address = stack.env.address;
+  const namespace = `setup-full-${randomUUID().slice(0, 8)}`;
+  await run('temporal', ['operator', 'namespace', 'create', '--namespace', namespace, '--address', address]);
+  // Every Int column the namespace has (3 in SQL visibility and on the dev server), taken.
+  await eventually(
+    'the namespace takes search attributes',
+    () =>
+      run('temporal', [
+        'operator',
+        'search-attribute',
+        'create',
+        '--namespace',
+        namespace,
+        '--address',
+        address,
+        ...[1, 2, 3].flatMap((n) => ['--name', `TakenInt${n}`, '--type', 'Int']),
+      ]).then(
+        () => true,
+        () => false,
+      ),
+    30_000,
+  );
+  const started = Date.now();
+  const outcome = await run('/bin/sh', [resolve(ROOT, 'deploy/temporal-setup.sh')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_SETUP_SLEEP_SECONDS: '1',
+      TEMPORAL_SETUP_MAX_ATTEMPTS: '20',
+    },
+  }).then(
+    () => assert.fail('temporal-setup.sh succeeded on a namespace with no free Int column'),
+    (err: { code: number; stdout: string; stderr: string }) => err,
+  );
+  assert.equal(outcome.code, 1);
+  assert.match(outcome.stderr, /BrowserAIEndMs \(Int\): the namespace has no free search attribute of this type/);
+  assert.match(outcome.stderr, /cannot have more than 3 search attribute of type Int/i);
+  assert.doesNotMatch(outcome.stdout, /BrowserAIEndMs \(Int\): not yet/, 'not retried');
+  assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
 });
