@@ -66,7 +66,7 @@ ENV WORKER_WORKFLOW_BUNDLE=/app/lib/workflow-bundle.js
 # Two glibc malloc arenas instead of up to 8 per core: the worker's Rust core and Node allocate from
 # many threads, and the extra arenas held memory no thread used. Blocks of 128 KiB and more go
 # straight back to the system (a fixed threshold: glibc's own grows with use and then keeps freed
-# memory). Set them empty for glibc's defaults. DESIGN.md, "Memory"; BENCHMARKS.md, "Scale".
+# memory). Set them empty for glibc's defaults. docs/design/memory.md; BENCHMARKS.md, "Scale".
 ENV MALLOC_ARENA_MAX=2
 ENV MALLOC_MMAP_THRESHOLD_=131072
 
@@ -77,6 +77,7 @@ USER node
 # WORKER_SHUTDOWN_GRACE_MS); the emulator closes its server on SIGTERM too.
 STOPSIGNAL SIGTERM
 # V8 grows each heap (the main thread's, the workflow thread's) by 30 % over what a full GC left live
-# instead of up to 4x, with young generations of at most 8 MB: the same CPU, far less RSS (DESIGN.md,
-# "Memory"). The flags cannot go in NODE_OPTIONS; dev/worker-child.ts and `npm run worker` use the same.
+# instead of up to 4x, with young generations of at most 8 MB: the same CPU, far less RSS
+# (docs/design/memory.md, "The four settings"). The flags cannot go in NODE_OPTIONS;
+# dev/worker-child.ts and `npm run worker` use the same.
 CMD ["node", "--heap-growing-percent=30", "--max-semi-space-size=8", "lib/src/worker.js"]

@@ -14,7 +14,7 @@ const TAIL_LINE_CHARS = 400;
 
 /**
  * The worker's memory settings, as the Dockerfile and `npm run worker` give them (a test checks the
- * three agree; DESIGN.md, "Memory"): V8 grows a heap by 30 % over what a full GC left live instead of
+ * three agree; docs/design/memory.md, "The four settings"): V8 grows a heap by 30 % over what a full GC left live instead of
  * up to 4x, with young generations of at most 8 MB; glibc keeps two malloc arenas and hands blocks of
  * 128 KiB and more straight back to the system.
  */

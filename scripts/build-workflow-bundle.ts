@@ -13,21 +13,36 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const out = resolve(argv[0] ?? resolve(__dirname, '..', 'workflow-bundle.js'));
-  // The module and preloads the worker bundles when it has no prebuilt bundle (src/plugin.ts).
-  const workflowsPath = require.resolve('../src/workflows');
   const started = Date.now();
-  // Options as Worker.create's own bundling (the worker adds no interceptor modules and no
-  // payload converter path); the source map stays inline in the code, as there.
-  const { code } = await bundleWorkflowCode({ workflowsPath, preloadModules: browserAIPreloadModules() });
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, code);
+  const { bytes, workflowsPath } = await writeWorkflowBundle(out);
   console.log(
-    `Workflow bundle: ${out} (${(Buffer.byteLength(code) / 1024 / 1024).toFixed(1)} MiB, ${Date.now() - started} ms) ` +
+    `Workflow bundle: ${out} (${(bytes / 1024 / 1024).toFixed(1)} MiB, ${Date.now() - started} ms) ` +
       `from ${workflowsPath}. Start workers with WORKER_WORKFLOW_BUNDLE=${out}`,
   );
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+/** Bundles our compiled workflows as a worker would and writes the code to `out` (also the tests' one bundle per run). */
+export async function writeWorkflowBundle(out: string): Promise<{ bytes: number; workflowsPath: string }> {
+  // The module and preloads the worker bundles when it has no prebuilt bundle (src/plugin.ts).
+  const workflowsPath = require.resolve('../src/workflows');
+  // Options as Worker.create's own bundling (the worker adds no interceptor modules and no
+  // payload converter path); the source map stays inline in the code, as there.
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    preloadModules: browserAIPreloadModules(),
+    logger: silent,
+  });
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, code);
+  return { bytes: Buffer.byteLength(code), workflowsPath };
+}
+
+const noop = (): void => undefined;
+const silent = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

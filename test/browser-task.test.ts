@@ -1,4 +1,5 @@
 // browserTask end to end: a real worker on a real Temporal dev server, BrowserAI emulated over HTTP.
+// Runs against both emulator modes. A whole task meets every answer shape that differs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {

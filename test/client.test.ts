@@ -1,6 +1,7 @@
 // BrowserAIClient against the emulator over real HTTP: typed answers of every endpoint, typed
 // errors for every way a call can end, the headers it sends, the token kept out of every error,
 // and request pacing.
+// Runs against both emulator modes. The answer shapes the client reads differ between them.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

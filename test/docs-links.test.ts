@@ -1,8 +1,11 @@
-// Every relative link of the user-facing Markdown (README.md, CONTRIBUTING.md, docs/*.md) leads to
-// a file of this repository, and to a heading of it where the link names one; every `docs/...`
-// path cited in the code and the deployment files (docker-compose.yml, deploy/, Dockerfile,
-// .ci/run) exists, with the heading it names (`docs/browserai.md, "Statuses"`). Pages move and
-// headings get renamed: this catches the link left behind. No server, no network.
+// Every relative link of the user-facing Markdown (README.md, CONTRIBUTING.md, docs/*.md and the
+// design notes in docs/design/*.md) leads to a file of this repository, and to a heading of it where
+// the link names one; every `docs/...` path cited in the code and the deployment files
+// (docker-compose.yml, deploy/, Dockerfile, .ci/run) exists, with the heading it names
+// (`docs/browserai.md, "Statuses"`, `docs/design/memory.md, "The four settings"`). Pages move and
+// headings get renamed: this catches the link left behind. The design index lists every design
+// page, each a short page with a title, and nothing names DESIGN.md, which docs/design/ replaced.
+// No server, no network.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -10,13 +13,17 @@ import { describe, test } from 'node:test';
 
 /** The repository root: this file runs as lib/test/docs-links.test.js. */
 const ROOT = resolve(__dirname, '..', '..');
-const PAGES = [
-  'README.md',
-  'CONTRIBUTING.md',
-  ...readdirSync(join(ROOT, 'docs'))
+/** The Markdown files of a folder of the repository, as repository paths. */
+function markdownIn(dir: string): string[] {
+  return readdirSync(join(ROOT, dir))
     .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-];
+    .map((name) => `${dir}/${name}`);
+}
+const DESIGN_DIR = 'docs/design';
+const DESIGN_INDEX = `${DESIGN_DIR}/README.md`;
+/** The largest design note: a topic page, not a notebook (docs/design/documentation.md). */
+const MAX_DESIGN_PAGE_BYTES = 5 * 1024;
+const PAGES = ['README.md', 'CONTRIBUTING.md', ...markdownIn('docs'), ...markdownIn(DESIGN_DIR)];
 const CODE_DIRS = ['src', 'dev', 'test', 'bench', 'scripts', 'deploy'];
 /** Files outside those folders whose comments cite pages too. */
 const CODE_FILES = ['docker-compose.yml', 'Dockerfile', '.ci/run'];
@@ -82,7 +89,7 @@ function codeFiles(dir: string): string[] {
 }
 
 describe('documentation links', () => {
-  test('every relative link of README.md, CONTRIBUTING.md and docs/*.md resolves, anchors included', () => {
+  test('every relative link of README.md, CONTRIBUTING.md, docs/*.md and docs/design/*.md resolves, anchors included', () => {
     const broken: string[] = [];
     for (const page of PAGES) {
       const text = prose(readFileSync(join(ROOT, page), 'utf8'));
@@ -99,11 +106,13 @@ describe('documentation links', () => {
   test('every docs/ path cited in the code and the deployment files exists, with the heading it names', () => {
     const broken: string[] = [];
     let citations = 0;
+    let designCitations = 0;
     for (const file of [...CODE_DIRS.flatMap(codeFiles), ...CODE_FILES]) {
       if (file === 'test/docs-links.test.ts') continue; // its comments cite examples
       const text = readFileSync(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/(?<![\w./-])docs\/[\w./-]*\w(?:,\s*(?:\/\/\s*|\*\s*)?"([^"]+)")?/g)) {
         citations++;
+        if (match[0].startsWith(`${DESIGN_DIR}/`)) designCitations++;
         const [cited, heading] = [match[0].split(',')[0]!, match[1]];
         const at = `${file}:${text.slice(0, match.index).split('\n').length}`;
         const path = join(ROOT, cited);
@@ -113,6 +122,35 @@ describe('documentation links', () => {
       }
     }
     assert.ok(citations > 0, 'found no docs/ citation at all: the pattern is wrong');
+    assert.ok(designCitations > 0, 'found no docs/design/ citation at all: the pattern is wrong');
     assert.deepEqual(broken, [], `broken citations:\n  ${broken.join('\n  ')}`);
+  });
+
+  test('the design index links every design page, each a titled page of at most 5 KiB', () => {
+    const problems: string[] = [];
+    const index = prose(readFileSync(join(ROOT, DESIGN_INDEX), 'utf8'));
+    const linked = new Set([...index.matchAll(/\]\(\s*<?([^)\s>#]+)/g)].map((match) => match[1]!));
+    for (const page of markdownIn(DESIGN_DIR)) {
+      if (page === DESIGN_INDEX) continue;
+      const name = page.slice(DESIGN_DIR.length + 1);
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      if (!linked.has(name)) problems.push(`${page}: not linked from ${DESIGN_INDEX} (add one line for it)`);
+      if (!/^# \S/.test(text)) problems.push(`${page}: does not start with a "# Title" line`);
+      const bytes = Buffer.byteLength(text);
+      if (bytes > MAX_DESIGN_PAGE_BYTES)
+        problems.push(`${page}: ${bytes} bytes, over ${MAX_DESIGN_PAGE_BYTES}: split it into topics`);
+    }
+    assert.deepEqual(problems, [], `design notes:\n  ${problems.join('\n  ')}`);
+  });
+
+  test('nothing names DESIGN.md, which the pages of docs/design/ replaced', () => {
+    const found: string[] = [];
+    for (const file of [...CODE_DIRS.flatMap(codeFiles), ...CODE_FILES, ...PAGES, 'CHANGELOG.md']) {
+      if (file === 'test/docs-links.test.ts') continue; // names it to look for it
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/\bDESIGN\.md\b/g))
+        found.push(`${file}:${text.slice(0, match.index).split('\n').length}`);
+    }
+    assert.deepEqual(found, [], `DESIGN.md is gone: cite a page of docs/design/ instead, at:\n  ${found.join('\n  ')}`);
   });
 });

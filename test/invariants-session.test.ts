@@ -10,6 +10,7 @@
 //  5. a create answer that arrives after its attempt gave up is never orphaned: its task is stopped;
 //  6. a one-time code is typed once (unless forced), across continue-as-new too.
 // Each test says what would break (and so make it fail) without the behaviour it names.
+// Runs against both emulator modes. The stops meet each mode's answer for an ended task.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

@@ -55,6 +55,7 @@ test(
     const taskQueue = `json-logs-${randomUUID()}`;
     worker = await startWorkerProcess({
       TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
       BROWSERAI_BASE_URL: emulator.baseUrl,
       BROWSERAI_API_TOKEN: TOKEN,

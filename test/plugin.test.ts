@@ -27,6 +27,7 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     teamQueue = `team-${randomUUID()}`;
     teamWorker = await Worker.create({
       connection: stack.env.nativeConnection,
+      namespace: stack.env.namespace,
       taskQueue: teamQueue,
       workflowBundle: await bundleWorkflowCode({
         workflowsPath: require.resolve('./workflows/parent-workflows'),
@@ -162,6 +163,7 @@ describe('BrowserAIPlugin in a worker of your own', () => {
     const activityQueue = `activities-${randomUUID()}`;
     const activityWorker = await Worker.create({
       connection: stack.env.nativeConnection,
+      namespace: stack.env.namespace,
       taskQueue: activityQueue,
       identity: 'activity-fleet',
       activities: createActivities(stack.browserai),
@@ -214,6 +216,7 @@ describe('one BrowserAI request limit for a whole fleet', () => {
       ['fleet-a', 'fleet-b'].map((identity, i) =>
         Worker.create({
           connection: connections[i]!,
+          namespace: stack.env.namespace,
           taskQueue: queue,
           identity,
           activities: createActivities(stack.browserai),

@@ -72,7 +72,18 @@ describe('the replay command, on a history the temporal CLI exported', () => {
     // As a team would export one of its workflows: `temporal workflow show --output json -w ID > h.json`.
     const json = execFileSync(
       findTemporalCli()!,
-      ['workflow', 'show', '--output', 'json', '-w', handle.workflowId, '--address', stack.env.address],
+      [
+        'workflow',
+        'show',
+        '--output',
+        'json',
+        '-w',
+        handle.workflowId,
+        '--address',
+        stack.env.address,
+        '--namespace',
+        stack.env.namespace ?? 'default',
+      ],
       { encoding: 'utf8' },
     );
     writeFileSync(exported, json);
@@ -90,7 +101,7 @@ describe('the replay command, on a history the temporal CLI exported', () => {
   };
 
   test("the SDK's own JSON reader fails on it in this install (why src/replay/history-json.ts exists)", () => {
-    // If this starts passing after an SDK upgrade, the workaround can go (DESIGN.md, "Histories as JSON").
+    // If this starts passing after an SDK upgrade, the workaround can go (docs/design/history-json.md, "The workaround").
     assert.throws(() => historyFromJSON(JSON.parse(readFileSync(exported, 'utf8'))), /type must be a Type/);
   });
 

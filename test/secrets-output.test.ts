@@ -52,6 +52,7 @@ after(async () => {
 function startVerboseWorker(taskQueue: string): Promise<WorkerProcess> {
   return startWorkerProcess({
     TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace,
     TEMPORAL_TASK_QUEUE: taskQueue,
     BROWSERAI_BASE_URL: emulator.baseUrl,
     BROWSERAI_API_TOKEN: TOKEN,

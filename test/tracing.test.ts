@@ -227,6 +227,7 @@ describe('traces from OTEL_* in the worker and the CLI', () => {
   test('OTEL_EXPORTER_OTLP_ENDPOINT alone turns tracing on: the CLI exports its start span, the worker the workflow, activity and request spans', async () => {
     const otel = {
       TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace,
       TEMPORAL_TASK_QUEUE: `traced-${Date.now()}`,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
       OTEL_BSP_SCHEDULE_DELAY: '200',

@@ -58,6 +58,7 @@ describe('a worker with a deployment version, on a real dev server', () => {
       {
         ...workerEnvironment({
           temporalAddress: stack.env.address,
+          namespace: stack.env.namespace,
           taskQueue,
           browserAIBaseUrl: stack.emulator.baseUrl,
           browserAIToken: stack.emulator.apiToken,

@@ -216,6 +216,7 @@ describe('webhooks across a worker killed mid-delivery', () => {
     const env = {
       ...workerEnvironment({
         temporalAddress: stack.env.address,
+        namespace: stack.env.namespace,
         taskQueue,
         browserAIBaseUrl: stack.emulator.baseUrl,
         browserAIToken: stack.emulator.apiToken,

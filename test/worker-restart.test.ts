@@ -43,6 +43,7 @@ async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
       BROWSERAI_BASE_URL: emulator.baseUrl,
       BROWSERAI_API_TOKEN: emulator.apiToken,

@@ -48,7 +48,7 @@ export interface PollDependencies {
  * one the workflow knows (queued -> running -> awaiting -> ended), or `maxSpanMs` passes. Many
  * polls cost no history and no Temporal actions; the workflow hears of every status change within
  * one poll of it. The end comes back at once, without the results: the workflow refuses input
- * from the moment it knows, so it must know as soon as a poll does (DESIGN.md).
+ * from the moment it knows, so it must know as soon as a poll does (docs/design/polling.md, "When it returns").
  */
 export async function pollUntilStatusChanges(deps: PollDependencies, input: PollTaskInput): Promise<PollTaskOutput> {
   const { client, durations } = deps;

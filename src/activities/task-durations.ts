@@ -3,7 +3,7 @@ import type { Instruction, TaskType } from '../browserai/types';
 
 // How long tasks of one kind run, learned from the tasks this worker saw end, so the poll can
 // sleep through the part of a task that never ends and look often where tasks of its kind do.
-// Real BrowserAI answers carry no estimate (see DESIGN.md, "Polling that learns"); without this,
+// Real BrowserAI answers carry no estimate (docs/design/learned-durations.md); without this,
 // polling is a guess.
 //
 // In memory, per worker process, and shared through visibility: a workflow publishes where its

@@ -3,7 +3,7 @@
 // `result` nested tens of thousands of levels deep or made of crafted text, a create answer with
 // megabytes of extra field, an object keyed by the browser's proxy URL with its password. Nothing
 // says BrowserAI sends any of these: an answer is untrusted input, and these are the shapes that
-// broke workflows once (DESIGN.md, "Answers are checked at the client boundary").
+// broke workflows once (docs/design/answers.md, "What each endpoint must answer").
 
 import type { StoredEntry, Task } from './tasks';
 import { largeText } from './large-text';

@@ -6,7 +6,7 @@
 // `type instanceof Type` against that copy. Whenever npm installs two copies of protobufjs 8 (it
 // does as soon as any other package puts protobufjs 7 at the top of node_modules, as gRPC's
 // proto-loader and the OpenTelemetry exporter do), the types come from @temporalio/proto's copy and
-// every call throws "type must be a Type". DESIGN.md ("Histories as JSON") has the reproduction.
+// every call throws "type must be a Type". docs/design/history-json.md has the reproduction.
 import { createRequire } from 'node:module';
 import { temporal } from '@temporalio/proto';
 

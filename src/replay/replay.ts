@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJson } from './history-json';
 
@@ -14,7 +14,7 @@ export interface ReplayOptions {
   /** The workflows module the histories are replayed against; default ours (`browserai-temporal/workflows`). */
   workflowsPath?: string;
   /** A bundle made beforehand, instead of bundling `workflowsPath`. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  workflowBundle?: WorkflowBundleOption;
   /** The one the workers use (encrypted payloads need its codec to be read). */
   dataConverter?: DataConverter;
 }

@@ -24,7 +24,7 @@ export async function browserTask(input: BrowserTaskInput, carried?: CarriedStat
 }
 // A session may await input for days: it moves to each new Worker Deployment Version at its next
 // workflow task, so old versions drain and fixes reach running tasks; every change to the command
-// sequence therefore goes behind patched() (DESIGN.md, "Safe upgrades").
+// sequence therefore goes behind patched() (docs/design/recorded-histories.md, "The rule").
 setWorkflowOptions(whenVersioned('AUTO_UPGRADE'), browserTask);
 
 /**

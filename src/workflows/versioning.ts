@@ -1,4 +1,4 @@
-// Each workflow's Worker Deployment Versioning behaviour (DESIGN.md, "Safe upgrades"), declared only
+// Each workflow's Worker Deployment Versioning behaviour (docs/design/versioning.md), declared only
 // when a versioned worker runs it: SDK 1.24 sends a declared behaviour from an unversioned worker
 // too, and the server then refuses every workflow task ("versioning behavior cannot be specified
 // without deployment options being set with versioned mode"). The getter runs once per workflow

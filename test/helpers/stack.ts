@@ -2,37 +2,35 @@
 // the BrowserAI emulator over HTTP, and a real worker with the real activities.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { SimplePlugin } from '@temporalio/plugin';
 import { type TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  DefaultLogger,
-  Runtime,
-  bundleWorkflowCode,
-  type Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
 import { BrowserTasks } from '../../src/starters/tasks';
-import { startTemporal } from '../../dev/dev-server';
 import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
 import { browserAIPreloadModules } from '../../src/workflow-bundle';
 import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
+import { startTemporal, TEST_WORKFLOW_BUNDLE_ENV } from './temporal';
 
 // Workflow failures are what many tests expect; the worker's warnings about them are noise here.
 Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'ERROR') });
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  // As the plugin bundles them: our modules preloaded, shared by every workflow.
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../../src/workflows'),
-    preloadModules: browserAIPreloadModules(),
-    logger: quietLogger(),
-  });
+let bundle: Promise<WorkflowBundle> | undefined;
+/** Our workflows bundled as the plugin bundles them (our modules preloaded): the run's prebuilt bundle, or once per file. */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  const prebuilt = process.env[TEST_WORKFLOW_BUNDLE_ENV];
+  bundle ??= prebuilt
+    ? readFile(prebuilt, 'utf8').then((code) => ({ code }))
+    : bundleWorkflowCode({
+        workflowsPath: require.resolve('../../src/workflows'),
+        preloadModules: browserAIPreloadModules(),
+        logger: quietLogger(),
+      });
   return bundle;
 }
 
@@ -41,7 +39,7 @@ function quietLogger() {
   return { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 }
 
-/** The dev server every test runs on, shared with the benchmark (dev/dev-server.ts). */
+/** The Temporal server a test runs on: a namespace of the run's shared server, or a dev server of its own. */
 export { startTemporal };
 
 export interface Stack {

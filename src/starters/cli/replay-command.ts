@@ -37,7 +37,7 @@ export async function replayCommand(files: string[], workflowsPath: string | und
   );
   if (counts.nondeterministic + counts.failed > 0) {
     console.log(
-      'Do not deploy this code while such workflows run: put the change behind patched() (DESIGN.md, "Safe upgrades"), ' +
+      'Do not deploy this code while such workflows run: put the change behind patched() (docs/design/recorded-histories.md, "The rule"), ' +
         'or let them finish on the version they started on.',
     );
     return 1;

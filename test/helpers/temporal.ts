@@ -1,0 +1,106 @@
+// The Temporal server a test file runs on. `npm test` starts one dev server for the whole run
+// (scripts/run-tests.ts) and names it in TEMPORAL_TEST_ADDRESS; a file then gets a namespace of
+// its own on it, registered with our search attributes, instead of a server of its own. A new
+// namespace is as empty as a new server (no other file's workflows in its lists, nothing learned
+// from them) and costs about a second instead of a dev server's start. The same variable points
+// the tests at any existing server (TEMPORAL_TEST_NAMESPACE then names the namespace to use as it
+// is: its search attributes must be registered already).
+//
+// A test that needs a server of its own (other `temporal server start-dev` arguments, no search
+// attributes, a server it kills) still gets one.
+import { randomUUID } from 'node:crypto';
+import { basename } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { TypedSearchAttributes, type SearchAttributeType } from '@temporalio/common';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startTemporal as startDevServer } from '../../dev/dev-server';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
+
+/** The address of a running server the tests share (set by `npm test`, or by you for an existing server). */
+export const SHARED_ADDRESS_ENV = 'TEMPORAL_TEST_ADDRESS';
+/** With TEMPORAL_TEST_ADDRESS: the namespace to run in, as it is, instead of a new one per test file. */
+export const SHARED_NAMESPACE_ENV = 'TEMPORAL_TEST_NAMESPACE';
+/** A workflow bundle built once for the whole run (set by `npm test`); without it each file bundles its own. */
+export const TEST_WORKFLOW_BUNDLE_ENV = 'TEST_WORKFLOW_BUNDLE';
+
+/**
+ * A Temporal server for a test: a fresh namespace on the shared server when there is one and the
+ * test asks for nothing special; otherwise a dev server of its own (`extraArgs` go to
+ * `temporal server start-dev`; without `registerSearchAttributes` the namespace lacks ours).
+ * `teardown()` closes the connections, and stops the server only if it is the test's own.
+ */
+export async function startTemporal(
+  extraArgs: string[] = [],
+  registerSearchAttributes = true,
+): Promise<TestWorkflowEnvironment> {
+  const address = process.env[SHARED_ADDRESS_ENV]?.trim();
+  if (!address || extraArgs.length > 0 || !registerSearchAttributes) {
+    return startDevServer(extraArgs, registerSearchAttributes);
+  }
+  const given = process.env[SHARED_NAMESPACE_ENV]?.trim();
+  const namespace = given || (await registerTestNamespace(address));
+  return TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
+}
+
+/** Whether this process runs its Temporal tests on a shared server. */
+export function onSharedServer(): boolean {
+  return Boolean(process.env[SHARED_ADDRESS_ENV]?.trim());
+}
+
+/**
+ * Registers a namespace named after the test file (unique per call) with our search attributes,
+ * and resolves once the server accepts work in it with them.
+ */
+async function registerTestNamespace(address: string): Promise<string> {
+  const file = basename(process.argv[1] ?? 'test').replace(/\.test\.[cm]?js$/, '');
+  const namespace = `test-${file}-${randomUUID().slice(0, 8)}`.replace(/[^A-Za-z0-9-]/g, '-');
+  const connection = await Connection.connect({ address });
+  try {
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
+    const searchAttributes = Object.fromEntries(
+      ALL_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, indexedValueType(type)]),
+    );
+    // The namespace reaches the server's caches a moment after it is registered: until then both
+    // calls below are refused, and a start in it would be too.
+    await retrying(`namespace ${namespace} on ${address}`, async () => {
+      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes }).catch((err: unknown) => {
+        // ALREADY_EXISTS: an earlier try went through although its answer did not arrive.
+        if ((err as { code?: number }).code !== 6) throw err;
+      });
+    });
+    await retrying(`the search attributes of ${namespace}`, async () => {
+      const listed = await connection.operatorService.listSearchAttributes({ namespace });
+      const missing = ALL_SEARCH_ATTRIBUTES.filter(({ name }) => !listed.customAttributes?.[name]);
+      if (missing.length) throw new Error(`not yet registered: ${missing.map(({ name }) => name).join(', ')}`);
+      await connection.workflowService.describeNamespace({ namespace });
+    });
+    return namespace;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** `KeywordList` → INDEXED_VALUE_TYPE_KEYWORD_LIST, as the server names the types. */
+function indexedValueType(type: SearchAttributeType): temporal.api.enums.v1.IndexedValueType {
+  const name = TypedSearchAttributes.toMetadataType(type)
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toUpperCase();
+  return temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${name}` as 'INDEXED_VALUE_TYPE_KEYWORD'];
+}
+
+async function retrying(what: string, attempt: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}: ${String(err)}`, { cause: err });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
