@@ -1,5 +1,6 @@
 // scripts/check-commits.mjs (CONTRIBUTING.md, "Commits") on throwaway repositories: what it checks,
 // what it skips, and a shallow clone that lacks the base commit. Git only, no server; about a second.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

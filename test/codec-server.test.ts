@@ -1,5 +1,6 @@
 // The codec server lets in only what it is configured for: a token, the UI's origin, its own
 // Host names, bodies up to the limit; it refuses to start open anywhere but on loopback.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request, type IncomingHttpHeaders, type Server } from 'node:http';

@@ -8,6 +8,7 @@
 // page shows exactly what runs here; it is compiled with `moduleResolution` Node16 and, for older
 // CommonJS projects, node10 (which reads `typesVersions` instead of `exports`). npm install uses the
 // default npm cache: about 30 s for the whole file on a warm cache, 40 s on a cold one.
+// Slow: packs the package, installs it into a fresh project and compiles that project.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';

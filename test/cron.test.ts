@@ -1,5 +1,6 @@
 // Saved-task schedules: cron validation (croner plus the limits of Temporal's cron dialect),
 // time zone validation and the deterministic schedule ID.
+// Unit tests: no Temporal server.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,6 +2,7 @@
 // queries, the files docker-compose.yml mounts, and its port bindings. That every metric the
 // dashboard queries is one the worker really serves is checked against a real scrape in
 // metrics.test.ts.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

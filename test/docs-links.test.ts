@@ -6,6 +6,7 @@
 // headings get renamed: this catches the link left behind. The design index lists every design
 // page, each a short page with a title, and nothing names DESIGN.md, which docs/design/ replaced.
 // No server, no network.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

@@ -1,5 +1,6 @@
 // The worker's loggers without a worker: WORKER_LOG_FORMAT / WORKER_LOG_LEVEL parsing, the JSON
 // line (fields, order, values JSON cannot hold), and the masking of secrets and payload bytes.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';

@@ -6,6 +6,7 @@
 // schemas by their own tests. The payload codec round-trips with Python (ours and Temporal's Python
 // encryption sample), and both examples run against an encrypting worker with the same key. The Go
 // part needs `go` on PATH (.ci/run insists on it).
+// Slow: installs the Python SDK and builds the Go example before it runs them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

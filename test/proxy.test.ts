@@ -7,6 +7,7 @@
 // self-signed certificate (browserai.test and 127.0.0.1, valid 2000-2099) stands in for
 // BrowserAI. The proxy resolves every host to 127.0.0.1, so `browserai.test` needs no DNS.
 // Proxy variables are set per test and restored; this file runs in its own process.
+// Unit tests: no Temporal server.
 
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

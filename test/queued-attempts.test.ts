@@ -3,6 +3,7 @@
 // hold a worker's only activity slot, are answered by a slow BrowserAI (2.5 s): every workflow
 // completes, with one create and each code typed once. Real dev server, real worker, the emulator
 // over HTTP. Takes about three minutes: the waits are what the test is about.
+// Slow: sends must wait over a minute in the task queue, their start-to-close timeout.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';

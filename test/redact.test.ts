@@ -2,6 +2,7 @@
 // stored or shown (credentials in URLs, token-like parameters, the API token, one-time codes),
 // in every encoding an answer may carry, and what it keeps (ordinary URLs, e-mail addresses,
 // times). The client applies them to every answer: the last tests check that end to end.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BrowserAIClient } from '../src/browserai';

@@ -4,6 +4,7 @@
 // hand-written cases below plus mutations derived from the schemas themselves: every bound
 // crossed and met, every field removed, nulled, retyped, blanked, lengthened or joined by an
 // unknown one. A bound or field changed on one side only fails here.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {

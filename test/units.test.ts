@@ -1,5 +1,6 @@
 // Pure functions: poll scheduling, status categories, result trimming, input validation,
 // the UI details, Retry-After parsing, error kinds and the package version.
+// Unit tests: no Temporal server.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,7 @@
 // The worker's memory settings are written in four places (dev/worker-child.ts for the bench, chaos
 // and tests; the Dockerfile; docker-compose.yml's real-BrowserAI worker; `npm run worker`): what the
 // bench measures must be what a deployment runs.
+// Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
