@@ -168,7 +168,8 @@ async function answers(address: string): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on loopback right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);

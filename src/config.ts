@@ -29,6 +29,7 @@ import {
 } from './browserai/client';
 import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
 import { ConfigError } from './errors';
+import type { NexusServiceOptions } from './nexus/options';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 
 /**
@@ -73,6 +74,8 @@ export interface WorkerConfig {
   deployment?: WorkerDeploymentVersionConfig;
   /** WORKER_NEXUS_SERVICE: register the `browserai` Nexus service on the worker's task queue. */
   nexusService: boolean;
+  /** WORKER_NEXUS_ALLOW: what the Nexus service's callers may set beyond their own task; empty: nothing. */
+  nexusAllow: NexusServiceOptions;
 }
 
 export interface WorkerDeploymentVersionConfig {
@@ -442,6 +445,53 @@ export function nexusServiceFrom(env: Env, problems: string[]): boolean {
   return false;
 }
 
+/** The words of WORKER_NEXUS_ALLOW, each with the NexusServiceOptions field it sets. */
+const NEXUS_ALLOW_FLAGS = {
+  'code-template': 'codeInstructionTemplate',
+  webhooks: 'webhooks',
+  'activity-priority': 'activityPriority',
+} as const;
+const NEXUS_ALLOW_LISTS = {
+  totp: 'totpSecretNames',
+  'webhook-reference': 'webhookReferencePrefixes',
+  notify: 'notifyWorkflowIdPrefixes',
+  'task-queue': 'activityTaskQueues',
+} as const;
+
+/**
+ * WORKER_NEXUS_ALLOW: comma-separated allowances for the Nexus service's callers, e.g.
+ * `totp:PORTAL,webhooks,webhook-reference:nexus:`. Flags: `code-template`, `webhooks`,
+ * `activity-priority`; with a value after the first colon: `totp:NAME`, `webhook-reference:PREFIX`,
+ * `notify:PREFIX`, `task-queue:NAME` (each may repeat). Unset: nothing.
+ */
+export function nexusAllowFrom(env: Env, problems: string[]): NexusServiceOptions {
+  const raw = env.WORKER_NEXUS_ALLOW?.trim();
+  if (!raw) return {};
+  const allowed: Record<string, boolean | string[]> = {};
+  for (const item of raw.split(',').map((part) => part.trim())) {
+    const colon = item.indexOf(':');
+    const [word, value] = colon < 0 ? [item, undefined] : [item.slice(0, colon), item.slice(colon + 1)];
+    if (value === undefined && word in NEXUS_ALLOW_FLAGS) {
+      allowed[NEXUS_ALLOW_FLAGS[word as keyof typeof NEXUS_ALLOW_FLAGS]] = true;
+    } else if (value && word in NEXUS_ALLOW_LISTS) {
+      const field = NEXUS_ALLOW_LISTS[word as keyof typeof NEXUS_ALLOW_LISTS];
+      allowed[field] = [...((allowed[field] as string[] | undefined) ?? []), value];
+    } else {
+      problems.push(
+        `WORKER_NEXUS_ALLOW: "${item}" is not an allowance; write comma-separated ${Object.keys(NEXUS_ALLOW_FLAGS).join(', ')}, ` +
+          `or ${Object.keys(NEXUS_ALLOW_LISTS)
+            .map((w) => `${w}:<value>`)
+            .join(', ')} (e.g. totp:PORTAL,webhooks,webhook-reference:nexus:)`,
+      );
+    }
+  }
+  if (!nexusServiceFrom(env, []))
+    problems.push(
+      'WORKER_NEXUS_ALLOW is set but WORKER_NEXUS_SERVICE is not true: set it to serve the Nexus service, or unset WORKER_NEXUS_ALLOW',
+    );
+  return allowed as NexusServiceOptions;
+}
+
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
@@ -499,6 +549,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     log: logConfigFrom(env, problems),
     codeLoop: codeLoopConfigFrom(env, problems),
     nexusService: nexusServiceFrom(env, problems),
+    nexusAllow: nexusAllowFrom(env, problems),
   };
   const deployment = workerDeploymentFrom(env, problems);
   if (deployment) config.deployment = deployment;

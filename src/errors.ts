@@ -38,6 +38,18 @@ export const FailureType = {
   CodesRefused: 'CodesRefused',
   /** The task names a TOTP secret (`totpSecretName`) that the worker does not hold: the task was stopped. */
   TotpSecretNotFound: 'TotpSecretNotFound',
+  // What the Nexus service refuses a caller (the cause of a Nexus BAD_REQUEST; nothing was started or sent).
+  /**
+   * A Nexus caller set a task option the endpoint's operator did not allow it (a TOTP secret, a code
+   * template, a webhook reference, a workflow to notify, an activity task queue or priority): see
+   * `NexusServiceOptions`. `details[0]` is `{ problems }`, each naming the option and how to allow it.
+   */
+  NexusOptionNotAllowed: 'NexusOptionNotAllowed',
+  /**
+   * A Nexus operation named a task this caller did not start through the service: `state`,
+   * `submitCode` and cancel take the `operationToken` of the caller's own `runTask`, nothing else.
+   */
+  NexusTaskNotOwned: 'NexusTaskNotOwned',
 } as const;
 
 /** One of the `FailureType` names. */
@@ -78,6 +90,9 @@ export type OutcomeFailureTypeName = Extract<
   'BrowserAITaskFailed' | 'AwaitingInputTimeout' | 'CodesRefused' | 'TotpSecretNotFound'
 >;
 
+/** The failure types only the Nexus service's refusals carry (the cause of its BAD_REQUEST or NOT_FOUND): never a workflow's. */
+export type NexusRefusalTypeName = Extract<FailureTypeName, 'NexusOptionNotAllowed' | 'NexusTaskNotOwned'>;
+
 /** `BrowserAITaskFailed`, `AwaitingInputTimeout`, `CodesRefused`, `TotpSecretNotFound`: the task existed. */
 export interface FailureWithOutcome {
   type: OutcomeFailureTypeName;
@@ -87,7 +102,7 @@ export interface FailureWithOutcome {
 }
 
 export interface OtherFailure {
-  type: Exclude<FailureTypeName, OutcomeFailureTypeName>;
+  type: Exclude<FailureTypeName, OutcomeFailureTypeName | NexusRefusalTypeName>;
   message: string;
   /**
    * `details[0]`: once the task existed, the outcome so far (with `stopConfirmed` when a stop was

@@ -13,6 +13,7 @@ import { TotpKeys, type TotpSecrets } from './activities/totp';
 import { WebhookSender, type WebhookDestination } from './activities/webhooks';
 import { BrowserAIClient, type BrowserAIClientOptions } from './browserai';
 import { encryptedFailureConverterPath } from './codec/encryption-codec';
+import type { NexusServiceOptions } from './nexus/options';
 import { recordBrowserAIRequest } from './telemetry/activity-metrics';
 import { browserAIPreloadModules } from './workflow-bundle';
 
@@ -59,9 +60,12 @@ export interface BrowserAIPluginOptions {
    * in other namespaces run tasks through a Nexus endpoint that targets this worker's namespace and
    * task queue: `runTask` (a `browserTask` workflow behind it: durable, and cancelling the operation
    * stops the task once), `submitCode` and `state`. Needs `@temporalio/nexus` (the version of your
-   * `@temporalio/worker`). Default: off.
+   * `@temporalio/worker`). Default: off. `true` serves it with the defaults of
+   * {@link NexusServiceOptions}: callers reach only the tasks they started, and may set none of the
+   * task options that reach past their own task (TOTP secrets, code templates, webhooks, workflows to
+   * notify, activity queues and priorities); an object allows those it names.
    */
-  nexusService?: boolean;
+  nexusService?: boolean | NexusServiceOptions;
 }
 
 /**
@@ -81,6 +85,8 @@ export class BrowserAIPlugin extends SimplePlugin {
       totp: new TotpKeys(options.totpSecrets),
       webhooks: options.webhooks ? new WebhookSender(options.webhooks) : undefined,
     };
+    // `true` is the defaults: the service, with nothing beyond their own tasks allowed to its callers.
+    const nexusService = options.nexusService === true ? {} : options.nexusService || undefined;
     super({
       name: 'browserai-temporal',
       // Built when a worker is configured, so a Client's plugin needs no BrowserAI token.
@@ -88,8 +94,13 @@ export class BrowserAIPlugin extends SimplePlugin {
         ...existing,
         ...createActivities(browserAIClient(options.browserAI), durations, codeLoop),
       }),
-      ...(options.nexusService
-        ? { nexusServices: (existing) => [...(existing ?? []), loadNexusHandler().browserAIServiceHandler()] }
+      ...(nexusService
+        ? {
+            nexusServices: (existing) => [
+              ...(existing ?? []),
+              loadNexusHandler().browserAIServiceHandler(nexusService),
+            ],
+          }
         : {}),
       // With a codec, failure messages and stack traces are encrypted too (unless the worker already chose a failure converter).
       ...(payloadCodec
@@ -161,3 +172,4 @@ function loadNexusHandler(): typeof import('./nexus/handler') {
 
 // For a worker that bundles workflows of its own that call ours: preload ours as the plugin does.
 export { browserAIPreloadModules } from './workflow-bundle';
+export type { NexusServiceOptions } from './nexus/options';

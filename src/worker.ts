@@ -2,6 +2,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { Runtime, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { BrowserAIPlugin, type BrowserAIPluginOptions } from './plugin';
+import type { NexusServiceOptions } from './nexus/options';
 import { workflowBundleFromEnv } from './workflow-bundle';
 import { BrowserAIClient } from './browserai';
 import { encryptedDataConverterFromEnv } from './codec/encryption-codec';
@@ -23,8 +24,8 @@ export interface BrowserAIWorkerOptions extends WorkerOptions {
   totpSecrets?: BrowserAIPluginOptions['totpSecrets'];
   /** The webhook destination (see `BrowserAIPluginOptions.webhooks`). */
   webhooks?: BrowserAIPluginOptions['webhooks'];
-  /** Registers the `browserai` Nexus service (see BrowserAIPlugin's `nexusService`). Default: off. */
-  nexusService?: boolean;
+  /** Registers the `browserai` Nexus service, with what its callers may set (see BrowserAIPlugin's `nexusService`). Default: off. */
+  nexusService?: BrowserAIPluginOptions['nexusService'];
 }
 
 /** A worker for BrowserAI tasks: the BrowserAI plugin (our workflows and activities) with the defaults a task fleet needs. */
@@ -94,7 +95,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       plugins: tracing ? [tracing.plugin] : [],
       totpSecrets: config.codeLoop.totpSecrets,
       webhooks: config.codeLoop.webhooks,
-      nexusService: config.nexusService,
+      nexusService: config.nexusService && config.nexusAllow,
       ...(config.deployment ? { workerDeploymentOptions: versionedAs(config.deployment) } : {}),
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
@@ -104,7 +105,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
         (config.deployment
           ? `, deployment version ${config.deployment.deploymentName}.${config.deployment.buildId}`
           : '') +
-        (config.nexusService ? ', Nexus service "browserai"' : '') +
+        (config.nexusService ? `, Nexus service "browserai"${describeNexusAllow(config.nexusAllow)}` : '') +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
         describeCodeLoop(config.codeLoop) +
         (tracing ? `, traces: ${tracing.destination}` : ''),
@@ -168,4 +169,14 @@ if (require.main === module) {
     logFatalAfterFlush(err);
     process.exit(1);
   });
+}
+
+/** What the Nexus service's callers may set, for the start line: names and flags, never a secret (there are none here). */
+function describeNexusAllow(allowed: NexusServiceOptions): string {
+  const parts = Object.entries(allowed).map(([option, value]) =>
+    Array.isArray(value) ? `${option} ${value.join(' ')}` : option,
+  );
+  return parts.length > 0
+    ? ` (callers may set: ${parts.join(', ')})`
+    : ' (callers reach only their own tasks, no options beyond them)';
 }

@@ -369,6 +369,32 @@ describe('Temporal connection: start-up errors', () => {
     );
   });
 
+  test('WORKER_NEXUS_ALLOW: the allowances of Nexus callers, by word; nothing when unset; anything else refused', () => {
+    const allow = (value?: string, service = 'true') =>
+      loadWorkerConfig({
+        BROWSERAI_API_TOKEN: 't',
+        WORKER_NEXUS_SERVICE: service,
+        ...(value === undefined ? {} : { WORKER_NEXUS_ALLOW: value }),
+      }).nexusAllow;
+    assert.deepEqual(allow(), {});
+    assert.deepEqual(
+      allow(
+        'totp:PORTAL, totp:BANK,code-template,webhooks,webhook-reference:nexus:team-a:,notify:partner-,task-queue:browserai-nexus,activity-priority',
+      ),
+      {
+        totpSecretNames: ['PORTAL', 'BANK'],
+        codeInstructionTemplate: true,
+        webhooks: true,
+        webhookReferencePrefixes: ['nexus:team-a:'],
+        notifyWorkflowIdPrefixes: ['partner-'],
+        activityTaskQueues: ['browserai-nexus'],
+        activityPriority: true,
+      },
+    );
+    assert.throws(() => allow('totp,everything'), /"totp" is not an allowance.*"everything" is not an allowance/s);
+    assert.throws(() => allow('webhooks', 'false'), /WORKER_NEXUS_ALLOW is set but WORKER_NEXUS_SERVICE is not true/);
+  });
+
   test('WORKER_NEXUS_SERVICE: true or 1 serves the Nexus service, false, 0 or unset does not, anything else is refused', () => {
     const nexusService = (value?: string) =>
       loadWorkerConfig({ BROWSERAI_API_TOKEN: 't', ...(value === undefined ? {} : { WORKER_NEXUS_SERVICE: value }) })

@@ -27,7 +27,6 @@ import {
   submitCodeSignal,
   type BrowserTaskState,
 } from '../src/workflows/messages';
-import { NOT_FOUND_GRACE_MS } from '../src/workflows/session/task-session';
 import { ending, eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;
@@ -42,6 +41,8 @@ after(async () => {
 
 /** A word no other test's instructions contain: finds this test's tasks at the emulator. */
 const newMarker = () => `marker-${randomUUID()}`;
+/** The not-found grace of the tests that wait it out (30 s by default). */
+const NOT_FOUND_GRACE_MS = 3_000;
 
 /** Every emulator task whose create instructions carry the marker. */
 function tasksWith(s: Stack, marker: string): EmulatedTask[] {
@@ -111,7 +112,7 @@ const instructionsPath = (executionId: string) => new RegExp(`^/tasks/${executio
 // ---- 1. Every ending stops a task that may still run ------------------------------------------
 
 // Every fault here names its task's path, so the tests can run side by side (the 404-after-grace
-// one waits out NOT_FOUND_GRACE_MS).
+// one waits out a not-found grace shortened to NOT_FOUND_GRACE_MS).
 describe('every ending sends exactly one stop to a task that may still run', { concurrency: true }, () => {
   test('cancel: one stop, the workflow ends cancelled', async () => {
     // Breaks if a cancelled workflow ended without its stop (or sent it twice).
@@ -172,7 +173,10 @@ describe('every ending sends exactly one stop to a task that may still run', { c
       // Breaks if a task BrowserAI says it no longer knows were taken as gone without a stop, or if
       // the 404 kept the workflow polling forever.
       const handle = await stack.tasks.start(
-        taskInput({ instructions: [{ action: `${newMarker()} crawl [duration=90s]` }] }),
+        taskInput({
+          instructions: [{ action: `${newMarker()} crawl [duration=90s]` }],
+          polling: { ...taskInput().polling, notFoundGraceMs: NOT_FOUND_GRACE_MS },
+        }),
       );
       const executionId = await executionIdOf(stack, handle.workflowId);
       const graceEnds = Date.parse(emulatedTask(stack, executionId).createdAt) + NOT_FOUND_GRACE_MS + 1_500;

@@ -41,6 +41,7 @@ const FULL_TASK = {
     targetDetectionMs: 1_000,
     maxSpanMs: 3_600_000,
     inputSettleMs: 5_000,
+    notFoundGraceMs: 30_000,
   },
   timeoutMs: 7_200_000,
   awaitingInputTimeoutMs: 1_800_000,

@@ -465,6 +465,10 @@ describe('taskInputProblems', () => {
       withInput({ polling: { inputSettleMs: 60_001 } }),
       /^polling\.inputSettleMs must be a number of milliseconds from 0 to 60000/,
     );
+    assertProblem(
+      withInput({ polling: { notFoundGraceMs: 999 } }),
+      /^polling\.notFoundGraceMs must be a number of milliseconds from 1000 to 600000/,
+    );
     assert.deepEqual(taskInputProblems({ ...withInput({}), resume: { executionId: 'exec_x' } } as never), [
       'resume is not an input: continue-as-new carries its own state',
     ]);

@@ -12,7 +12,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BrowserAIClient, isBrowserAIError, type BrowserAIError } from '../src/browserai';
 import { BrowserAIEmulator, type EmulatedTask } from '../src/emulator';
 import type { BrowserTaskResult } from '../src/workflows/input';
-import { NOT_FOUND_GRACE_MS } from '../src/workflows/session/task-session';
 import { BrowserTasks } from '../src/starters/tasks';
 import { createWorker } from '../src/worker';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
@@ -58,6 +57,9 @@ async function errorOf(promise: Promise<unknown>): Promise<BrowserAIError> {
   assert.ok(isBrowserAIError(err), String(err));
   return err;
 }
+
+/** The not-found grace of the test that waits it out (30 s by default). */
+const NOT_FOUND_GRACE_MS = 3_000;
 
 describe('every request has a deadline for the whole exchange', () => {
   test('an answer trickling in a byte a second fails Timeout at the deadline', { timeout: 60_000 }, async () => {
@@ -235,7 +237,10 @@ describe('stops', () => {
       // Breaks if "not found" were taken as "stopped": the task below is still running.
       const marker = newMarker();
       const handle = await stack.tasks.start(
-        taskInput({ instructions: [{ action: `${marker} crawl [duration=120s]` }] }),
+        taskInput({
+          instructions: [{ action: `${marker} crawl [duration=120s]` }],
+          polling: { ...taskInput().polling, notFoundGraceMs: NOT_FOUND_GRACE_MS },
+        }),
       );
       const executionId = await executionIdOf(handle.workflowId);
       const graceEnds = Date.parse(stack.emulator.task(executionId)!.createdAt) + NOT_FOUND_GRACE_MS + 1_500;

@@ -36,7 +36,8 @@ type PollingOptions struct {
 	TargetDetectionMs  int64 `json:"targetDetectionMs,omitempty"`
 	MaxSpanMs          int64 `json:"maxSpanMs,omitempty"`
 	// A pointer: 0 is a valid setting, and omitempty would drop it.
-	InputSettleMs *int64 `json:"inputSettleMs,omitempty"`
+	InputSettleMs   *int64 `json:"inputSettleMs,omitempty"`
+	NotFoundGraceMs int64  `json:"notFoundGraceMs,omitempty"`
 }
 
 type RetryPacing struct {

@@ -38,6 +38,7 @@ class PollingOptions(TypedDict, total=False):
     targetDetectionMs: int
     maxSpanMs: int
     inputSettleMs: int
+    notFoundGraceMs: int
 
 
 class RetryPacing(TypedDict, total=False):

@@ -117,7 +117,7 @@ export async function stopLateTask(client: BrowserAIClient, executionId: string,
   }
 }
 
-/** As the workflow's NOT_FOUND_GRACE_MS: right after a create, "not found" means "not visible yet". */
+/** As the default of the workflow's `polling.notFoundGraceMs`: right after a create, "not found" means "not visible yet". */
 const LATE_NOT_FOUND_GRACE_MS = 30_000;
 
 function retryable(err: unknown): Error {

@@ -6,30 +6,38 @@ import * as nexus from 'nexus-rpc';
 import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
 import type { BrowserTaskState } from '../workflows/messages';
 
-/** Input of the `runTask` operation: the `browserTask` workflow's ID and its input. */
+/** Input of the `runTask` operation: the `browserTask` input, nothing else. */
 export interface RunTaskInput {
   /**
-   * The `browserTask` workflow's ID in the service's namespace. The caller chooses it, because it
-   * addresses `submitCode` and `state` later (deriving it from the caller's own workflow ID keeps it
-   * unique). An ID already used there is refused: a task never runs twice.
+   * What `browserTask` takes, within what the service's operator allows Nexus callers (no TOTP
+   * secret, code template, webhook, workflow to notify or activity queue unless allowed; see
+   * docs/nexus.md). Not `awaitable`: the service has no operation to add instructions or end a session.
    */
-  workflowId: string;
-  /** What `browserTask` takes. Not `awaitable`: the service has no operation to add instructions or end a session. */
   task: BrowserTaskInput;
 }
 
-/** Input of the `submitCode` operation: the task's workflow ID and the one-time code. */
+/**
+ * The token of the caller's own `runTask` operation, as its SDK returns it once the operation has
+ * started: `handle.token` in TypeScript, `handle.operation_token` in Python,
+ * `NexusOperationExecution.OperationToken` in Go. It is how the service knows the caller started the
+ * task: the service names each task itself and answers only for the tasks behind its tokens.
+ */
+type OperationToken = string;
+
+/** Input of the `submitCode` operation: which task (by `runTask`'s operation token) and the one-time code. */
 export interface SubmitCodeInput {
-  workflowId: string;
+  /** The caller's `runTask` operation token. */
+  operationToken: OperationToken;
   /** The one-time code, typed once (see `submitCodeSignal`). */
   code: string;
   /** Type it even if this task has already typed (or queued) this very code; default false. */
   force?: boolean;
 }
 
-/** Input of the `state` operation: the task's workflow ID. */
+/** Input of the `state` operation: which task, by `runTask`'s operation token. */
 export interface TaskStateInput {
-  workflowId: string;
+  /** The caller's `runTask` operation token. */
+  operationToken: OperationToken;
 }
 
 /** The service name callers address, with the endpoint that routes to the workers' task queue. */
@@ -43,12 +51,13 @@ export const browserAIService = nexus.service(BROWSERAI_NEXUS_SERVICE, {
   /**
    * Runs a task and returns its result: a `browserTask` workflow behind the operation, so it is as
    * durable as the workflow, and cancelling the operation cancels the workflow (one stop for a task
-   * that may still run). Fails as the workflow fails, with its failure type.
+   * that may still run). Fails as the workflow fails, with its failure type. The service names the
+   * workflow; the operation's token addresses it in `submitCode` and `state`.
    */
   runTask: nexus.operation<RunTaskInput, BrowserTaskResult>(),
-  /** Signals a code to a running task (`submitCode`); returns once Temporal has taken the signal. */
+  /** Signals a code to the caller's running task (`submitCode`); returns once Temporal has taken the signal. */
   submitCode: nexus.operation<SubmitCodeInput, void>(),
-  /** The task's `state` query: whether it awaits input, its status, its outcome once ended. */
+  /** The caller's task's `state` query: whether it awaits input, its status, its outcome once ended. */
   state: nexus.operation<TaskStateInput, BrowserTaskState>(),
 });
 

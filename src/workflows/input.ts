@@ -53,6 +53,15 @@ export interface PollingOptions {
    * @maximum 60000
    */
   inputSettleMs?: number;
+  /**
+   * For this long after the create, BrowserAI answering "task not found" means "not visible yet":
+   * a poll keeps polling and a stop is retried; after it, the task is taken as gone
+   * (`TaskNotFound`). Default 30 s (1 s to 10 min). A guess: BrowserAI documents nothing about
+   * how soon a created task can be read.
+   * @minimum 1000
+   * @maximum 600000
+   */
+  notFoundGraceMs?: number;
 }
 
 /**
@@ -266,6 +275,7 @@ export const DEFAULTS = {
   delivery: 'at-most-once' as Delivery,
   maxResultBytes: 256 * 1024,
   inputSettleMs: 5_000,
+  notFoundGraceMs: 30_000,
   stopRetryWindowMs: 30 * 60_000,
   maxCodeAttempts: 3,
 } as const;
@@ -280,6 +290,7 @@ const BOUNDS: Record<string, [number, number]> = {
   'polling.targetDetectionMs': [250, 60 * MS.second],
   'polling.maxSpanMs': [250, 24 * MS.hour],
   'polling.inputSettleMs': [0, 60 * MS.second],
+  'polling.notFoundGraceMs': [MS.second, 10 * MS.minute],
   timeoutMs: [MS.second, 30 * 24 * MS.hour],
   awaitingInputTimeoutMs: [MS.second, 30 * 24 * MS.hour],
   stopRetryWindowMs: [MS.second, 7 * 24 * MS.hour],
@@ -322,6 +333,7 @@ const POLLING_FIELDS: Record<keyof PollingOptions, true> = {
   targetDetectionMs: true,
   maxSpanMs: true,
   inputSettleMs: true,
+  notFoundGraceMs: true,
 };
 const ACTIVITY_OPTION_FIELDS: Record<keyof TaskActivityOptions, true> = {
   taskQueue: true,
@@ -461,6 +473,7 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
         'targetDetectionMs',
         'maxSpanMs',
         'inputSettleMs',
+        'notFoundGraceMs',
       ] as const
     ).flatMap((key) => within(input.polling?.[key], `polling.${key}`)),
   ];
@@ -663,6 +676,7 @@ export function resolvePolling(polling: PollingOptions | undefined): Required<Po
     targetDetectionMs: polling?.targetDetectionMs ?? DEFAULTS.targetDetectionMs,
     maxSpanMs: polling?.maxSpanMs ?? DEFAULTS.maxSpanMs,
     inputSettleMs: polling?.inputSettleMs ?? DEFAULTS.inputSettleMs,
+    notFoundGraceMs: polling?.notFoundGraceMs ?? DEFAULTS.notFoundGraceMs,
   };
 }
 

@@ -1,7 +1,14 @@
 // Test-only workflows for test/nexus.test.ts: a team's workflows in another namespace that call the
 // `browserai` Nexus service through an endpoint, the way docs/nexus.md shows. They import the contract only (browserai-temporal/nexus).
 import { NexusOperationFailure } from '@temporalio/common';
-import { condition, createNexusServiceClient, defineSignal, setHandler, sleep } from '@temporalio/workflow';
+import {
+  condition,
+  createNexusServiceClient,
+  defineQuery,
+  defineSignal,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import {
   browserAIService,
   type BrowserTaskInput,
@@ -14,13 +21,14 @@ import {
 
 export interface CallerInput {
   endpoint: string;
-  /** The browserTask's workflow ID in the service's namespace. */
-  workflowId: string;
   task: BrowserTaskInput;
 }
 
 /** What the test, playing the person with the phone, sends once the task awaits a code. */
 export const codeFromUserSignal = defineSignal<[string]>('codeFromUser');
+
+/** The token of the caller's runTask operation, once started: the test finds the service's workflow from it. */
+export const operationTokenQuery = defineQuery<string | undefined>('operationToken');
 
 /** Runs a task that needs a code: waits (reading `state` through Nexus) until it awaits input, then passes the user's code on. */
 export async function loginThroughNexus(
@@ -29,18 +37,29 @@ export async function loginThroughNexus(
   const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
   let code: string | undefined;
   setHandler(codeFromUserSignal, (received) => void (code = received));
-  const run = await browserai.startOperation('runTask', { workflowId: input.workflowId, task: input.task });
+  const run = await browserai.startOperation('runTask', { task: input.task });
+  // The service named the task: its operation token is how this caller addresses it.
+  const operationToken = run.token!;
+  setHandler(operationTokenQuery, () => operationToken);
   let state: BrowserTaskState;
   let stateReads = 0;
   for (;;) {
-    state = await browserai.executeOperation('state', { workflowId: input.workflowId });
+    state = await browserai.executeOperation('state', { operationToken });
     stateReads++;
     if (state.awaitingInput) break;
     await sleep('1 second');
   }
   await condition(() => code !== undefined);
-  await browserai.executeOperation('submitCode', { workflowId: input.workflowId, code: code! });
+  await browserai.executeOperation('submitCode', { operationToken, code: code! });
   return { result: await run.result(), awaited: state, stateReads };
+}
+
+/** Runs a task to its end: the result, as the operation returns it. */
+export async function taskThroughNexus(input: CallerInput): Promise<BrowserTaskResult> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+  const run = await browserai.startOperation('runTask', { task: input.task });
+  setHandler(operationTokenQuery, () => run.token);
+  return run.result();
 }
 
 /** Runs a task until the test cancels this workflow: the cancellation reaches the operation, and the operation's workflow. */
@@ -48,10 +67,11 @@ export async function cancelledThroughNexus(input: CallerInput): Promise<Browser
   const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
   const run = await browserai.startOperation(
     'runTask',
-    { workflowId: input.workflowId, task: input.task },
+    { task: input.task },
     // The default, written out: the caller ends only once the task's workflow has ended (after its stop).
     { cancellationType: 'WAIT_CANCELLATION_COMPLETED' },
   );
+  setHandler(operationTokenQuery, () => run.token);
   return run.result();
 }
 
@@ -59,6 +79,8 @@ export interface Refusal {
   failure: string;
   /** The cause's type: a HandlerError's (BAD_REQUEST, ...) or an ApplicationFailure's (the workflow's failure type). */
   causeType?: string;
+  /** A HandlerError's own cause's type: the service's typed refusal (NexusOptionNotAllowed, ...). */
+  refusalType?: string;
   retryable?: boolean;
   message?: string;
 }
@@ -89,10 +111,11 @@ export async function failuresThroughNexus({
     } catch (err) {
       // A HandlerError (nexus-rpc's) or the workflow's ApplicationFailure, read by shape: the bundle's classes are not the test's.
       const cause = (err instanceof NexusOperationFailure ? err.cause : undefined) as
-        { type?: string; retryable?: boolean; message?: string } | undefined;
+        { type?: string; retryable?: boolean; message?: string; cause?: { type?: string } } | undefined;
       refusals.push({
         failure: err instanceof Error ? err.name : String(err),
         causeType: cause?.type,
+        refusalType: cause?.cause?.type,
         retryable: cause?.retryable,
         message: cause?.message,
       });

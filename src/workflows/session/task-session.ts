@@ -108,12 +108,6 @@ interface UnconfirmedInput {
 const MAX_CARRIED_BYTES = 1536 * 1024;
 /** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
 const DEADLINE_SLACK_MS = 1_000;
-/**
- * For this long after a create, "task not found" means "not visible yet" (a poll keeps polling, a
- * stop is retried). A guess: BrowserAI documents nothing about consistency.
- */
-export const NOT_FOUND_GRACE_MS = 30_000;
-
 export class TaskSession {
   readonly #settings: SessionSettings;
   /** Instructions and codes on their way to BrowserAI. */
@@ -707,9 +701,9 @@ export class TaskSession {
     return this.#deadlineMs - Date.now();
   }
 
-  /** Until then "task not found" means "not visible yet" (see NOT_FOUND_GRACE_MS). */
+  /** Until then "task not found" means "not visible yet" (`polling.notFoundGraceMs`: BrowserAI documents nothing about consistency). */
   get #notFoundRetryUntilMs(): number {
-    return (this.#record.createdAtMs ?? 0) + NOT_FOUND_GRACE_MS;
+    return (this.#record.createdAtMs ?? 0) + this.#settings.polling.notFoundGraceMs;
   }
 
   /**
