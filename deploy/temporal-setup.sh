@@ -22,8 +22,9 @@ SEARCH_ATTRIBUTES="BrowserAIExecutionId:Keyword BrowserAIStatus:Keyword BrowserA
 log() { echo "temporal-setup: $*"; }
 
 # retry DESCRIPTION COMMAND...: runs COMMAND until it succeeds. An "already exists" answer counts
-# as success; "already exists and has different type" fails at once. Output of the last failed
-# attempt is shown if it never succeeds.
+# as success; "already exists and has different type" and "cannot have more than N search
+# attributes of type T" (SQL visibility has a fixed number of columns per type) fail at once:
+# waiting does not change them. Output of the last failed attempt is shown if it never succeeds.
 retry() {
   what=$1
   shift
@@ -35,6 +36,11 @@ retry() {
     fi
     if echo "$out" | grep -qi 'different type'; then
       log "${what}: registered with another type; remove it or pick another name:" >&2
+      echo "$out" >&2
+      return 1
+    fi
+    if echo "$out" | grep -qi 'cannot have more than'; then
+      log "${what}: the namespace has no free search attribute of this type (SQL visibility has 10 Keyword, 3 Bool, 3 Datetime, 3 Int, 3 Double, 3 Text, 3 KeywordList); remove one it does not need (temporal operator search-attribute remove) or use Elasticsearch visibility:" >&2
       echo "$out" >&2
       return 1
     fi

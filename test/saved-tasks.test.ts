@@ -1,5 +1,6 @@
 // Saved tasks and their Temporal Schedules, end to end: real worker, real dev server, emulator over HTTP.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure } from '@temporalio/common';
@@ -129,18 +130,27 @@ describe('runSavedTask', () => {
 });
 
 describe('schedules', () => {
+  // Schedule IDs come from the names: names of this run only, so a server other runs used (or use) is no obstacle.
+  const suffix = randomUUID().slice(0, 8);
+  const [nightly, triggered, managed, createdWithSchedule] = [
+    'Nightly crawl',
+    'Triggered task',
+    'Managed schedule',
+    'Created with schedule',
+  ].map((name) => `${name} ${suffix}`) as [string, string, string, string];
+
   test('schedule ID is derived from the name: scheduling twice updates the one schedule', async () => {
-    await saved.create(definition('Nightly crawl'));
-    const first = await saved.schedule('Nightly crawl', {
+    await saved.create(definition(nightly));
+    const first = await saved.schedule(nightly, {
       cron: '0 3 * * *',
       timezone: 'Europe/Berlin',
       note: 'first',
     });
-    const second = await saved.schedule('Nightly crawl', { cron: '30 4 * * *', timezone: 'Europe/Berlin' });
-    assert.equal(first.scheduleId, scheduleIdFor('Nightly crawl'));
+    const second = await saved.schedule(nightly, { cron: '30 4 * * *', timezone: 'Europe/Berlin' });
+    assert.equal(first.scheduleId, scheduleIdFor(nightly));
     assert.deepEqual([first.created, second.created], [true, false]);
     assert.equal(second.scheduleId, first.scheduleId);
-    const described = await saved.describeSchedule('Nightly crawl');
+    const described = await saved.describeSchedule(nightly);
     assert.deepEqual(described.cron, ['30 4 * * *']);
     assert.equal(described.timezone, 'Europe/Berlin');
     assert.ok(described.nextRunTimes.length > 0, 'next run times are shown');
@@ -151,46 +161,40 @@ describe('schedules', () => {
       })
     ).filter((s) => s.scheduleId === first.scheduleId);
     assert.equal(mine.length, 1);
-    await saved.deleteSchedule('Nightly crawl');
+    await saved.deleteSchedule(nightly);
   });
 
   test('a schedule triggered now runs the saved task', async () => {
-    await saved.create(definition('Triggered task'));
-    await saved.schedule('Triggered task', { cron: '0 0 1 1 *' });
-    await saved.trigger('Triggered task');
-    const run = await eventually(
-      'a run started',
-      async () => (await saved.describeSchedule('Triggered task')).recentRuns[0],
-    );
+    await saved.create(definition(triggered));
+    await saved.schedule(triggered, { cron: '0 0 1 1 *' });
+    await saved.trigger(triggered);
+    const run = await eventually('a run started', async () => (await saved.describeSchedule(triggered)).recentRuns[0]);
     const result = await stack.env.client.workflow.getHandle(run.workflowId).result();
     assert.equal(result.status, 'finalized');
-    await saved.deleteSchedule('Triggered task');
+    await saved.deleteSchedule(triggered);
   });
 
   test('pause, unpause, update the cron, delete', async () => {
-    await saved.create(definition('Managed schedule'));
-    await saved.schedule('Managed schedule', { cron: '@daily' });
-    await saved.pause('Managed schedule', 'maintenance');
-    let described = await saved.describeSchedule('Managed schedule');
+    await saved.create(definition(managed));
+    await saved.schedule(managed, { cron: '@daily' });
+    await saved.pause(managed, 'maintenance');
+    let described = await saved.describeSchedule(managed);
     assert.equal(described.paused, true);
     assert.equal(described.note, 'maintenance');
-    await saved.unpause('Managed schedule');
-    await saved.updateCron('Managed schedule', '15 6 * * MON-FRI', 'UTC');
-    described = await saved.describeSchedule('Managed schedule');
+    await saved.unpause(managed);
+    await saved.updateCron(managed, '15 6 * * MON-FRI', 'UTC');
+    described = await saved.describeSchedule(managed);
     assert.equal(described.paused, false);
     assert.deepEqual(described.cron, ['15 6 * * MON-FRI']);
     assert.equal(described.nextRunTimes[0]!.getUTCMinutes(), 15);
-    await saved.deleteSchedule('Managed schedule');
-    await assert.rejects(saved.describeSchedule('Managed schedule'), ScheduleNotFoundError);
+    await saved.deleteSchedule(managed);
+    await assert.rejects(saved.describeSchedule(managed), ScheduleNotFoundError);
   });
 
   test('an invalid cron or time zone is rejected before anything is read or created', async () => {
     const requests = stack.emulator.requests.length;
-    await assert.rejects(saved.schedule('Nightly crawl', { cron: '0 25 * * *' }), /hour/);
-    await assert.rejects(
-      saved.schedule('Nightly crawl', { cron: '0 1 * * *', timezone: 'Mars/Olympus' }),
-      InvalidInputError,
-    );
+    await assert.rejects(saved.schedule(nightly, { cron: '0 25 * * *' }), /hour/);
+    await assert.rejects(saved.schedule(nightly, { cron: '0 1 * * *', timezone: 'Mars/Olympus' }), InvalidInputError);
     await assert.rejects(
       saved.create(definition('never created'), { schedule: { cron: 'every day' } }),
       InvalidInputError,
@@ -200,12 +204,12 @@ describe('schedules', () => {
   });
 
   test('createSavedTask with a schedule creates both in one call', async () => {
-    const created = await saved.create(definition('Created with schedule'), {
+    const created = await saved.create(definition(createdWithSchedule), {
       schedule: { cron: '0 12 * * *', paused: true },
     });
-    assert.equal(created.scheduleId, scheduleIdFor('Created with schedule'));
-    const described = await saved.describeSchedule('Created with schedule');
+    assert.equal(created.scheduleId, scheduleIdFor(createdWithSchedule));
+    const described = await saved.describeSchedule(createdWithSchedule);
     assert.equal(described.paused, true);
-    await saved.deleteSchedule('Created with schedule');
+    await saved.deleteSchedule(createdWithSchedule);
   });
 });

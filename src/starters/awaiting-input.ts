@@ -14,6 +14,7 @@ import {
 } from '../workflows/messages';
 import { BrowserAIAwaitingInputSince, BrowserAIExecutionId, BrowserAIProject } from '../workflows/search-attributes';
 import type { browserTask } from '../workflows';
+import { isCutKeyword, keywordValue } from '../workflows/keyword-value';
 
 /** What `BrowserTasks.nextInputRequest` returns: the request, or how the task finished. */
 export type NextInputRequest =
@@ -147,7 +148,9 @@ export interface ListAwaitingOptions {
  */
 export async function listAwaitingInput(client: Client, options: ListAwaitingOptions = {}): Promise<AwaitingTask[]> {
   const limit = Math.max(1, Math.min(options.limit ?? 100, 1_000));
-  const project = options.project === undefined ? '' : ` AND BrowserAIProject = ${quoted(options.project)}`;
+  // As the workflow stores it: a project over 255 characters is cut and hashed (keyword-value.ts).
+  const project =
+    options.project === undefined ? '' : ` AND BrowserAIProject = ${quoted(keywordValue(options.project))}`;
   const now = Date.now();
   let tasks: AwaitingTask[];
   try {
@@ -158,7 +161,7 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
         workflowId: listed.workflowId,
         runId: listed.runId,
         executionId: listed.typedSearchAttributes.get(BrowserAIExecutionId) || null,
-        project: listed.typedSearchAttributes.get(BrowserAIProject) || null,
+        project: wholeProject(listed.typedSearchAttributes.get(BrowserAIProject), options.project),
         since: known ? since.toISOString() : null,
         waitedMs: known ? Math.max(0, now - since.getTime()) : null,
       };
@@ -213,11 +216,17 @@ async function addRequest(client: Client, task: AwaitingTask): Promise<void> {
     if (!state.inputRequest) return;
     task.request = state.inputRequest;
     task.executionId ??= state.executionId;
-    task.project ??= state.inputRequest.project;
+    if (task.project === null || isCutKeyword(task.project)) task.project = state.inputRequest.project;
     task.since ??= state.inputRequest.since;
   } catch {
     // It closed meanwhile, or no worker answers queries: listed without its request.
   }
+}
+
+/** The project as the caller knows it: the one filtered on, or the listed value (cut, if over 255 characters, until `details` asks the task). */
+function wholeProject(listed: string | undefined, filtered: string | undefined): string | null {
+  if (!listed) return null;
+  return filtered !== undefined && keywordValue(filtered) === listed ? filtered : listed;
 }
 
 async function collect<T>(

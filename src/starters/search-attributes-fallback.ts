@@ -12,6 +12,7 @@ import {
   BrowserAIProject,
   BrowserAIStatus,
 } from '../workflows/search-attributes';
+import { keywordValue } from '../workflows/keyword-value';
 
 export function startSearchAttributes(project?: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
@@ -21,8 +22,9 @@ export function startSearchAttributes(project?: string): TypedSearchAttributes {
     { key: BrowserAIAwaitingInputSince, value: new Date(0) },
     // Not known until the create answers; the workflow upserts it then.
     { key: BrowserAIExecutionId, value: '' },
-    // A saved task's project is known only once it is read: the workflow upserts it then.
-    { key: BrowserAIProject, value: project ?? '' },
+    // A saved task's project is known only once it is read: the workflow upserts it then. A
+    // project over 255 characters is cut and hashed, as SQL visibility stores no longer Keyword.
+    { key: BrowserAIProject, value: keywordValue(project ?? '') },
     // Nothing learned yet: the workflow sets both when its task ends normally.
     { key: BrowserAIKind, value: '' },
     { key: BrowserAIEndMs, value: -1 },

@@ -73,8 +73,9 @@ export interface BrowserTaskInput {
   instructions: Instruction[];
   type: TaskType;
   /**
-   * A BrowserAI project name or ID, at most 512 characters (it is the `BrowserAIProject` search
-   * attribute, which Temporal limits to 2 KB).
+   * A BrowserAI project name or ID, at most 512 characters. It is the `BrowserAIProject` search
+   * attribute; one over 255 characters is stored there as its beginning, a mark and a hash, as
+   * SQL visibility keeps no longer Keyword value.
    * @maxLength 512
    * @pattern \S
    */
@@ -424,9 +425,9 @@ export function geoLocationProblems(geo: unknown): string[] {
 }
 
 /**
- * The longest project name taken: it becomes the `BrowserAIProject` search attribute, and Temporal
- * refuses a start (or terminates the workflow at an upsert) whose value is over 2 KB; 512
- * characters are at most 2 KB of UTF-8.
+ * The longest project name taken. It goes into the `BrowserAIProject` search attribute, cut to 255
+ * characters when longer (keyword-value.ts); the bound keeps the whole name, which the workflow's
+ * input, details and input requests carry, within reason.
  */
 export const MAX_PROJECT_CHARS = 512;
 

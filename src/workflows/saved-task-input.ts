@@ -16,7 +16,8 @@ export interface SavedTaskDefinition {
   name: string;
   instructions: Instruction[];
   /**
-   * At most 512 characters: it becomes the `BrowserAIProject` search attribute.
+   * At most 512 characters. It becomes the `BrowserAIProject` search attribute (over 255
+   * characters, as its beginning, a mark and a hash).
    * @maxLength 512
    */
   project: string;

@@ -353,12 +353,27 @@ async function reportError(err: unknown): Promise<number> {
   const message = err instanceof Error ? err.message : String(err);
   if (/connect|UNAVAILABLE|ECONNREFUSED|transport/i.test(message)) {
     console.error(
-      `Cannot reach Temporal at ${temporalAddress()}: ${message}\nIs your Temporal server running${CLI === 'browserai-temporal' ? '' : ' (`npm start` runs one)'}?`,
+      `Cannot reach Temporal at ${temporalAddress()}: ${withCauses(err)}\nIs your Temporal server running${CLI === 'browserai-temporal' ? '' : ' (`npm start` runs one)'}?`,
     );
     return 3;
   }
-  console.error(message);
+  console.error(withCauses(err));
   return 1;
+}
+
+/**
+ * The error's message followed by its causes'. A call the server refused is a ServiceError that
+ * says only what was attempted ("Failed to start Workflow"); the server's reason is its cause's
+ * (e.g. "3 INVALID_ARGUMENT: WorkflowId exceeds length limit.").
+ */
+function withCauses(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const text = e instanceof Error ? e.message : String(e);
+    if (text && !parts.some((part) => part.includes(text))) parts.push(text);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(': ');
 }
 
 /** The address the command used: TEMPORAL_ADDRESS, the temporal.toml profile's, or the default. */

@@ -14,6 +14,7 @@ import {
   BrowserAIProject,
   BrowserAIStatus,
 } from '../search-attributes';
+import { keywordValue } from '../keyword-value';
 
 export class Publisher {
   // Search attributes exist only where the namespace registered them; the starters set every one
@@ -24,11 +25,13 @@ export class Publisher {
     ),
   );
   // What the start (or the previous run) already set needs no upsert of its own.
+  // Compared as Keyword values: a start by an earlier release set a long project whole, and
+  // upserting its cut form now would change the workflow's commands on replay.
   readonly #published = new Map<string, unknown>(
-    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => [
-      key.name,
-      workflowInfo().typedSearchAttributes.get(key),
-    ]),
+    [BrowserAIStatus, BrowserAIAwaitingInput, BrowserAIExecutionId, BrowserAIProject].map((key) => {
+      const value = workflowInfo().typedSearchAttributes.get(key);
+      return [key.name, typeof value === 'string' ? keywordValue(value) : value];
+    }),
   );
   #publishedSinceMs = workflowInfo().typedSearchAttributes.get(BrowserAIAwaitingInputSince)?.getTime();
   #learned: { kind: string; endMs: number } | null = null;
@@ -70,15 +73,17 @@ export class Publisher {
   #upsertChanges(): void {
     this.#upsertQueued = false;
     const state = this.#latest!;
+    // Every Keyword value fits SQL visibility's 255 characters (keyword-value.ts): a BrowserAI
+    // status is kept up to 256 characters and its cut mark, a project up to 512.
     const wanted: SearchAttributeUpdatePair[] = [
-      { key: BrowserAIStatus, value: state.status },
+      { key: BrowserAIStatus, value: keywordValue(state.status) },
       { key: BrowserAIAwaitingInput, value: state.awaitingInput },
-      { key: BrowserAIProject, value: this.project },
+      { key: BrowserAIProject, value: keywordValue(this.project) },
     ];
-    if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: state.executionId });
+    if (state.executionId) wanted.push({ key: BrowserAIExecutionId, value: keywordValue(state.executionId) });
     if (this.#learned) {
       wanted.push(
-        { key: BrowserAIKind, value: this.#learned.kind },
+        { key: BrowserAIKind, value: keywordValue(this.#learned.kind) },
         { key: BrowserAIEndMs, value: this.#learned.endMs },
       );
       this.#learned = null;
