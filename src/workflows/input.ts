@@ -184,8 +184,9 @@ export interface TaskActivityOptions {
   priorityKey?: number;
   /**
    * Tasks with different keys share the activity queue's throughput fairly (when the server
-   * enables fairness); default: the BrowserAI project (cut to 64 bytes), so one project's burst
-   * cannot starve the others.
+   * enables fairness); default: the BrowserAI project, so one project's burst cannot starve the
+   * others. At most 64 characters; Temporal takes 64 UTF-8 bytes, so a key (or project) of
+   * longer characters is cut there.
    * @maxLength 64
    */
   fairnessKey?: string;
@@ -287,6 +288,8 @@ const BOUNDS: Record<string, [number, number]> = {
 };
 /** Temporal's limits: fairness keys of at most 64 bytes, weights clamped to [0.001, 1000], priorities 1-5 by default. */
 const FAIRNESS_KEY_BYTES = 64;
+/** The longest fairness key a caller may give, in characters (code points, as JSON Schema counts). */
+const FAIRNESS_KEY_CHARS = 64;
 
 // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
 const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
@@ -575,9 +578,9 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   }
   if (
     fairnessKey !== undefined &&
-    !(typeof fairnessKey === 'string' && utf8Length(fairnessKey) <= FAIRNESS_KEY_BYTES)
+    !(typeof fairnessKey === 'string' && codePoints(fairnessKey) <= FAIRNESS_KEY_CHARS)
   ) {
-    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_BYTES} bytes`);
+    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
   }
   if (
     fairnessWeight !== undefined &&
@@ -613,18 +616,25 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   return problems;
 }
 
-/** The activities' fairness key: the caller's, else the project's first 64 bytes. */
+/**
+ * The activities' fairness key: the caller's, else the project, cut to its first 64 bytes (Temporal's
+ * limit; the caller's key is checked in characters, as JSON Schema's maxLength counts them).
+ */
 export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>): string {
-  const chosen = input.activityOptions?.fairnessKey;
-  if (chosen !== undefined) return chosen;
+  const chosen = input.activityOptions?.fairnessKey ?? input.project;
+  if (utf8Length(chosen) <= FAIRNESS_KEY_BYTES) return chosen;
   let key = '';
   let bytes = 0;
-  for (const char of input.project) {
+  for (const char of chosen) {
     bytes += utf8Length(char);
     if (bytes > FAIRNESS_KEY_BYTES) break;
     key += char;
   }
   return key;
+}
+
+function codePoints(text: string): number {
+  return Array.from(text).length;
 }
 
 function utf8Length(text: string): number {
