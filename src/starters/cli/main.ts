@@ -98,11 +98,12 @@ const USAGE = `Usage: ${CLI} <command> [options]
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
 
-  replay FILE.json [FILE.json ...] [--workflows PATH]
+  replay FILE.json [FILE.json ...] [--workflows PATH] [--timeout-ms N]
                                   replay histories exported with \`temporal workflow show --output json
                                   -w ID > FILE.json\` against this version's workflows (or the module
                                   at PATH, e.g. your worker's workflows file): before an upgrade, run
-                                  it on your running workflows. Exit 1 if any would break. Needs no
+                                  it on your running workflows. Exit 1 if any would break, or if one
+                                  takes over N ms (default 60000; the replay stops there). Needs no
                                   Temporal connection (TEMPORAL_PAYLOAD_KEY reads encrypted ones)
 
 Environment. The Temporal connection follows Temporal's standard client configuration, as the
@@ -180,7 +181,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'replay') {
     const files = positionals.slice(1);
     if (files.length === 0) throw new UsageError('replay needs one or more history files (FILE.json)');
-    return load.replayCommand().replayCommand(files, values.workflows);
+    const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
+    if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
+      throw new UsageError('--timeout-ms takes a number of milliseconds, e.g. 60000');
+    return load.replayCommand().replayCommand(files, values.workflows, timeoutMs);
   }
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
