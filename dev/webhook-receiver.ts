@@ -1,8 +1,10 @@
 // A webhook receiver as a service would run one: it verifies every delivery's signature with the
 // Standard Webhooks library (`standardwebhooks`, the one the worker signs with) and records it.
 // What it answers is up to the caller (a status, or no answer at all), so tests can make it fail,
-// and the benchmark can time the moment an event arrives. Listens on loopback only.
+// and the benchmark can time the moment an event arrives. Listens on loopback only; over HTTPS
+// when given a certificate (the URL then names the certificate's host, reached through a proxy).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { WebhookBody } from '../src/workflows/messages';
@@ -37,16 +39,20 @@ export class WebhookReceiver {
     private readonly verifiers: Webhook[],
   ) {}
 
-  /** `secrets`: the `whsec_` secrets signatures are checked against (any one of them verifying counts). */
-  static async start(secrets: string[]): Promise<WebhookReceiver> {
+  /**
+   * `secrets`: the `whsec_` secrets signatures are checked against (any one of them verifying counts).
+   * `tls`: serve HTTPS with this key and certificate, at `https://<host>:<port>/...`.
+   */
+  static async start(secrets: string[], tls?: { key: string; cert: string; host: string }): Promise<WebhookReceiver> {
     const handlers: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
-    const server = createServer((req, res) => void handlers.handle!(req, res));
+    const handle = (req: IncomingMessage, res: ServerResponse) => void handlers.handle!(req, res);
+    const server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handle) : createServer(handle);
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     const receiver = new WebhookReceiver(
       server,
-      `http://127.0.0.1:${port}/hooks/browserai`,
+      tls ? `https://${tls.host}:${port}/hooks/browserai` : `http://127.0.0.1:${port}/hooks/browserai`,
       secrets.map((secret) => new Webhook(secret)),
     );
     handlers.handle = (req, res) => receiver.handle(req, res);

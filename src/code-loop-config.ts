@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { totpSecretProblems, type TotpSecrets } from './activities/totp';
 import { webhookDestinationProblems, type WebhookDestination } from './activities/webhooks';
+import { createTransport } from './browserai/proxy';
 
 export interface CodeLoopConfig {
   totpSecrets: TotpSecrets;
@@ -105,9 +106,23 @@ function webhooksFrom(env: Env, problems: string[]): { webhooks?: WebhookDestina
     timeoutMs: number(WEBHOOK_VARIABLES.timeoutMs),
     retryWindowMs: number(WEBHOOK_VARIABLES.retryWindowMs),
   };
-  const found = webhookDestinationProblems(destination, (field) =>
-    field === 'secrets' ? 'BROWSERAI_WEBHOOK_SECRET (or _PREVIOUS)' : WEBHOOK_VARIABLES[field],
+  const found = webhookDestinationProblems(destination, (field, index) =>
+    field !== 'secrets'
+      ? WEBHOOK_VARIABLES[field]
+      : index === 1
+        ? 'BROWSERAI_WEBHOOK_SECRET_PREVIOUS'
+        : index === 0
+          ? 'BROWSERAI_WEBHOOK_SECRET'
+          : 'BROWSERAI_WEBHOOK_SECRET (or _PREVIOUS)',
   );
+  if (found.length === 0) {
+    // Events go through the proxy BrowserAI requests use: an unusable proxy variable is found now, not at the first event.
+    try {
+      createTransport(url, undefined, env);
+    } catch (err) {
+      found.push(`${(err as Error).message} (webhook events to ${new URL(url).origin} would go through it)`);
+    }
+  }
   problems.push(...found);
   return found.length === 0 ? { webhooks: destination } : {};
 }

@@ -218,6 +218,26 @@ describe('browserTask', () => {
     assert.deepEqual(leaks, [], `the code is in history events ${leaks.join(', ')} beyond the signal and the append`);
   });
 
+  test('a code shorter than 4 letters or digits: refused by the client, ignored when signalled straight to the workflow', async () => {
+    const handle = await stack.tasks.start(
+      taskInput({ instructions: [{ action: 'Log in to the portal [needs-code]' }] }),
+    );
+    const asked = await stack.tasks.nextInputRequest(handle.workflowId);
+    assert.ok(asked.kind === 'input-requested', JSON.stringify(asked));
+    await assert.rejects(stack.tasks.submitCode(handle.workflowId, '12'), (err: unknown) => {
+      assert.ok(err instanceof InvalidInputError);
+      assert.match(err.message, /code must have at least 4 letters or digits \(got 2\)/);
+      return true;
+    });
+    // A caller without the client (another SDK): the workflow ignores it, then types a real one.
+    await stack.tasks.handle(handle.workflowId).signal('submitCode', { code: '12' });
+    await stack.tasks.submitCode(handle.workflowId, '4829');
+    assert.equal((await handle.result()).status, 'finalized');
+    const { executionId } = asked.request;
+    assert.deepEqual(stack.emulator.task(executionId)!.codesReceived, ['4829']);
+    assert.equal(stack.emulator.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`)), 1, 'one code typed');
+  });
+
   test('a send refused with an error that quotes the code: the code is masked in the failure, history, the state and the details', async () => {
     const code = '620418';
     const handle = await stack.tasks.start(

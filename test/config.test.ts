@@ -14,6 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIClient } from '../src/browserai';
 import { BrowserTasks } from '../src/starters/tasks';
 import { runWorkerFromEnv } from '../src/worker';
+import { WebhookSender } from '../src/activities/webhooks';
 import { ConfigError } from '../src/errors';
 import {
   connectionOptions,
@@ -570,7 +571,7 @@ describe('the worker side of the code loop: TOTP secrets and the webhook destina
         assert.equal(err.problems.length, 3, err.message);
         assert.match(err.message, /BROWSERAI_TOTP_SECRET_GITHUB: the secret must be base32/);
         assert.match(err.message, /BROWSERAI_WEBHOOK_URL must be an http\(s\) URL/);
-        assert.match(err.message, /BROWSERAI_WEBHOOK_SECRET \(or _PREVIOUS\) must be whsec_/);
+        assert.match(err.message, /BROWSERAI_WEBHOOK_SECRET must be whsec_/);
         assert.ok(!err.message.includes(bad) && !err.message.includes('hunter2'), err.message);
         return true;
       },
@@ -578,6 +579,58 @@ describe('the worker side of the code loop: TOTP secrets and the webhook destina
     assert.throws(
       () => loadWorkerConfig({ ...base, BROWSERAI_WEBHOOK_URL: 'https://hooks.example.com' }),
       /BROWSERAI_WEBHOOK_SECRET is not/,
+    );
+  });
+
+  test('a base64url secret is refused at start, naming the variable, instead of stopping the worker at its first event', () => {
+    // 0xfb bytes: `+/v7...` in base64, `-_v7...` in base64url, which the signing library cannot decode.
+    const base64url = `whsec_${Buffer.alloc(32, 0xfb).toString('base64url')}`;
+    const env = { ...base, BROWSERAI_WEBHOOK_URL: 'https://hooks.example.com/browserai' };
+    assert.throws(
+      () =>
+        loadWorkerConfig({ ...env, BROWSERAI_WEBHOOK_SECRET: SIGNING, BROWSERAI_WEBHOOK_SECRET_PREVIOUS: base64url }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.problems.length, 1, err.message);
+        assert.match(
+          err.problems[0]!,
+          /^BROWSERAI_WEBHOOK_SECRET_PREVIOUS must be whsec_ followed by standard base64 .*not base64url/,
+        );
+        assert.ok(!err.message.includes(base64url.slice(6)), err.message);
+        return true;
+      },
+    );
+    // The same check guards the plugin's option, so a worker built in code does not start either.
+    assert.throws(
+      () => new WebhookSender({ url: 'https://hooks.example.com', secrets: [base64url] }),
+      /webhooks\.secrets\[0\] must be whsec_ followed by standard base64/,
+    );
+    const standard = `whsec_${Buffer.alloc(32, 0xfb).toString('base64')}`;
+    assert.equal(loadWorkerConfig({ ...env, BROWSERAI_WEBHOOK_SECRET: standard }).codeLoop.webhooks?.secrets.length, 1);
+  });
+
+  test('plain http is refused except to loopback, saying what to write', () => {
+    const env = { ...base, BROWSERAI_WEBHOOK_SECRET: SIGNING };
+    assert.throws(
+      () => loadWorkerConfig({ ...env, BROWSERAI_WEBHOOK_URL: 'http://hooks.example.com/browserai' }),
+      /BROWSERAI_WEBHOOK_URL must be an https:\/\/ URL \(write https:\/\/hooks\.example\.com\/browserai\)/,
+    );
+    for (const url of ['http://127.0.0.1:8080/h', 'http://localhost/h', 'http://[::1]:9/h', 'http://127.8.9.10/h'])
+      assert.equal(loadWorkerConfig({ ...env, BROWSERAI_WEBHOOK_URL: url }).codeLoop.webhooks?.url, url);
+    for (const url of ['http://10.0.0.5/h', 'http://localhost.example.com/h', 'http://[::2]/h'])
+      assert.throws(() => loadWorkerConfig({ ...env, BROWSERAI_WEBHOOK_URL: url }), /must be an https:\/\/ URL/, url);
+  });
+
+  test('an unusable proxy variable is a configuration problem at start, naming the variable', () => {
+    assert.throws(
+      () =>
+        loadWorkerConfig({
+          ...base,
+          BROWSERAI_WEBHOOK_SECRET: SIGNING,
+          BROWSERAI_WEBHOOK_URL: 'https://hooks.example.com/browserai',
+          HTTPS_PROXY: 'socks5://proxy.example.com:1080',
+        }),
+      /HTTPS_PROXY names a socks5 proxy.*webhook events to https:\/\/hooks\.example\.com would go through it/,
     );
   });
 });

@@ -196,6 +196,15 @@ describe('BrowserAIPlugin in a worker of your own', () => {
       await activityRunning.catch(noop);
     }
   });
+
+  test('a fairness key the schema accepts (64 characters, 128 bytes) runs, cut to 64 bytes for Temporal', async () => {
+    // JSON Schema's maxLength counts characters: a caller validating against the schema sends this.
+    const handle = await stack.tasks.start(taskInput({ activityOptions: { fairnessKey: 'é'.repeat(64) } }));
+    assert.equal((await handle.result()).status, 'finalized');
+    const events = (await handle.fetchHistory()).events ?? [];
+    const keys = new Set(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.priority?.fairnessKey ?? []));
+    assert.deepEqual([...keys], ['é'.repeat(32)]);
+  });
 });
 
 describe('one BrowserAI request limit for a whole fleet', () => {

@@ -18,29 +18,12 @@ import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { inspect } from 'node:util';
 import { BrowserAIClient, BrowserAIError } from '../src/browserai';
 import { bypassesProxy, createTransport, proxyFromEnv } from '../src/browserai/proxy';
+import { CERT, KEY } from './helpers/test-certificate';
 
 const TOKEN = 'tok-SECRET-5e1d0c7a-proxy-must-not-see';
 const CODE = 'OTP-482913-one-time';
 const PROXY_USER = 'proxy-user';
 const PROXY_PASSWORD = 'pr0xy-PASS-c4f2';
-
-const KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgtqOtoeDV5s2HQZs+
-eQp5TeFEA8ezDIKYybwmy+D04JWhRANCAASoQ4+o+8/pnLRuDweGeP8YkrdIH4E5
-lkPoVzjNUujNWAkRGWZXddihL12H0dw4Ssf4pCklRcaIxONrlyB//vOt
------END PRIVATE KEY-----
-`;
-const CERT = `-----BEGIN CERTIFICATE-----
-MIIBdzCCARygAwIBAgIBATAKBggqhkjOPQQDAjAZMRcwFQYDVQQDDA5icm93c2Vy
-YWkudGVzdDAgFw0wMDAxMDEwMDAwMDBaGA8yMDk5MTIzMTAwMDAwMFowGTEXMBUG
-A1UEAwwOYnJvd3NlcmFpLnRlc3QwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASo
-Q4+o+8/pnLRuDweGeP8YkrdIH4E5lkPoVzjNUujNWAkRGWZXddihL12H0dw4Ssf4
-pCklRcaIxONrlyB//vOto1MwUTAPBgNVHRMBAf8EBTADAQH/MB8GA1UdEQQYMBaC
-DmJyb3dzZXJhaS50ZXN0hwR/AAABMB0GA1UdDgQWBBTGg6ZJRRTxlGaNVZ3AG5SC
-BWKN1jAKBggqhkjOPQQDAgNJADBGAiEAmC+6uYMIu5jhQoklePyCZGzPgCXNlLCr
-aUXTOibglIwCIQDHqVgqq8Y+liLy0j73zotCbYjRWubjkpud80MT9UFk3Q==
------END CERTIFICATE-----
-`;
 
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
 const savedEnv = new Map(PROXY_VARS.map((name) => [name, process.env[name]]));

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BrowserAIClient } from '../src/browserai';
-import { MASK, redactSecrets, redactSecretsDeep } from '../src/browserai/redact';
+import { MASK, redactCodes, redactCodesDeep, redactSecrets, redactSecretsDeep } from '../src/browserai/redact';
+import { codeProblems, MIN_CODE_CHARS } from '../src/workflows/input';
 import { BrowserAIEmulator } from '../src/emulator';
 
 const PASSWORD = 'Zq7Rt2Wv9Xk4Lm8P';
@@ -156,6 +157,64 @@ describe('secrets named by the caller', () => {
     assert.equal(redactSecrets('Typed 482913; 482913 accepted', ['482913']), 'Typed •••; ••• accepted');
     assert.equal(redactSecrets('Entered 123456', ['1234', '123456']), 'Entered •••');
     assert.equal(redactSecrets('nothing', ['', 'x'.repeat(0)]), 'nothing', 'empty secrets are ignored');
+  });
+});
+
+describe('one-time codes: masked where they stand as a word', () => {
+  test('a code inside a longer number, SKU or word is some other value and stays', () => {
+    assert.equal(redactCodes('SKU 7748291331, 482913 typed', ['482913']), `SKU 7748291331, ${MASK} typed`);
+    assert.equal(redactCodes('ref AB482913 and 482913X', ['482913']), 'ref AB482913 and 482913X');
+    assert.equal(redactCodes('code:482913. (482913) "482913"', ['482913']), `code:${MASK}. (${MASK}) "${MASK}"`);
+    assert.equal(redactCodes('otp_482913 otp-482913', ['482913']), `otp_${MASK} otp-${MASK}`);
+    assert.equal(
+      redactCodes('$482913.50, 1,482913 or 482913. Done', ['482913']),
+      `$482913.50, 1,482913 or ${MASK}. Done`,
+    );
+  });
+
+  test('result tables: only cells that are the code change, never an SKU or price that holds it', () => {
+    let seed = 25;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+    for (let table = 0; table < 200; table++) {
+      const code = digits(6);
+      const rows = Array.from({ length: 20 }, () => ({ sku: digits(10), price: `${digits(3)}.${digits(2)}` }));
+      // As in the TOTP task's tables: an SKU that holds the code (`77` + code + `31`), and a price.
+      rows[table % 20]!.sku = `${digits(2)}${code}${digits(2)}`;
+      rows[(table + 7) % 20]!.price = `${code}.00`;
+      const masked = redactCodesDeep({ rows, log: [`Typed ${code} into the form`] }, [code]);
+      assert.equal(masked.log[0], `Typed ${MASK} into the form`);
+      assert.deepEqual(masked.rows, rows, `table ${table}`);
+    }
+  });
+
+  test('a code sent with separators is masked where it is echoed without them, and as sent', () => {
+    assert.equal(
+      redactCodes('Entered 482913; the form showed 482-913', ['482-913']),
+      `Entered ${MASK}; the form showed ${MASK}`,
+    );
+    assert.equal(redactCodes('Entered 7482913', ['482-913']), 'Entered 7482913');
+  });
+
+  test('encoded spellings: an escape right before a code ends the word before it', () => {
+    assert.equal(redactCodes('GET /verify?otp%3D482913%26x', ['482913']), `GET /verify?otp%3D${MASK}%26x`);
+    assert.equal(
+      redactCodes('{"msg":"code\\u0022482913\\u0022","l":"\\n482913"}', ['482913']),
+      `{"msg":"code\\u0022${MASK}\\u0022","l":"\\n${MASK}"}`,
+    );
+    assert.equal(redactCodes('Code: ４８２９１３ / 482913', ['482913']), `Code: ４８２９１３ / ${MASK}`);
+  });
+
+  test('an API token is still masked everywhere, glued to other text or not', () => {
+    assert.equal(redactSecrets('Bearertok_abc123x', ['tok_abc123']), `Bearer${MASK}x`);
+  });
+
+  test(`codes of fewer than ${MIN_CODE_CHARS} letters or digits are refused with the minimum named`, () => {
+    for (const code of ['12', '123', '1-2-3', '--12--', ''])
+      assert.match(codeProblems(code).join(), /at least 4 letters or digits/, code);
+    for (const code of ['1234', '12-34', 'AB-12-cd', 'x'.repeat(64)]) assert.deepEqual(codeProblems(code), [], code);
+    for (const code of ['x'.repeat(65), '12 34', 7])
+      assert.match(codeProblems(code).join(), /4 to 64 letters, digits or dashes/, String(code));
   });
 });
 

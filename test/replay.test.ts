@@ -92,7 +92,11 @@ describe('the replay command, on a history the temporal CLI exported', () => {
 
   const replay = async (...args: string[]) => {
     try {
-      const { stdout } = await run(process.execPath, [CLI, 'replay', ...args], { env: { ...process.env } });
+      // A replay that hangs (as the SDK's does on a history it cannot read) fails the test instead of holding it.
+      const { stdout } = await run(process.execPath, [CLI, 'replay', ...args], {
+        env: { ...process.env },
+        timeout: 120_000,
+      });
       return { code: 0, stdout };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -131,5 +135,28 @@ describe('the replay command, on a history the temporal CLI exported', () => {
     assert.match(stdout, /^UNREADABLE +\S+not-a-history\.json\n +.*temporal workflow show --output json/m);
     assert.match(stdout, /1 replayed, 0 nondeterministic, 0 failed, 1 unreadable/);
     assert.ok(existsSync(exported));
+  });
+
+  test('a history cut at its start is unreadable, one the replayer stops on is named at the deadline; no hang', async () => {
+    const whole = JSON.parse(readFileSync(exported, 'utf8')) as { events: Array<{ eventType: string }> };
+    const write = (name: string, events: unknown[]) => {
+      writeFileSync(join(dir, name), JSON.stringify({ ...whole, events }));
+      return join(dir, name);
+    };
+    // Its first event is not WorkflowExecutionStarted: the SDK's replayer panics, and never ends, on it.
+    const cut = write('cut.json', whole.events.slice(1));
+    // A workflow task started and never completed: the replayer panics on this one too.
+    const completed = whole.events.findIndex((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
+    const broken = write('broken.json', whole.events.toSpliced(completed, 1));
+    const { code, stdout } = await replay(exported, cut, broken, exported, '--timeout-ms', '3000');
+    assert.equal(code, 1, stdout);
+    assert.match(
+      stdout,
+      /^UNREADABLE +\S+cut\.json\n +not a whole workflow history: its first event \(EVENT_TYPE_WORKFLOW_TASK_SCHEDULED\)/m,
+    );
+    assert.match(stdout, /^ok +\S+exported\.json/m);
+    assert.match(stdout, /^FAILED +\S+broken\.json .*\n +the replay did not finish within 3000 ms/m);
+    assert.match(stdout, /^FAILED +\S+exported\.json\n +not replayed: the replay stopped at \S+broken\.json/m);
+    assert.match(stdout, /1 replayed, 0 nondeterministic, 2 failed, 1 unreadable/);
   });
 });

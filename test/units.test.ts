@@ -501,13 +501,14 @@ describe('taskInputProblems', () => {
 });
 
 describe('codeProblems', () => {
-  test('accepts 1-64 letters, digits or dashes', () => {
-    for (const code of ['123456', '0', 'AB-12-cd', 'x'.repeat(64)]) assert.deepEqual(codeProblems(code), [], code);
+  test('accepts up to 64 letters, digits or dashes, at least 4 of them letters or digits', () => {
+    for (const code of ['123456', '0000', 'AB-12-cd', 'x'.repeat(64)]) assert.deepEqual(codeProblems(code), [], code);
+    for (const code of ['0', '12', '1-2-3'])
+      assert.match(codeProblems(code).join(), /^code must have at least 4 letters or digits/, code);
   });
 
   test('rejects anything else', () => {
     for (const code of [
-      '',
       'x'.repeat(65),
       '12 34',
       '1234\n',
@@ -521,7 +522,7 @@ describe('codeProblems', () => {
     ]) {
       const problems = codeProblems(code);
       assert.equal(problems.length, 1, JSON.stringify(code));
-      assert.match(problems[0]!, /^code must be 1-64 letters, digits or dashes/);
+      assert.match(problems[0]!, /^code must be 4 to 64 letters, digits or dashes/);
     }
   });
 });

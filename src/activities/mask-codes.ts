@@ -1,12 +1,12 @@
-import { BrowserAIError, isBrowserAIError, redactSecrets, redactSecretsDeep } from '../browserai';
+import { BrowserAIError, isBrowserAIError, redactCodes, redactCodesDeep } from '../browserai';
 
 /**
  * An answer with the task's one-time codes masked (a log line may echo a typed code), before
- * anything cuts it. The client has already masked credentials in every answer; a task sent no
+ * anything cuts it: where a code stands as a word, with or without its separators (redactCodes). The client has already masked credentials in every answer; a task sent no
  * code needs no second pass over an answer that may be megabytes, polled every few seconds.
  */
 export function maskCodes<T>(answer: T, codes: readonly string[] | undefined): T {
-  return codes && codes.length > 0 ? redactSecretsDeep(answer, codes) : answer;
+  return codes && codes.length > 0 ? redactCodesDeep(answer, codes) : answer;
 }
 
 /**
@@ -17,7 +17,7 @@ export function maskCodesInFailure(err: unknown, codes: readonly string[] | unde
   if (!codes || codes.length === 0 || !isBrowserAIError(err)) return err;
   return new BrowserAIError({
     ...err,
-    message: redactSecrets(err.message, codes),
-    apiMessage: err.apiMessage === undefined ? undefined : redactSecrets(err.apiMessage, codes),
+    message: redactCodes(err.message, codes),
+    apiMessage: err.apiMessage === undefined ? undefined : redactCodes(err.apiMessage, codes),
   });
 }

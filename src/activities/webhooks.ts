@@ -1,13 +1,20 @@
 // Webhook delivery: one signed POST per attempt, as the Standard Webhooks specification says
 // (headers webhook-id, webhook-timestamp, webhook-signature; signed with the `standardwebhooks`
 // package). The destination and its secrets are the worker's configuration, never a task's.
+// Events go out as BrowserAI requests do: through HTTPS_PROXY / HTTP_PROXY unless NO_PROXY exempts
+// the host (browserai/proxy.ts), an https destination through a CONNECT tunnel. Plain http is
+// refused except to loopback: an event carries the task's status and the caller's reference.
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
+import { createTransport, proxyFailure, type Transport } from '../browserai/proxy';
 import type { WebhookDeliveryInput, WebhookDeliveryOutput } from './types';
 
 /** Where a worker sends webhook events, and how it signs them. */
 export interface WebhookDestination {
-  /** http(s) URL the events are POSTed to. */
+  /** https URL the events are POSTed to (plain http only to loopback: localhost, 127.0.0.0/8, [::1]). */
   url: string;
   /**
    * Signing secrets, `whsec_` + base64 (Standard Webhooks' format). Each event is signed with every
@@ -28,10 +35,13 @@ export const WEBHOOK_BOUNDS = {
   retryWindowMs: [60_000, 3 * 24 * 3_600_000],
 } as const;
 
-/** The problems of a destination, naming the setting (`origin`) and never showing a secret. */
+/**
+ * The problems of a destination, naming the setting (`origin`; for a secret, `index` says which)
+ * and never showing a secret.
+ */
 export function webhookDestinationProblems(
   destination: WebhookDestination,
-  origin: (field: keyof WebhookDestination) => string,
+  origin: (field: keyof WebhookDestination, index?: number) => string,
 ): string[] {
   const problems: string[] = [];
   let url: URL | undefined;
@@ -44,6 +54,11 @@ export function webhookDestinationProblems(
     problems.push(`${origin('url')} must be an http(s) URL, e.g. https://example.com/hooks/browserai`);
   else if (url.username || url.password)
     problems.push(`${origin('url')} must not carry credentials: events are signed with the webhook secret instead`);
+  else if (url.protocol === 'http:' && !isLoopback(url.hostname))
+    problems.push(
+      `${origin('url')} must be an https:// URL (write https://${url.host}${url.pathname === '/' ? '' : url.pathname}): ` +
+        'plain http is accepted only to loopback (localhost, 127.0.0.1, [::1]), since anyone on the way could read or change an event',
+    );
   const { secrets } = destination;
   if (!Array.isArray(secrets) || secrets.length === 0 || secrets.length > 2)
     problems.push(`${origin('secrets')}: give one signing secret, or two while rotating`);
@@ -51,8 +66,8 @@ export function webhookDestinationProblems(
     secrets.forEach((secret, i) => {
       if (!isSigningSecret(secret))
         problems.push(
-          `${origin('secrets')}${secrets.length > 1 ? ` (number ${i + 1})` : ''} must be whsec_ followed by base64 of 24 to 64 random bytes ` +
-            '(e.g. `echo whsec_$(openssl rand -base64 32)`)',
+          `${origin('secrets', i)} must be whsec_ followed by standard base64 (A-Z, a-z, 0-9, + and /, = padding; ` +
+            "not base64url's - and _) of 24 to 64 random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`)",
         );
     });
   for (const field of ['timeoutMs', 'retryWindowMs'] as const) {
@@ -64,25 +79,49 @@ export function webhookDestinationProblems(
   return problems;
 }
 
+/** Whether the signing library takes the secret (its base64 decoder refuses base64url), and it holds 24 to 64 bytes. */
 function isSigningSecret(secret: unknown): boolean {
   if (typeof secret !== 'string' || !secret.startsWith('whsec_')) return false;
+  try {
+    new Webhook(secret);
+  } catch {
+    return false;
+  }
   const bytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
   return bytes.length >= 24 && bytes.length <= 64;
+}
+
+/** localhost (and its subdomains), 127.0.0.0/8 and ::1: traffic that never leaves the machine. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
 }
 
 /** Signs and posts events to one destination. The secrets stay in private fields (never inspected or logged). */
 export class WebhookSender {
   readonly #signers: Webhook[];
   readonly #url: string;
+  readonly #transport: Transport;
   readonly #timeoutMs: number;
   readonly #retryWindowMs: number;
 
-  /** Throws a TypeError naming the problems (never a secret) when the destination is unusable. */
-  constructor(destination: WebhookDestination) {
-    const problems = webhookDestinationProblems(destination, (field) => `webhooks.${field}`);
+  /**
+   * Throws a TypeError naming the problems (never a secret) when the destination is unusable, or
+   * when the proxy variable that applies to it (`env`) is not a usable proxy URL.
+   */
+  constructor(destination: WebhookDestination, env: NodeJS.ProcessEnv = process.env) {
+    const problems = webhookDestinationProblems(destination, (field, index) =>
+      index === undefined ? `webhooks.${field}` : `webhooks.${field}[${index}]`,
+    );
     if (problems.length > 0) throw new TypeError(problems.join('; '));
     this.#signers = destination.secrets.map((secret) => new Webhook(secret));
     this.#url = destination.url;
+    this.#transport = createTransport(destination.url, undefined, env);
     this.#timeoutMs = destination.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs;
     this.#retryWindowMs = destination.retryWindowMs ?? WEBHOOK_DEFAULTS.retryWindowMs;
   }
@@ -115,24 +154,23 @@ export class WebhookSender {
       return { delivered: false };
     }
     const payload = JSON.stringify(body);
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
     let status: number;
     try {
-      const answer = await fetch(this.#url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'browserai-temporal',
-          ...this.headers(id, payload, new Date()),
-        },
-        body: payload,
-        signal: AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), ctx.cancellationSignal]),
-        redirect: 'manual',
-      });
-      status = answer.status;
-      await answer.body?.cancel();
+      status = await this.#post(
+        payload,
+        this.headers(id, payload, new Date()),
+        AbortSignal.any([timeout, ctx.cancellationSignal]),
+      );
     } catch (err) {
+      const proxy = this.#transport.proxy && proxyFailure(err, this.#transport.proxy);
+      const why = timeout.aborted
+        ? `did not answer within the webhook timeout (${this.#timeoutMs} ms, BROWSERAI_WEBHOOK_TIMEOUT_MS or the plugin's webhooks.timeoutMs)`
+        : proxy
+          ? `could not be reached: ${proxy.detail}. ${proxy.advice}`
+          : `could not be reached (${errorName(err)})`;
       throw ApplicationFailure.retryable(
-        `The webhook receiver did not answer within ${this.#timeoutMs} ms or could not be reached (${errorName(err)}); retrying with the same webhook-id.`,
+        `The webhook receiver ${why}; retrying with the same webhook-id.`,
         'WebhookNotDelivered',
       );
     }
@@ -142,13 +180,45 @@ export class WebhookSender {
       'WebhookNotDelivered',
     );
   }
+
+  /**
+   * POSTs one event on the destination's route (direct, or through the proxy) and resolves with the
+   * status. Redirects are not followed: a receiver that moved answers 3xx, a failed attempt.
+   */
+  #post(payload: string, signed: Record<string, string>, signal: AbortSignal): Promise<number> {
+    const secure = this.#url.startsWith('https:');
+    const request = secure ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      const req = request(
+        this.#url,
+        {
+          method: 'POST',
+          agent: secure ? this.#transport.httpsAgent : this.#transport.httpAgent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            'user-agent': 'browserai-temporal',
+            ...signed,
+          },
+          signal,
+        },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          res.resume(); // the answer's body is not read: drained, so the connection can be reused
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
 }
 
-/** The kind of a failed request, never its message (which may quote the URL). */
+/** The kind of a failed request, never its message (which may quote the URL): a system code, else the error's name. */
 function errorName(err: unknown): string {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  if (cause instanceof Error) return (cause as NodeJS.ErrnoException).code ?? cause.name;
-  return 'error';
+  if (!(cause instanceof Error)) return 'error';
+  const { code } = cause as { code?: unknown };
+  return typeof code === 'string' ? code : cause.name;
 }
 
 /** The activity when the worker has no destination: a task asked for webhooks nobody configured. */

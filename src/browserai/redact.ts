@@ -10,8 +10,11 @@
 //   (`wss://•••@brd.superproxy.io:9222`), and of the value of a `wss=`, `ws=`, `cdp=` or
 //   `proxy=` query parameter, which DevTools-style inspector links give without a scheme;
 // - the whole value of a token-like query parameter (`token=`, `apikey=`, `password=`, ...);
-// - every occurrence of a secret the caller names (the API token, one-time codes), as is,
-//   percent-encoded once or twice, or JSON-escaped.
+// - every occurrence of a secret the caller names (the API token), as is, percent-encoded once
+//   or twice, or JSON-escaped;
+// - a one-time code (redactCodes) in the same spellings, and also without its separators
+//   (`482-913` as `482913`), but only where it stands as a word of its own: a code is a few
+//   digits, which a longer number, an SKU or a price may hold (docs/design/masking-codes.md).
 // The patterns are recognised in plain text, percent-encoded (once, twice, more: a URL inside a
 // parameter of a URL inside a parameter), with `\/` or `\u00XX` JSON escapes, and in any mix.
 // An `@`, `/`, `&` or `=` counts whatever its encoding, so an encoded URL is read as the URL
@@ -33,11 +36,28 @@ export const MASK = '•••';
 
 /**
  * `text` with URL credentials, token-like query parameters and every spelling of each of
- * `secrets` replaced by {@link MASK}. Secrets are matched exactly and everywhere, so a very short
- * one (a one-time code of two digits) masks every occurrence of those characters; empty ones are ignored.
+ * `secrets` replaced by {@link MASK}. Secrets are matched exactly and everywhere, inside longer
+ * words too (an API token glued to other text is still the token); empty ones are ignored. One-time
+ * codes go to {@link redactCodes} instead.
  */
 export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  return redactText(text, spellingsOf(secrets));
+  return redactText(text, { everywhere: spellingsOf(secrets), asWords: [] });
+}
+
+/**
+ * `text` with each of `codes` (one-time codes) replaced by {@link MASK} where it stands as a word
+ * of its own, in every spelling {@link redactSecrets} knows and also without its separators (a
+ * code sent as `482-913` is masked where BrowserAI echoes `482913`), plus what redactSecrets masks
+ * without being told (URL credentials, token-like parameters). A code inside a longer run of
+ * letters or digits (`7748291331` holding `482913`) is left alone: it is some other value.
+ */
+export function redactCodes(text: string, codes: readonly string[]): string {
+  return redactText(text, { everywhere: [], asWords: codeSpellingsOf(codes) });
+}
+
+/** {@link redactCodes} applied to every string of a JSON value, as {@link redactSecretsDeep} does. */
+export function redactCodesDeep<T>(value: T, codes: readonly string[]): T {
+  return redactDeep(value, { everywhere: [], asWords: codeSpellingsOf(codes) });
 }
 
 /**
@@ -48,7 +68,10 @@ export function redactSecrets(text: string, secrets: readonly string[] = []): st
  * refers to itself is copied with the same shape.
  */
 export function redactSecretsDeep<T>(value: T, secrets: readonly string[] = []): T {
-  const spellings = spellingsOf(secrets);
+  return redactDeep(value, { everywhere: spellingsOf(secrets), asWords: [] });
+}
+
+function redactDeep<T>(value: T, spellings: Spellings): T {
   if (typeof value === 'string') return redactText(value, spellings) as T;
   if (!isContainer(value)) return value;
   const copies = new Map<object, Container>();
@@ -114,14 +137,105 @@ function spellingsOf(secrets: readonly string[]): string[] {
   return [...spellings].sort((a, b) => b.length - a.length);
 }
 
-function redactText(text: string, spellings: readonly string[]): string {
+/** What to mask: spellings of secrets matched anywhere, and of codes matched as words only. */
+interface Spellings {
+  everywhere: readonly string[];
+  asWords: readonly string[];
+}
+
+/** A code's spellings ({@link spellingsOf}), of the code as given and of the code without its separators. */
+function codeSpellingsOf(codes: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const code of codes) {
+    if (typeof code !== 'string' || code === '') continue;
+    forms.add(code);
+    const bare = code.replace(CODE_SEPARATORS, '');
+    if (bare !== '') forms.add(bare);
+  }
+  return spellingsOf([...forms]);
+}
+
+/** What people and sites put between a code's groups (`482-913`, `482 913`, `482.913`). */
+const CODE_SEPARATORS = /[-\s.]/g;
+
+function redactText(text: string, spellings: Spellings): string {
   let out = text;
-  for (const spelling of spellings) if (out.includes(spelling)) out = out.replaceAll(spelling, MASK);
+  for (const spelling of spellings.everywhere) if (out.includes(spelling)) out = out.replaceAll(spelling, MASK);
+  for (const spelling of spellings.asWords) if (out.includes(spelling)) out = replaceWords(out, spelling);
   // Every pattern needs an `@` or an `=`, plain or encoded: most texts (log lines, statuses) have none.
   return MAY_HOLD_PATTERN.test(out) ? maskPatterns(out) : out;
 }
 
 const MAY_HOLD_PATTERN = /[@=%\\]/;
+
+// ---- Codes, as words ----------------------------------------------------------------------
+
+/**
+ * `text` with every occurrence of `spelling` that stands as a word replaced by MASK: no letter or
+ * digit right before or after it (where the spelling itself starts or ends with one), nor a
+ * decimal point or thousands separator that continues a number (`482913.50`). An escape
+ * just before it (`%3D`, `\u0022`, `\n`) ends the word before, as the character it encodes
+ * would. Linear in the text for a spelling of bounded length (codes are at most 64 characters).
+ */
+function replaceWords(text: string, spelling: string): string {
+  const checkBefore = isWordChar16(spelling, 0);
+  const checkAfter = isWordChar16(spelling, spelling.length - 1);
+  const parts: string[] = [];
+  let from = 0;
+  for (let at = text.indexOf(spelling); at >= 0;) {
+    const end = at + spelling.length;
+    if ((!checkBefore || !wordGoesOnBefore(text, at)) && (!checkAfter || !wordGoesOnAfter(text, end))) {
+      parts.push(text.slice(from, at), MASK);
+      from = end;
+      at = text.indexOf(spelling, end);
+    } else {
+      at = text.indexOf(spelling, at + 1);
+    }
+  }
+  if (parts.length === 0) return text;
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/** Whether the word goes on at `end`: a letter or a digit, or a decimal point or separator between digits (`482913.50`). */
+function wordGoesOnAfter(text: string, end: number): boolean {
+  return isWordChar16(text, end) || (isNumberSeparator(text, end) && isDigit(text, end - 1) && isDigit(text, end + 1));
+}
+
+/** Whether a letter or digit of the same word stands right before `at` (not one that ends an escape), or a number goes on there (`1,482913`). */
+function wordGoesOnBefore(text: string, at: number): boolean {
+  if (isNumberSeparator(text, at - 1) && isDigit(text, at - 2) && isDigit(text, at)) return true;
+  if (!isWordChar16(text, at - 1)) return false;
+  if (text.charCodeAt(at - 3) === PERCENT && hexPair(text, at - 2) >= 0) return false; // %3D
+  if (text.charCodeAt(at - 2) === BACKSLASH && 'bfnrt'.includes(text[at - 1]!)) return false; // \n
+  return !(
+    text.charCodeAt(at - 6) === BACKSLASH &&
+    text[at - 5] === 'u' &&
+    hexPair(text, at - 4) >= 0 &&
+    hexPair(text, at - 2) >= 0
+  ); // \u0022
+}
+
+/** Whether the character at `at` (a UTF-16 unit, surrogates read as their code point) is a letter or a digit. */
+function isWordChar16(text: string, at: number): boolean {
+  if (at < 0 || at >= text.length) return false;
+  const c = text.charCodeAt(at);
+  if (c < 0x80) return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+  const point = c >= 0xdc00 && c <= 0xdfff && at > 0 ? text.codePointAt(at - 1)! : text.codePointAt(at)!;
+  return LETTER_OR_DIGIT.test(String.fromCodePoint(point));
+}
+
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+
+function isDigit(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c >= 0x30 && c <= 0x39;
+}
+
+function isNumberSeparator(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c === 0x2e || c === 0x2c;
+}
 
 // ---- URL credentials and token-like parameters ------------------------------------------
 

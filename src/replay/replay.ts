@@ -2,11 +2,18 @@
 // command prints and test/replay.test.ts checks. A history exported from a cluster
 // (`temporal workflow show --output json -w ID > h.json`) replayed against a new release tells,
 // before it is deployed, whether the release would break that workflow (non-determinism).
+//
+// The SDK's replayer (1.24) panics, in a thread of its own, on a history it cannot read (one whose
+// first event is not a complete WorkflowExecutionStarted, a workflow task started and not
+// completed, failed or timed out): the replay then never ends and nothing says which file it was.
+// So each file's start is checked before anything is replayed (a file that fails is reported
+// unreadable), and each history gets a deadline: past it, the history in flight is reported and
+// the replay stops (the replay worker cannot be stopped; the `replay` command exits).
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { Runtime, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJson } from './history-json';
 
@@ -17,7 +24,16 @@ export interface ReplayOptions {
   workflowBundle?: WorkflowBundleOption;
   /** The one the workers use (encrypted payloads need its codec to be read). */
   dataConverter?: DataConverter;
+  /**
+   * How long one history may take to replay (the bundling before is not counted); default 60 s.
+   * Past it, that history is reported `failed`, the others left are reported not replayed, and
+   * the replay worker is abandoned (a process that wants to exit must call `process.exit`).
+   */
+  historyTimeoutMs?: number;
 }
+
+/** Far more than a history of thousands of events takes (a few seconds). */
+export const DEFAULT_HISTORY_TIMEOUT_MS = 60_000;
 
 export type ReplayOutcome =
   /** Replayed to its last event: the code makes the same commands the history recorded. */
@@ -60,7 +76,7 @@ export function readHistoryFile(file: string): LoadedHistory {
       { cause: err },
     );
   }
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const started = startedAttributes(history);
   return {
     file,
     // The started event names the workflow ID on current servers; otherwise the file does.
@@ -68,6 +84,31 @@ export function readHistoryFile(file: string): LoadedHistory {
     workflowType: started?.workflowType?.name ?? undefined,
     history,
   };
+}
+
+/**
+ * The first event's attributes, once it is checked to be a WorkflowExecutionStarted event with a
+ * workflow type: what the SDK's replayer needs (it panics, and the replay hangs, without).
+ */
+function startedAttributes(
+  history: temporal.api.history.v1.IHistory,
+): temporal.api.history.v1.IWorkflowExecutionStartedEventAttributes {
+  const first = history.events?.[0];
+  const started = first?.workflowExecutionStartedEventAttributes;
+  const problem =
+    first?.eventType !== temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED || !started
+      ? `its first event (${eventName(first)}) is not a WorkflowExecutionStarted event with its attributes`
+      : !started.workflowType?.name
+        ? 'its WorkflowExecutionStarted event names no workflow type'
+        : undefined;
+  if (problem)
+    throw new TypeError(`not a whole workflow history: ${problem}; export the whole history, from its first event`);
+  return started!;
+}
+
+function eventName(event: temporal.api.history.v1.IHistoryEvent | undefined): string {
+  const type = event?.eventType;
+  return (type !== undefined && type !== null && temporal.api.enums.v1.EventType[type]) || 'no event type';
 }
 
 /** Replays each file in order (one replay worker for all of them); yields a report per file. */
@@ -81,18 +122,39 @@ export async function* replayHistoryFiles(files: string[], options: ReplayOption
     }
   }
   if (loaded.length === 0) return;
+  // Bundled first, so that the deadline of the first history does not count the bundling.
+  const workflowBundle =
+    options.workflowBundle ??
+    (await bundleWorkflowCode({
+      workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+      logger: Runtime.instance().logger,
+    }));
   const results = Worker.runReplayHistories(
-    {
-      ...(options.workflowBundle
-        ? { workflowBundle: options.workflowBundle }
-        : { workflowsPath: options.workflowsPath ?? require.resolve('../workflows') }),
-      dataConverter: options.dataConverter,
-    },
+    { workflowBundle, dataConverter: options.dataConverter },
     loaded.map(({ workflowId, history }) => ({ workflowId, history })),
-  );
-  let next = 0;
-  for await (const result of results) {
-    const { file, workflowId, workflowType, history } = loaded[next++]!;
+  )[Symbol.asyncIterator]();
+  const timeoutMs = options.historyTimeoutMs ?? DEFAULT_HISTORY_TIMEOUT_MS;
+  for (let next = 0; next < loaded.length; next++) {
+    const { file, workflowId, workflowType, history } = loaded[next]!;
+    const step = await withDeadline(results.next(), timeoutMs);
+    if (step === 'timed out') {
+      yield {
+        file,
+        workflowId,
+        workflowType,
+        events: history.events?.length ?? 0,
+        outcome: 'failed',
+        detail:
+          `the replay did not finish within ${timeoutMs} ms: the SDK's replayer stopped on this history ` +
+          '(it does so on a history it cannot read, e.g. a workflow task started and not completed). ' +
+          'Check the file is a whole history as `temporal workflow show --output json` exports it.',
+      };
+      for (const left of loaded.slice(next + 1))
+        yield { file: left.file, outcome: 'failed', detail: `not replayed: the replay stopped at ${file}` };
+      return;
+    }
+    if (step.done) return;
+    const result = step.value;
     const report: ReplayReport = {
       file,
       workflowId,
@@ -108,6 +170,20 @@ export async function* replayHistoryFiles(files: string[], options: ReplayOption
       report.detail = result.error.message;
     }
     yield report;
+  }
+}
+
+/** The promise's value, or 'timed out' once `timeoutMs` has passed (the timer keeps no process alive). */
+async function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T | 'timed out'> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timed out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed out'), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -314,7 +314,8 @@ function checkName(name: string): void {
   if (problems.length > 0) throw new InvalidInputError(problems);
 }
 
-function scheduleProblems(spec: ScheduleSpecInput): string[] {
+/** What a schedule's spec gets wrong (cron, time zone, overlap policy); empty when nothing. */
+export function scheduleProblems(spec: ScheduleSpecInput): string[] {
   return [
     ...cronProblems(spec?.cron),
     ...timezoneProblems(spec?.timezone),

@@ -4,7 +4,7 @@
 import type { TaskResultsSummary } from '../activities/types';
 import type { BrowserTaskState } from './messages';
 // Not '../browserai': its index pulls in the HTTP client, which must stay out of the workflow bundle.
-import { redactSecrets as redact } from '../browserai/redact';
+import { redactCodes as redact } from '../browserai/redact';
 
 const SHOWN_LOG_LINES = 3;
 

@@ -194,8 +194,9 @@ export interface TaskActivityOptions {
   priorityKey?: number;
   /**
    * Tasks with different keys share the activity queue's throughput fairly (when the server
-   * enables fairness); default: the BrowserAI project (cut to 64 bytes), so one project's burst
-   * cannot starve the others.
+   * enables fairness); default: the BrowserAI project, so one project's burst cannot starve the
+   * others. At most 64 characters; Temporal takes 64 UTF-8 bytes, so a key (or project) of
+   * longer characters is cut there.
    * @maxLength 64
    */
   fairnessKey?: string;
@@ -299,6 +300,8 @@ const BOUNDS: Record<string, [number, number]> = {
 };
 /** Temporal's limits: fairness keys of at most 64 bytes, weights clamped to [0.001, 1000], priorities 1-5 by default. */
 const FAIRNESS_KEY_BYTES = 64;
+/** The longest fairness key a caller may give, in characters (code points, as JSON Schema counts). */
+const FAIRNESS_KEY_CHARS = 64;
 
 // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
 const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
@@ -589,9 +592,9 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   }
   if (
     fairnessKey !== undefined &&
-    !(typeof fairnessKey === 'string' && utf8Length(fairnessKey) <= FAIRNESS_KEY_BYTES)
+    !(typeof fairnessKey === 'string' && codePoints(fairnessKey) <= FAIRNESS_KEY_CHARS)
   ) {
-    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_BYTES} bytes`);
+    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
   }
   if (
     fairnessWeight !== undefined &&
@@ -627,11 +630,12 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   return problems;
 }
 
-/** The activities' fairness key: the caller's, else the project's first 64 bytes. */
+/**
+ * The activities' fairness key: the caller's, else the project, cut to its first 64 bytes (Temporal's
+ * limit; the caller's key is checked in characters, as JSON Schema's maxLength counts them).
+ */
 export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>): string {
-  const chosen = input.activityOptions?.fairnessKey;
-  if (chosen !== undefined) return chosen;
-  return utf8Prefix(input.project, FAIRNESS_KEY_BYTES);
+  return utf8Prefix(input.activityOptions?.fairnessKey ?? input.project, FAIRNESS_KEY_BYTES);
 }
 
 /** The longest prefix of `text` within `maxBytes` of UTF-8, cut between characters, never inside one. */
@@ -644,6 +648,10 @@ export function utf8Prefix(text: string, maxBytes: number): string {
     prefix += char;
   }
   return prefix;
+}
+
+function codePoints(text: string): number {
+  return Array.from(text).length;
 }
 
 function utf8Length(text: string): number {
@@ -660,10 +668,32 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * The fewest letters and digits a one-time code may have. Codes are masked wherever they stand as a
+ * word in BrowserAI's output (redactCodes): a shorter one would hide every "12" or "7" of a result
+ * table, and real one-time codes have 4 to 10 (docs/design/masking-codes.md).
+ */
+export const MIN_CODE_CHARS = 4;
+/** The longest code, dashes included. */
+export const MAX_CODE_CHARS = 64;
+
 export function codeProblems(code: unknown): string[] {
-  return typeof code === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(code)
+  if (typeof code !== 'string' || code.length > MAX_CODE_CHARS || !/^[A-Za-z0-9-]*$/.test(code))
+    return [
+      `code must be ${MIN_CODE_CHARS} to ${MAX_CODE_CHARS} letters, digits or dashes (the one-time code as the user received it)`,
+    ];
+  const significant = code.replace(/-/g, '').length;
+  return significant >= MIN_CODE_CHARS
     ? []
-    : ['code must be 1-64 letters, digits or dashes (the one-time code as the user received it)'];
+    : [
+        `code must have at least ${MIN_CODE_CHARS} letters or digits (got ${significant}): a shorter one cannot be ` +
+          "masked in BrowserAI's output without hiding ordinary numbers; send the whole code as the user received it",
+      ];
+}
+
+/** Whether a code passes the checks of release 0.1.0 (1 to 64 letters, digits or dashes): a running workflow's earlier codes did. */
+export function passedOldCodeCheck(code: unknown): boolean {
+  return typeof code === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(code);
 }
 
 /** The problems of `nextInputRequest`'s `after`: absent, or the sequence number of a request already seen. */

@@ -14,8 +14,10 @@ export interface InstructionsMessage {
 /** The argument of `submitCode`. */
 export interface CodeMessage {
   /**
-   * The one-time code as the user received it: 1 to 64 letters, digits or dashes.
-   * @pattern ^[A-Za-z0-9-]{1,64}$
+   * The one-time code as the user received it: up to 64 letters, digits or dashes, at least 4 of
+   * them letters or digits (a shorter code could not be masked without hiding ordinary numbers).
+   * @maxLength 64
+   * @pattern ^-*(?:[A-Za-z0-9]-*){4,}$
    */
   code: string;
   /** Type it even if this task has already typed (or queued) this very code; default false. */

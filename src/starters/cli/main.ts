@@ -6,6 +6,8 @@
 //
 // Only node: modules are imported at the top: `--help`, `-h` and no arguments print the usage
 // without loading the Temporal SDK (about a quarter of a second); every command loads it on first use.
+// Every command checks its arguments before it connects: bad input is exit 2 with nothing sent,
+// whether or not Temporal is up (a connection that cannot be made takes 10 s to give up).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { TaskType } from '../../browserai';
@@ -17,6 +19,7 @@ import { stopSentence } from './stop-sentence';
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use, so `--help` loads no Temporal code */
 const load = {
   tasks: () => require('../tasks') as typeof import('../tasks'),
+  input: () => require('../../workflows/input') as typeof import('../../workflows/input'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
@@ -31,11 +34,29 @@ const load = {
 /** Tracing, when OTEL_* turns it on: installed by the first connection, flushed before the process exits. */
 let tracing: import('../../telemetry/tracing').Tracing | undefined;
 
+let connected: Promise<import('../tasks').BrowserTasks> | undefined;
 /** The task client, connected as the worker is (starters/tasks.ts), traced when OTEL_* says so: the start call opens the task's trace. */
 function connect() {
   tracing ??= load.tracing().tracingFromEnv(process.env, 'browserai-temporal-cli');
-  return load.tasks().BrowserTasks.fromEnv(process.env, { plugins: tracing ? [tracing.plugin] : [] });
+  connected ??= load.tasks().BrowserTasks.fromEnv(process.env, { plugins: tracing ? [tracing.plugin] : [] });
+  return connected;
 }
+
+/** Every command, so an unknown one is a usage error before anything connects. */
+const COMMANDS = new Set([
+  'start',
+  'submit-code',
+  'append',
+  'wait-input',
+  'waiting',
+  'complete',
+  'state',
+  'cancel',
+  'result',
+  'saved-task',
+  'schedule',
+  'replay',
+]);
 
 /** How the user ran us, for the usage and the follow-up hints. */
 const CLI = process.env.npm_lifecycle_event === 'starter' ? 'npm run starter --' : 'browserai-temporal';
@@ -77,11 +98,12 @@ const USAGE = `Usage: ${CLI} <command> [options]
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
 
-  replay FILE.json [FILE.json ...] [--workflows PATH]
+  replay FILE.json [FILE.json ...] [--workflows PATH] [--timeout-ms N]
                                   replay histories exported with \`temporal workflow show --output json
                                   -w ID > FILE.json\` against this version's workflows (or the module
                                   at PATH, e.g. your worker's workflows file): before an upgrade, run
-                                  it on your running workflows. Exit 1 if any would break. Needs no
+                                  it on your running workflows. Exit 1 if any would break, or if one
+                                  takes over N ms (default 60000; the replay stops there). Needs no
                                   Temporal connection (TEMPORAL_PAYLOAD_KEY reads encrypted ones)
 
 Environment. The Temporal connection follows Temporal's standard client configuration, as the
@@ -142,6 +164,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 2;
   }
+  if (!COMMANDS.has(command)) throw new UsageError(`unknown command "${command}"`);
+  /** Input the workflow would refuse, refused here before anything is sent. */
+  const refuse = (problems: string[]) => {
+    if (problems.length > 0) throw new (load.input().InvalidInputError)(problems);
+  };
   const needId = () => {
     if (!workflowId) throw new UsageError(`${command} needs a WORKFLOW_ID`);
     return workflowId;
@@ -154,19 +181,22 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'replay') {
     const files = positionals.slice(1);
     if (files.length === 0) throw new UsageError('replay needs one or more history files (FILE.json)');
-    return load.replayCommand().replayCommand(files, values.workflows);
+    const timeoutMs = values['timeout-ms'] === undefined ? undefined : Number(values['timeout-ms']);
+    if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
+      throw new UsageError('--timeout-ms takes a number of milliseconds, e.g. 60000');
+    return load.replayCommand().replayCommand(files, values.workflows, timeoutMs);
   }
-  const tasks = await connect();
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
       throw new UsageError(message);
     };
-    return load.savedTaskCommands().savedTaskCommand(tasks, command, workflowId, extra, values, fail, printResult);
+    return load.savedTaskCommands().savedTaskCommand(connect, command, workflowId, extra, values, fail, printResult);
   }
   switch (command) {
     case 'start': {
       const input = startInput(values, instructions);
-      const handle = await tasks.start(input, { workflowId: values.id });
+      refuse(load.input().taskInputProblems(input));
+      const handle = await (await connect()).start(input, { workflowId: values.id });
       console.log(`Started workflow ${handle.workflowId}`);
       if (!values.wait) {
         console.log(`Follow it:  ${CLI} state ${handle.workflowId}`);
@@ -176,16 +206,20 @@ async function main(argv: string[]): Promise<number> {
       return printResult(await handle.result());
     }
     case 'submit-code': {
+      const id = needId();
       const code = (extra ?? readFileSync(0, 'utf8')).trim();
-      await tasks.submitCode(needId(), code);
+      refuse(load.input().codeProblems(code));
+      await (await connect()).submitCode(id, code);
       console.log('Code sent; it is typed once, as soon as the task is ready for it.');
       return 0;
     }
     case 'append': {
-      const id = needId();
-      if (values.wait) console.log(JSON.stringify(await tasks.addInstructions(id, instructions()), null, 2));
+      const [id, given] = [needId(), instructions()];
+      refuse(load.input().instructionProblems(given));
+      const tasks = await connect();
+      if (values.wait) console.log(JSON.stringify(await tasks.addInstructions(id, given), null, 2));
       else {
-        await tasks.append(id, instructions());
+        await tasks.append(id, given);
         console.log('Instructions queued; they are sent in order.');
       }
       return 0;
@@ -193,7 +227,8 @@ async function main(argv: string[]): Promise<number> {
     case 'wait-input': {
       const after = values.after === undefined ? 0 : Number(values.after);
       if (!(Number.isInteger(after) && after >= 0)) throw new UsageError('--after takes a request number (0, 1, 2...)');
-      const next = await tasks.nextInputRequest(needId(), { after });
+      const id = needId();
+      const next = await (await connect()).nextInputRequest(id, { after });
       console.log(JSON.stringify(next, null, 2));
       if (next.kind === 'input-requested') {
         const { request } = next;
@@ -205,19 +240,24 @@ async function main(argv: string[]): Promise<number> {
       return next.finished.outcome === 'completed' ? 0 : 1;
     }
     case 'waiting': {
-      const waiting = await tasks.listAwaitingInput({ project: values.project, details: values.details });
+      const waiting = await (await connect()).listAwaitingInput({ project: values.project, details: values.details });
       console.log(JSON.stringify(waiting, null, 2));
       return 0;
     }
-    case 'complete':
-      await tasks.complete(needId());
+    case 'complete': {
+      const id = needId();
+      await (await connect()).complete(id);
       console.log('The session will be stopped once its instructions are done.');
       return 0;
-    case 'state':
-      console.log(JSON.stringify(await tasks.state(needId()), null, 2));
+    }
+    case 'state': {
+      const id = needId();
+      console.log(JSON.stringify(await (await connect()).state(id), null, 2));
       return 0;
+    }
     case 'cancel': {
       const id = needId();
+      const tasks = await connect();
       await tasks.cancel(id);
       console.log('Cancellation requested: the task gets a stop command.');
       if (values.wait) {
@@ -231,7 +271,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'result': {
       watched = needId();
-      const result = await tasks.result(watched);
+      const result = await (await connect()).result(watched);
       if (values.full) {
         const browserai = new (load.browserai().BrowserAIClient)({
           apiToken: process.env.BROWSERAI_API_TOKEN ?? '',

@@ -8,7 +8,11 @@ import { coreLogFilter } from '../../telemetry/runtime';
 import { replayHistoryFiles, type ReplayReport } from '../../replay/replay';
 
 /** Exit codes: 0 every history replayed, 1 one or more would break (or failed), 2 a file could not be read. */
-export async function replayCommand(files: string[], workflowsPath: string | undefined): Promise<number> {
+export async function replayCommand(
+  files: string[],
+  workflowsPath: string | undefined,
+  historyTimeoutMs?: number,
+): Promise<number> {
   // The replayer logs each failed workflow task as a warning: the report below says it once, plainly.
   Runtime.install({
     logger: new DefaultLogger('ERROR'),
@@ -28,6 +32,7 @@ export async function replayCommand(files: string[], workflowsPath: string | und
     workflowsPath: workflowsPath === undefined ? undefined : resolve(workflowsPath),
     // Encrypted histories (TEMPORAL_PAYLOAD_KEY on the workers) are read with the same key.
     dataConverter: encryptedDataConverterFromEnv(process.env),
+    historyTimeoutMs,
   })) {
     counts[report.outcome]++;
     console.log(reportLine(report));

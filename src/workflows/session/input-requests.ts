@@ -2,7 +2,7 @@
 // number, told through every channel (the nextInputRequest update, webhooks, the parent signal).
 // This file decides what a request is: its kind (a code or instructions), its prompt, and whether
 // the codes typed for it were refused.
-import { redactSecrets } from '../../browserai/redact';
+import { redactCodes } from '../../browserai/redact';
 import type { InputRequest, InputRequestKind } from '../messages';
 
 /** What a later run needs of the requests, carried across continue-as-new in the session's record. */
@@ -146,6 +146,6 @@ export class InputRequests {
 
 /** BrowserAI's last progress lines, masked and bounded: what it shows while it waits. */
 export function promptOf(progress: { status?: string; logs: string[] }, secrets: readonly string[]): string {
-  const text = redactSecrets(progress.logs.slice(-PROMPT_LINES).join('\n'), secrets);
+  const text = redactCodes(progress.logs.slice(-PROMPT_LINES).join('\n'), secrets);
   return text.length <= PROMPT_CHARS ? text : `…${text.slice(text.length - PROMPT_CHARS + 1)}`;
 }

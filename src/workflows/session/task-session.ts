@@ -15,6 +15,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -35,6 +36,7 @@ import {
   codeProblems,
   instructionProblems,
   jsonBytes,
+  passedOldCodeCheck,
   type BrowserTaskInput,
   type BrowserTaskResult,
   type OutgoingInstructions,
@@ -109,6 +111,9 @@ interface UnconfirmedInput {
 const MAX_CARRIED_BYTES = 1536 * 1024;
 /** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
 const DEADLINE_SLACK_MS = 1_000;
+/** The patch behind which codes of fewer than MIN_CODE_CHARS letters or digits are refused (input.ts). */
+const SHORT_CODES_REFUSED = 'short-codes-refused';
+
 export class TaskSession {
   readonly #settings: SessionSettings;
   /** Instructions and codes on their way to BrowserAI. */
@@ -251,9 +256,13 @@ export class TaskSession {
 
   /** submitCode: queued once, whatever retries or repeats the caller sends. */
   acceptCode(code: unknown, force: boolean): void {
-    if (typeof code !== 'string' || codeProblems(code).length > 0) {
-      return log.warn('Ignored submitCode signal: the code is not 1-64 letters, digits or dashes');
-    }
+    const problems = codeProblems(code);
+    // A code of 1 to 3 characters was typed before 0.2.0: a history that typed one replays as it ran.
+    if (
+      typeof code !== 'string' ||
+      (problems.length > 0 && !(passedOldCodeCheck(code) && !patched(SHORT_CODES_REFUSED)))
+    )
+      return log.warn(`Ignored submitCode signal: ${problems.join('; ')}`);
     if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
     const refusal = this.#codes.refusal(code, force, this.outbox.codesInHand);
     if (refusal) return log.warn(`Ignored submitCode signal: ${refusal}`);
