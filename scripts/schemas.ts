@@ -77,6 +77,10 @@ export const CONTRACT = {
     list_waiting_tasks: { input: 'McpListInput', result: 'McpWaitingTasks' },
     list_my_tasks: { input: 'McpListInput', result: 'McpRecentTasks' },
   },
+  /** The `browserTask` tool for agent workflows' models (src/workflows/agent-tool.ts): its arguments and its answer. */
+  agentTools: {
+    browserTask: { input: 'BrowserTaskToolArgs', result: 'BrowserTaskToolResult' },
+  },
   /** What the worker POSTs to its webhook destination, by event type (`WebhookBody` is their union). */
   webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, { body: 'WebhookBody' }])),
   /** The objects several of the above carry, each in a file of its own for callers' types to be checked against. */
