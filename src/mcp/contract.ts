@@ -10,7 +10,7 @@ import type { InputRequest } from '../workflows/messages';
 /** How long a tool call waits, and what it does when the wait meets a code request or the call is cancelled. */
 export interface McpWaitOptions {
   /**
-   * How long this call waits for the task, in seconds; default 60 (0: do not wait). A task still running then is
+   * How long this call waits for the task, in seconds; default 50 (0: do not wait). A task still running then is
    * reported with its workflowId and state, never as an error: call `get_task` to wait again.
    * @asType integer
    * @minimum 0

@@ -31,7 +31,8 @@ export interface WaitContext {
 /** The user's answer to a code request: a code, or why there is none. */
 export type AskedCode = { code: string } | { none: 'declined' | 'cancelled' | 'failed' };
 
-const DEFAULT_WAIT_SECONDS = 60;
+// Below the MCP SDK client's default request timeout (60 s), so a default call ends with a report, not a timeout.
+const DEFAULT_WAIT_SECONDS = 50;
 
 /**
  * The in-flight `nextInputRequest` waits of this process, by workflow ID and `after`: a second call
