@@ -199,8 +199,10 @@ for (const transport of ['stdio', 'http'] as const) {
 
     test('the server killed mid-call loses nothing: a new server resumes the task by ID', async () => {
       const project = `mcp-kill-${randomUUID()}`;
-      const served = transport === 'http' ? await httpChild() : undefined;
-      const first = await connect(transport, served);
+      // Two servers (processes) at once, to save a start: the second never sees the task begin.
+      const [served, again] =
+        transport === 'http' ? await Promise.all([httpChild(), httpChild()]) : [undefined, undefined];
+      const [first, second] = await Promise.all([connect(transport, served), connect(transport, again)]);
       const calling = call(first, 'run_task', {
         task: taskInput({ instructions: [{ action: 'Open https://example.com [duration=3s]' }], project }),
         waitSeconds: 30,
@@ -208,15 +210,14 @@ for (const transport of ['stdio', 'http'] as const) {
         () => assert.fail('the call should die with its server'),
         () => 'died',
       );
-      // Killed once the task is running; the call dies with the server.
+      // Killed once the task is running; the call dies with the server, the task does not.
       const [mine] = await waitFor(async () => nonEmpty(await runningIds(project)));
       first.child!.kill('SIGKILL');
       await first.close().catch(() => undefined);
       assert.equal(await calling, 'died');
       if (served) await once(served.child, 'exit').catch(() => undefined);
+      assert.equal((await stack.tasks.handle(mine).describe()).status.name, 'RUNNING', 'killed mid-task');
 
-      const again = transport === 'http' ? await httpChild() : undefined;
-      const second = await connect(transport, again);
       try {
         const recent = (await second.client.callTool({ name: 'list_my_tasks', arguments: {} })).structuredContent as {
           tasks: Array<{ workflowId: string }>;
