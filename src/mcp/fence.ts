@@ -30,6 +30,7 @@ export interface McpFenceOptions {
   idPrefix?: string;
 }
 
+/** The workflow ID prefix of a server given none. */
 export const DEFAULT_ID_PREFIX = 'mcp-';
 const ID_PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 

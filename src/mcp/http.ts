@@ -36,11 +36,13 @@ export interface McpHttpServer {
   url: string;
   /** How many sessions are open. */
   sessions(): number;
+  /** Closes every session and stops listening. */
   close(): Promise<void>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
+/** The path of the MCP endpoint: http://HOST:PORT/mcp. */
 export const MCP_PATH = '/mcp';
 
 interface Session {
@@ -48,6 +50,7 @@ interface Session {
   lastSeenMs: number;
 }
 
+/** Starts the MCP server over Streamable HTTP; rejects when the address needs a token and none is given. */
 export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHttpServer> {
   const host = options.host ?? '127.0.0.1';
   const token = options.token || undefined;

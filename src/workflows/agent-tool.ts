@@ -67,11 +67,15 @@ const ARGS_SCHEMA = require('../../../schemas/browser-task-tool-args.schema.json
   $defs: { BrowserTaskToolArgs: Record<string, unknown> };
 };
 
-/** A `browserTask` tool for an agent workflow's model. */
-export function browserTaskTool(options: BrowserTaskToolOptions): {
+/** What `browserTaskTool` returns: the definition to give the model, and the function to run its calls. */
+export interface BrowserTaskTool {
   definition: AgentToolDefinition;
+  /** Runs one call of the model (its arguments as the model wrote them) as a child `browserTask`; rethrows cancellation. */
   execute(args: unknown): Promise<BrowserTaskToolResult>;
-} {
+}
+
+/** A `browserTask` tool for an agent workflow's model. */
+export function browserTaskTool(options: BrowserTaskToolOptions): BrowserTaskTool {
   const { properties, ...rest } = ARGS_SCHEMA.$defs.BrowserTaskToolArgs as { properties: Record<string, unknown> };
   const { country: _country, ...withoutCountry } = properties;
   const definition: AgentToolDefinition = {
