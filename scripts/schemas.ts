@@ -65,6 +65,22 @@ export const CONTRACT = {
     submitCode: { input: 'SubmitCodeInput' },
     state: { input: 'TaskStateInput', result: 'BrowserTaskState' },
   },
+  /** The tools of `browserai-temporal mcp` (src/mcp): each tool's arguments and its structured result. */
+  mcp: {
+    run_task: { input: 'McpRunTaskInput', result: 'McpTaskReport' },
+    run_saved_task: { input: 'McpRunSavedTaskInput', result: 'McpTaskReport' },
+    get_task: { input: 'McpTaskRef', result: 'McpTaskReport' },
+    submit_code: { input: 'McpSubmitCodeInput', result: 'McpTaskReport' },
+    add_instructions: { input: 'McpAddInstructionsInput', result: 'McpTaskReport' },
+    end_session: { input: 'McpTaskRef', result: 'McpTaskReport' },
+    cancel_task: { input: 'McpTaskRef', result: 'McpTaskReport' },
+    list_waiting_tasks: { input: 'McpListInput', result: 'McpWaitingTasks' },
+    list_my_tasks: { input: 'McpListInput', result: 'McpRecentTasks' },
+  },
+  /** The `browserTask` tool for agent workflows' models (src/workflows/agent-tool.ts): its arguments and its answer. */
+  agentTools: {
+    browserTask: { input: 'BrowserTaskToolArgs', result: 'BrowserTaskToolResult' },
+  },
   /** What the worker POSTs to its webhook destination, by event type (`WebhookBody` is their union). */
   webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, { body: 'WebhookBody' }])),
   /** The objects several of the above carry, each in a file of its own for callers' types to be checked against. */

@@ -77,7 +77,7 @@ class WaitUpdateIds {
 }
 
 /** How a closed workflow's task finished, read from the workflow itself (no worker needed); undefined while it runs. */
-async function finishedIfClosed(handle: WorkflowHandle<typeof browserTask>): Promise<TaskFinished | undefined> {
+export async function finishedIfClosed(handle: WorkflowHandle<typeof browserTask>): Promise<TaskFinished | undefined> {
   const description = await handle.describe();
   if (description.status.name === 'RUNNING') return undefined;
   const base = { workflowId: handle.workflowId };

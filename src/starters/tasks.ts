@@ -8,6 +8,7 @@ import {
   type ClientPlugin,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
@@ -214,22 +215,34 @@ export class BrowserTasks {
     const handle = this.handle(workflowId);
     const [state, description] = await Promise.all([handle.query(stateQuery), handle.describe()]);
     const live: LiveState = { ...state, workflowStatus: description.status.name };
+    const lastPoll = await this.#lastPollOf(description);
+    if (lastPoll) live.lastPoll = lastPoll;
+    return live;
+  }
+
+  /**
+   * The polling activity's last heartbeat (BrowserAI's status and progress as last polled) in a `describe()` answer:
+   * no query, no billed action, no worker needed. Undefined while no poll runs.
+   */
+  lastPollOf(description: WorkflowExecutionDescription): Promise<LiveState['lastPoll']> {
+    return this.#lastPollOf(description);
+  }
+
+  async #lastPollOf(description: WorkflowExecutionDescription): Promise<LiveState['lastPoll']> {
     const poll = description.raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
     const details = await this.#decode<{
       polls?: number;
       lastSeen?: { status?: string; progress?: unknown };
       nextPollAt?: string;
     }>(poll?.heartbeatDetails?.payloads?.[0]);
-    if (details) {
-      live.lastPoll = {
-        polls: details.polls,
-        status: details.lastSeen?.status,
-        progress: details.lastSeen?.progress,
-        nextPollAt: details.nextPollAt,
-        attempt: poll?.attempt ?? undefined,
-      };
-    }
-    return live;
+    if (!details) return undefined;
+    return {
+      polls: details.polls,
+      status: details.lastSeen?.status,
+      progress: details.lastSeen?.progress,
+      nextPollAt: details.nextPollAt,
+      attempt: poll?.attempt ?? undefined,
+    };
   }
 
   /** A raw payload from `describe()`, through the client's codecs (encryption) and converter; undefined if unreadable. */

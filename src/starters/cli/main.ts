@@ -22,6 +22,7 @@ const load = {
   input: () => require('../../workflows/input') as typeof import('../../workflows/input'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
+  mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),
   savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
   browserai: () => require('../../browserai') as typeof import('../../browserai'),
   config: () => require('../../config') as typeof import('../../config'),
@@ -61,6 +62,16 @@ const COMMANDS = new Set([
 /** How the user ran us, for the usage and the follow-up hints. */
 const CLI = process.env.npm_lifecycle_event === 'starter' ? 'npm run starter --' : 'browserai-temporal';
 
+/** The `mcp` lines (here: mcp-command.ts loads the MCP SDK). */
+const MCP_USAGE = `
+  mcp [--http [--host ADDR] [--port N] [--allow-origin ORIGIN ...] [--max-sessions N]]
+      [--id-prefix PREFIX] [--allow-totp-secret NAME ...] [--allow-code-templates]
+      [--allow-webhooks] [--allow-notify] [--allow-activity-options]
+                                  an MCP server of BrowserAI tasks (docs/mcp.md): stdio by default;
+                                  --http serves http://127.0.0.1:8765/mcp (any other --host needs
+                                  BROWSERAI_MCP_TOKEN); MCP clients reach only tasks whose workflow
+                                  ID begins with PREFIX (default mcp-, or BROWSERAI_MCP_ID_PREFIX)`;
+
 /** The `saved-task` and `schedule` lines (here, not in saved-task-commands.ts, which loads the Temporal client: `--help` must not). */
 const SAVED_TASK_USAGE = `
   saved-task create --name NAME --instruction TEXT [...] --project P --country CC [--city] [--zipcode]
@@ -97,6 +108,7 @@ const USAGE = `Usage: ${CLI} <command> [options]
   result WORKFLOW_ID [--full]     wait for and print the result (--full fetches untrimmed
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
+${MCP_USAGE}
 
   replay FILE.json [FILE.json ...] [--workflows PATH] [--timeout-ms N]
                                   replay histories exported with \`temporal workflow show --output json
@@ -118,6 +130,8 @@ Temporal CLI and SDKs read it; a variable overrides the same setting in the prof
                                     TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml
                                     (Linux; ~/Library/Application Support/temporalio on macOS)
 Our own:
+  BROWSERAI_MCP_TOKEN               mcp --http: the bearer token clients must send (required for a
+                                    --host other than loopback)
   TEMPORAL_TASK_QUEUE               task queue the workers poll (default browserai)
   TEMPORAL_PAYLOAD_KEY, TEMPORAL_PAYLOAD_KEY_ID
                                     payload encryption, the same as the workers' (default: off)
@@ -154,6 +168,16 @@ const OPTIONS = {
 } as const;
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'mcp' && !argv.includes('--help') && !argv.includes('-h')) {
+    const mcp = load.mcpCommand();
+    let args;
+    try {
+      args = mcp.mcpArguments(argv.slice(1));
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+    return mcp.mcpCommand(await connect(), args);
+  }
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, workflowId, extra] = positionals;
   if (values.help) {

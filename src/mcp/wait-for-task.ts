@@ -1,0 +1,185 @@
+// The wait inside a tool call: until the task ends, asks for input, or the call's time is up. It
+// waits on the `nextInputRequest` update (the workflow answers when something happens: no polling
+// loop, one action per wait), and reads the polling activity's heartbeat (describe: no action) for
+// progress notifications. The task is a workflow: whatever happens to this wait (the call's time is
+// up, the client cancels it, the server dies), the task goes on, and any later call resumes it by ID.
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { redactSecrets } from '../browserai/redact';
+import { BrowserAIStatus } from '../workflows/search-attributes';
+import { codeProblems } from '../workflows/input';
+import type { InputRequest } from '../workflows/messages';
+import { finishedIfClosed } from '../starters/awaiting-input';
+import type { BrowserTasks, NextInputRequest } from '../starters/tasks';
+import type { McpTaskReport, McpWaitOptions } from './contract';
+import { endedReport, executionIdOf, runningReport, waitingReport } from './task-report';
+
+/** What the server gives a wait: the task client, and the tool call's means to reach the client. */
+export interface WaitContext {
+  tasks: BrowserTasks;
+  /** Aborted when the client cancels the tool call. */
+  signal: AbortSignal;
+  /** Asks the user for the code (elicitation); undefined when the client cannot be asked. */
+  askForCode?: (request: InputRequest) => Promise<AskedCode>;
+  /** Sends a progress notification; undefined when the call asked for none. */
+  progress?: (message: string) => Promise<void>;
+  /** How often the heartbeat is read for progress lines. */
+  progressIntervalMs: number;
+  /** Diagnostics (stderr): never a code. */
+  log: (line: string) => void;
+}
+
+/** The user's answer to a code request: a code, or why there is none. */
+export type AskedCode = { code: string } | { none: 'declined' | 'cancelled' | 'failed' };
+
+// Below the MCP SDK client's default request timeout (60 s), so a default call ends with a report, not a timeout.
+const DEFAULT_WAIT_SECONDS = 50;
+
+/**
+ * The in-flight `nextInputRequest` waits of this process, by workflow ID and `after`: a second call
+ * for the same task attaches to the update already waiting instead of leaving another one in flight.
+ */
+const inFlight = new Map<string, Promise<NextInputRequest>>();
+
+function nextInputRequest(tasks: BrowserTasks, workflowId: string, after: number): Promise<NextInputRequest> {
+  const key = `${workflowId}\n${after}`;
+  let waiting = inFlight.get(key);
+  if (!waiting) {
+    waiting = tasks
+      .nextInputRequest(workflowId, { after })
+      .catch((err: unknown) =>
+        err instanceof WorkflowUpdateFailedError ? closing(tasks, workflowId) : Promise.reject(err),
+      )
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, waiting);
+    // A wait whose call has gone (time up, cancelled) may fail later with no one listening.
+    waiting.catch(() => undefined);
+  }
+  return waiting;
+}
+
+/**
+ * A workflow being cancelled fails the updates waiting in it while it stops its task: then the
+ * wait is for its end (reading its result waits on the server, not on a loop of ours).
+ */
+async function closing(tasks: BrowserTasks, workflowId: string): Promise<NextInputRequest> {
+  await tasks.result(workflowId).catch(() => undefined);
+  const finished = await finishedIfClosed(tasks.handle(workflowId));
+  if (!finished) throw new Error(`The wait for ${workflowId} failed while it still runs: call get_task again.`);
+  return { kind: 'finished', finished };
+}
+
+/**
+ * Waits for the task for at most `waitSeconds`, answering code requests by asking the user when
+ * the client can be asked, and reports where it stands. Requests numbered `after` or below are not
+ * news (the caller has just answered them).
+ */
+export async function waitForTask(
+  context: WaitContext,
+  workflowId: string,
+  options: McpWaitOptions,
+  after = 0,
+): Promise<McpTaskReport> {
+  const deadline = Date.now() + (options.waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1_000;
+  const stopProgress = context.progress ? reportProgress(context, workflowId) : () => undefined;
+  try {
+    for (;;) {
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) return runningReport(workflowId, await executionIdOf(context.tasks, workflowId));
+      const next = await within(nextInputRequest(context.tasks, workflowId, after), remainingMs, context.signal);
+      if (next === 'time-up') return runningReport(workflowId, await executionIdOf(context.tasks, workflowId));
+      if (next.kind === 'finished') return await endedReport(context.tasks, next.finished);
+      const { request, open } = next;
+      // Closed already, or a TOTP code the worker types itself: not the caller's to answer.
+      if (!open || request.answeredBy === 'worker') {
+        after = request.sequence;
+        continue;
+      }
+      if (request.kind === 'instructions') return waitingReport(request);
+      if (!context.askForCode) return waitingReport(request, 'This MCP client cannot ask the user (no elicitation). ');
+      const answer = await context.askForCode(request);
+      if ('code' in answer) {
+        await context.tasks.submitCode(workflowId, answer.code);
+        context.log(`mcp: a code was submitted to ${workflowId} for request ${request.sequence}`);
+        after = request.sequence;
+        continue;
+      }
+      if (options.ifCodeDeclined === 'cancel' && answer.none !== 'failed') {
+        await context.tasks.cancel(workflowId);
+        return await waitForTask(
+          context,
+          workflowId,
+          { ...options, waitSeconds: Math.max(0, (deadline - Date.now()) / 1_000) },
+          request.sequence,
+        );
+      }
+      return waitingReport(
+        request,
+        `The user ${answer.none === 'failed' ? 'could not be asked' : answer.none} for the code. `,
+      );
+    }
+  } finally {
+    stopProgress();
+  }
+}
+
+/** The promise's value, `time-up` after `ms`, or a rejection when the call is cancelled. */
+async function within<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | 'time-up'> {
+  signal.throwIfAborted();
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<'time-up'>((resolve) => {
+        timer = setTimeout(() => resolve('time-up'), ms);
+      }),
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Sends BrowserAI's latest progress line (masked) whenever it changes; returns the function that stops it. */
+function reportProgress(context: WaitContext, workflowId: string): () => void {
+  let last = '';
+  let reading = false;
+  const timer = setInterval(() => {
+    if (reading) return;
+    reading = true;
+    progressLine(context.tasks, workflowId)
+      .then(async (line) => {
+        if (line && line !== last) {
+          last = line;
+          await context.progress!(line);
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (reading = false));
+  }, context.progressIntervalMs);
+  return () => clearInterval(timer);
+}
+
+/**
+ * BrowserAI's status and last progress line, masked, from `describe` (no billed action): the status
+ * the workflow publishes (BrowserAIStatus, upserted as it changes) and the polling activity's last
+ * heartbeat (its log lines: the workflow keeps them only for the `state` query, a billed one).
+ */
+async function progressLine(tasks: BrowserTasks, workflowId: string): Promise<string | undefined> {
+  const description = await tasks.handle(workflowId).describe();
+  const poll = await tasks.lastPollOf(description);
+  const status = description.typedSearchAttributes.get(BrowserAIStatus) ?? poll?.status;
+  const logs = (poll?.progress as { logs?: unknown } | undefined)?.logs;
+  const lastLog = Array.isArray(logs) ? logs.filter((l): l is string => typeof l === 'string').at(-1) : undefined;
+  if (!status && !lastLog) return undefined;
+  return redactSecrets([status, lastLog].filter(Boolean).join(': ').slice(0, 500));
+}
+
+/** Problems of a code the user typed in the elicitation form (the same check as submit_code's). */
+export function typedCodeProblems(code: unknown): string[] {
+  return codeProblems(typeof code === 'string' ? code.trim() : code);
+}

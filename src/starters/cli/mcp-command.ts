@@ -1,0 +1,84 @@
+// `browserai-temporal mcp`: the MCP server (src/mcp) over stdio (default) or Streamable HTTP,
+// connected to Temporal as every other command is. Runs until stdin closes (stdio) or a signal.
+// stdout belongs to the MCP protocol under stdio: everything else goes to stderr.
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createMcpServer, startMcpHttpServer, type McpServerOptions } from '../../mcp';
+import type { BrowserTasks } from '../tasks';
+
+const OPTIONS = {
+  http: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'allow-origin': { type: 'string', multiple: true },
+  'max-sessions': { type: 'string' },
+  'id-prefix': { type: 'string' },
+  'allow-totp-secret': { type: 'string', multiple: true },
+  'allow-code-templates': { type: 'boolean' },
+  'allow-webhooks': { type: 'boolean' },
+  'allow-notify': { type: 'boolean' },
+  'allow-activity-options': { type: 'boolean' },
+} as const;
+
+/** Parses the arguments; throws (the CLI reports a usage error) before anything connects. */
+export function mcpArguments(argv: string[]) {
+  const { values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false });
+  const whole = (name: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) throw new TypeError(`--${name} takes a whole number (got ${text})`);
+    return n;
+  };
+  return {
+    http: values.http ?? false,
+    host: values.host,
+    port: whole('port', values.port),
+    maxSessions: whole('max-sessions', values['max-sessions']),
+    allowedOrigins: values['allow-origin'],
+    fence: {
+      idPrefix: values['id-prefix'] ?? (process.env.BROWSERAI_MCP_ID_PREFIX || undefined),
+      totpSecretNames: values['allow-totp-secret'],
+      codeInstructionTemplates: values['allow-code-templates'],
+      webhooks: values['allow-webhooks'],
+      notifyWorkflowIds: values['allow-notify'],
+      activityOptions: values['allow-activity-options'],
+    },
+  };
+}
+
+export async function mcpCommand(tasks: BrowserTasks, args: ReturnType<typeof mcpArguments>): Promise<number> {
+  const log = (line: string) => console.error(line);
+  const progressMs = Number(process.env.BROWSERAI_MCP_PROGRESS_MS);
+  const options: McpServerOptions = {
+    tasks,
+    fence: args.fence,
+    log,
+    ...(progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
+  };
+  if (!args.http) {
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve;
+      process.stdin.once('end', resolve);
+    });
+    await createMcpServer(options).connect(transport);
+    log(`browserai-temporal MCP server on stdio (task queue ${tasks.taskQueue})`);
+    await closed;
+    return 0;
+  }
+  const server = await startMcpHttpServer({
+    ...options,
+    host: args.host,
+    port: args.port,
+    maxSessions: args.maxSessions,
+    allowedOrigins: args.allowedOrigins,
+    token: process.env.BROWSERAI_MCP_TOKEN,
+  });
+  log(`browserai-temporal MCP server listening on ${server.url} (task queue ${tasks.taskQueue})`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,81 @@
+// The `browserTask` agent tool (src/workflows/agent-tool.ts): an agent workflow whose scripted
+// model (a deterministic activity standing in for an LLM) calls the tool, which runs the task as a
+// child browserTask on the BrowserAI workers; a bad call and a failed task come back to the model
+// as answers, not as the agent's failure. Real worker, dev server and emulator.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { FAIL_ERROR } from '../src/emulator/scenario';
+import type { BrowserTaskToolResult } from '../src/workflows/agent-tool';
+import type { AgentMessage, ModelActivities, ModelTurn, browserAgent } from './workflows/browser-agent';
+import { startStack, taskInput, type Stack } from './helpers/stack';
+
+let stack: Stack;
+let agents: Worker;
+let running: Promise<void>;
+const agentQueue = `agents-${randomUUID()}`;
+
+/** The scripted model: asks the browser what the question says (or a bad call), then answers from the tool's output. */
+const activities: ModelActivities = {
+  async model(messages: AgentMessage[], tools): Promise<ModelTurn> {
+    assert.equal(tools[0]?.name, 'browserTask');
+    assert.deepEqual((tools[0]?.parameters as { required?: string[] }).required, ['instructions']);
+    const last = messages.at(-1)!;
+    if (last.role === 'user') {
+      const args = last.content === 'bad call' ? { instructions: [] } : { instructions: [last.content] };
+      return { toolCall: { name: 'browserTask', arguments: args } };
+    }
+    const output = JSON.parse(last.content) as BrowserTaskToolResult;
+    return {
+      text: output.ok ? `Found: ${JSON.stringify(output.result)}` : `Could not (${output.status}): ${output.error}`,
+    };
+  },
+};
+
+before(async () => {
+  stack = await startStack();
+  agents = await Worker.create({
+    connection: stack.env.nativeConnection,
+    namespace: stack.env.namespace ?? 'default',
+    taskQueue: agentQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows/browser-agent') }),
+    activities,
+  });
+  running = agents.run();
+});
+
+after(async () => {
+  agents?.shutdown();
+  await running?.catch(() => undefined);
+  await stack?.stop();
+});
+
+function runAgent(question: string) {
+  const { instructions: _none, ...task } = taskInput();
+  return stack.env.client.workflow.execute<typeof browserAgent>('browserAgent', {
+    taskQueue: agentQueue,
+    workflowId: `agent-${randomUUID()}`,
+    args: [{ question, browserTaskQueue: stack.taskQueue, task }],
+  });
+}
+
+test('the scripted model calls browserTask; the task runs as a child workflow and the model answers from its output', async () => {
+  const { answer, messages } = await runAgent('Open https://example.com and return the page title');
+  const tool = JSON.parse(messages.at(-1)!.content) as BrowserTaskToolResult;
+  assert.equal(tool.ok, true, JSON.stringify(tool));
+  assert.equal(tool.status, 'finalized');
+  assert.match(answer, /^Found: /);
+  const child = await stack.tasks.handle(tool.workflowId).describe();
+  assert.equal(child.type, 'browserTask');
+  assert.equal(child.status.name, 'COMPLETED');
+  assert.ok(child.parentExecution, 'a child of the agent');
+});
+
+test("a bad call and a failed task are the model's to read, not the agent's failure", async () => {
+  const bad = await runAgent('bad call');
+  assert.match(bad.answer, /^Could not \(InvalidInput\): instructions must be/);
+  const failed = await runAgent('Open a missing site [fail]');
+  assert.match(failed.answer, /^Could not \(BrowserAITaskFailed\)/);
+  assert.ok(failed.answer.includes(FAIL_ERROR), failed.answer);
+});
