@@ -3,6 +3,7 @@
 export { BrowserAIEmulator, type EmulatorOptions, type RecordedRequest } from './server';
 export type { Fault, FaultAnswer } from './faults';
 export type { CodeCheck, EmulatedTask, TaskStatus } from './tasks';
+export type { EmulatorTotpSecret } from './totp-check';
 export type { Scenario, ScenarioSource } from './scenario';
 export type { BrowserConnection } from './browser-connection';
 export type { EngineError } from './engine-errors';
