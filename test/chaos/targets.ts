@@ -32,6 +32,47 @@ export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
   return `\`${w.workflowId}\` (${w.kind}, ${w.outcome}${w.message ? `: ${shorten(w.message, 200)}` : ''}; ${tasks}${extra}${problems})`;
 }
 
+/**
+ * TOTP tasks across the deploy: each refuses its first code, so the worker waits up to a step for
+ * the next one, and the deploy (and the kills) meet some of those waits. A wait must never turn
+ * into a stopped task: a TOTP workflow that did not complete although none of its sends was in
+ * doubt (an append left without a whole answer, or a kill or Temporal restart right after one)
+ * was stopped for a code never sent. A code typed twice is a miss too.
+ */
+function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow {
+  const totp = started.filter((w) => w.kind === 'totp');
+  const inDoubt = (w: WorkflowFacts) =>
+    w.tasks.some(
+      (t) =>
+        t.appendsWithoutAnswer > 0 ||
+        t.appendTimes.some((at) => disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS)),
+    );
+  const notCompleted = totp.filter((w) => w.outcome !== 'completed' && w.outcome !== 'not closed');
+  const neverSent = notCompleted.filter((w) => !inDoubt(w));
+  const typedTwice = totp.filter((w) => w.tasks.some((t) => new Set(t.codesReceived).size < t.codesReceived.length));
+  const { deploy } = disruptions;
+  const metDeploy = deploy
+    ? totp.filter((w) =>
+        w.tasks.some((t) => {
+          const [refused, next] = t.codeChecks;
+          return refused !== undefined && refused.at < deploy.endedAt && (next?.at ?? Infinity) > deploy.startedAt;
+        }),
+      ).length
+    : 0;
+  return {
+    measure: 'TOTP tasks stopped for a code never sent (the wait for a time step met by the deploy and the kills)',
+    target: '0 (and no TOTP code typed twice)',
+    measured:
+      `${neverSent.length} of ${totp.length} TOTP workflows; waits that met the deploy: ${metDeploy}; ` +
+      `not completed with a send in doubt: ${notCompleted.length - neverSent.length}; codes typed twice: ${typedTwice.length}`,
+    met: neverSent.length === 0 && typedTwice.length === 0,
+    misses: [
+      ...neverSent.map((w) => describeWorkflow(w, '; no send in doubt')),
+      ...typedTwice.map((w) => describeWorkflow(w, '; a TOTP code typed twice')),
+    ],
+  };
+}
+
 function shorten(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -42,7 +83,17 @@ export interface StrikesAtRequests {
   temporalRestarts: number;
 }
 
-export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): TargetRow[] {
+/** What may leave a send in doubt, and the deploy (for the TOTP row). */
+export interface Disruptions {
+  /** SIGKILLs of workers and Temporal restarts, epoch ms: an answer BrowserAI gave just before may never be recorded. */
+  strikesAt: number[];
+  deploy?: { startedAt: number; endedAt: number };
+}
+
+/** How long after an append a strike can still lose its answer: the workers' request timeout and the time to record it. */
+const DOUBT_WINDOW_MS = 15_000;
+
+export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests, disruptions: Disruptions): TargetRow[] {
   const started = facts.workflows.filter((w) => w.outcome !== 'not started');
   const ambiguous = started.filter((w) => w.outcome === AMBIGUOUS);
   const rows: TargetRow[] = [];
@@ -143,6 +194,8 @@ export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): 
     met: stoppedAnyway.length === 0,
     misses: stoppedAnyway.map((w) => describeWorkflow(w)),
   });
+
+  rows.push(totpRow(started, disruptions));
 
   const unexpected = facts.workflows.filter(
     (w) => w.outcome !== w.expected && w.outcome !== AMBIGUOUS && w.outcome !== 'not closed',
