@@ -35,9 +35,10 @@ export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
 /**
  * TOTP tasks across the deploy: each refuses its first code, so the worker waits up to a step for
  * the next one, and the deploy (and the kills) meet some of those waits. A wait must never turn
- * into a stopped task: a TOTP workflow that did not complete although none of its sends was in
- * doubt (an append left without a whole answer, or a kill or Temporal restart right after one)
- * was stopped for a code never sent. A code typed twice is a miss too.
+ * into a stopped task: a TOTP workflow that failed AmbiguousRequest on typing its code although
+ * none of its appends was in doubt (left without a whole answer, or a kill or Temporal restart
+ * right after one) was stopped for a code never sent. (An ambiguous create is the create row's
+ * business.) A code typed twice is a miss too.
  */
 function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow {
   const totp = started.filter((w) => w.kind === 'totp');
@@ -45,10 +46,12 @@ function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow 
     w.tasks.some(
       (t) =>
         t.appendsWithoutAnswer > 0 ||
-        t.appendTimes.some((at) => disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS)),
+        t.appendTimes.some((at) =>
+          disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS),
+        ),
     );
-  const notCompleted = totp.filter((w) => w.outcome !== 'completed' && w.outcome !== 'not closed');
-  const neverSent = notCompleted.filter((w) => !inDoubt(w));
+  const ambiguousCode = totp.filter((w) => w.outcome === AMBIGUOUS && w.message?.startsWith(TYPING_TOTP));
+  const neverSent = ambiguousCode.filter((w) => !inDoubt(w));
   const typedTwice = totp.filter((w) => w.tasks.some((t) => new Set(t.codesReceived).size < t.codesReceived.length));
   const { deploy } = disruptions;
   const metDeploy = deploy
@@ -64,7 +67,7 @@ function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow 
     target: '0 (and no TOTP code typed twice)',
     measured:
       `${neverSent.length} of ${totp.length} TOTP workflows; waits that met the deploy: ${metDeploy}; ` +
-      `not completed with a send in doubt: ${notCompleted.length - neverSent.length}; codes typed twice: ${typedTwice.length}`,
+      `AmbiguousRequest on a code with a send in doubt: ${ambiguousCode.length - neverSent.length}; codes typed twice: ${typedTwice.length}`,
     met: neverSent.length === 0 && typedTwice.length === 0,
     misses: [
       ...neverSent.map((w) => describeWorkflow(w, '; no send in doubt')),
@@ -89,6 +92,9 @@ export interface Disruptions {
   strikesAt: number[];
   deploy?: { startedAt: number; endedAt: number };
 }
+
+/** How the failure of a TOTP code's send begins (the activity's deliverOnce `what`). */
+const TYPING_TOTP = 'Typing a TOTP code';
 
 /** How long after an append a strike can still lose its answer: the workers' request timeout and the time to record it. */
 const DOUBT_WINDOW_MS = 15_000;

@@ -466,7 +466,9 @@ export class TaskSession {
         [{ ...request(), waitInWorkflow: true }],
       );
       if (!('notDueForMs' in answer)) return answer;
-      await sleep(answer.notDueForMs, { summary: `Wait for the next time step of TOTP secret ${this.input.totpSecretName}` });
+      await sleep(answer.notDueForMs, {
+        summary: `Wait for the next time step of TOTP secret ${this.input.totpSecretName}`,
+      });
       // The task may have ended during the wait (a code typed now would go nowhere).
       if (this.ended) throw this.taskEnded();
     }
