@@ -1,3 +1,4 @@
+// Slow: waits for TOTP time steps (up to 20 s), the secrets' own periods; the tests run side by side.
 // The one-time-code loop across time: a TOTP code waited for across a worker's shutdown, a 10-s
 // period, a workflow terminated during the wait, and a task that takes a code and later shows a
 // second code form. Real workers, a real dev server, the emulator over HTTP. The TOTP waits are

@@ -1,4 +1,5 @@
-// The patch IDs of browserTask's changes to its command sequence (DESIGN.md, "Safe upgrades"): a
+// The patch IDs of browserTask's changes to its command sequence (docs/design/recorded-histories.md,
+// "The rule"): a
 // workflow that ran before a change replays the old branch (patched() is false), one that meets
 // the change first runs the new branch and records a marker. Each ID stays until every release
 // that could have started a workflow without it is unsupported (then deprecatePatch()).
