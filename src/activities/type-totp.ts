@@ -7,7 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BrowserAIClient } from '../browserai';
 import { FailureType } from '../errors';
 import { codeInstruction } from '../workflows/input';
-import { deliverOnce } from './at-most-once';
+import { deliverOnce, notSent } from './at-most-once';
 import { executionAnswer } from './execution-answer';
 import { maskCodesInFailure } from './mask-codes';
 import type { TotpKeys } from './totp';
@@ -30,7 +30,13 @@ export async function typeTotpCode(
   let step: number;
   if (input.waitInWorkflow) {
     const due = keys.dueStep(secretName, input.afterStep, Date.now());
-    if ('waitMs' in due) return { notDueForMs: due.waitMs };
+    if ('waitMs' in due) {
+      // Recorded, so that a retry of this attempt (its answer lost: a worker killed before it
+      // reported, Temporal unreachable) sees that nothing was sent. It is the attempt's only
+      // heartbeat, so the SDK sends it at once.
+      Context.current().heartbeat(notSent());
+      return { notDueForMs: due.waitMs };
+    }
     step = due.step;
   } else {
     step = await waitForDueStep(keys, secretName, input.afterStep);

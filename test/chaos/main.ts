@@ -113,6 +113,9 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
         ...temporalReport.restarts.map((r) => r.at),
       ],
       deploy: killerReport.deploy,
+      ...(temporalReport.outage
+        ? { outage: { from: temporalReport.outage.at, to: temporalReport.outage.at + temporalReport.outage.pausedMs } }
+        : {}),
     },
   );
   const section = renderSection(

@@ -42,12 +42,15 @@ export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
  */
 function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow {
   const totp = started.filter((w) => w.kind === 'totp');
+  const { outage } = disruptions;
   const inDoubt = (w: WorkflowFacts) =>
     w.tasks.some(
       (t) =>
         t.appendsWithoutAnswer > 0 ||
-        t.appendTimes.some((at) =>
-          disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS),
+        t.appendTimes.some(
+          (at) =>
+            disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS) ||
+            (outage !== undefined && at >= outage.from - DOUBT_WINDOW_MS && at <= outage.to),
         ),
     );
   const ambiguousCode = totp.filter((w) => w.outcome === AMBIGUOUS && w.message?.startsWith(TYPING_TOTP));
@@ -90,6 +93,8 @@ export interface StrikesAtRequests {
 export interface Disruptions {
   /** SIGKILLs of workers and Temporal restarts, epoch ms: an answer BrowserAI gave just before may never be recorded. */
   strikesAt: number[];
+  /** The Temporal outage (paused), epoch ms: an answer given just before or during it may never be recorded. */
+  outage?: { from: number; to: number };
   deploy?: { startedAt: number; endedAt: number };
 }
 
