@@ -10,6 +10,7 @@ import {
   BrowserAIEmulator,
   DEFAULT_AWAITING_IDLE_CLOSE_MS,
   MAX_LARGE_BYTES,
+  NEXT_CODE_FORM_LINE,
   emulatorOptionsFromEnv,
   objectIdTime,
   parseScenario,
@@ -710,6 +711,28 @@ describe('task lifecycle (documented mode: the estimate, `started` and `progress
       documented.task(created.executionId)?.codeChecks.map(({ code, accepted }) => [code, accepted]),
       [
         ['111111', false],
+        ['222222', true],
+      ],
+    );
+  });
+
+  test('[code-forms=2]: a taken code lets the task run on (new results), then a second code form (a guess)', async () => {
+    const created = await create(['Log in, then pay [code-forms=2] [awaiting-lag=0]']);
+    const first = await waitForStatus(created.executionId, 'awaiting');
+    assert.equal(first.progress?.logs?.at(-1), 'Waiting for a one-time code');
+    const append = (code: string) =>
+      call('POST', `/tasks/${created.executionId}/instructions`, { instructions: [{ action: `Type ${code}` }] });
+    assert.equal((await append('111111')).status, 200);
+    await waitForStatus(created.executionId, 'running');
+    const second = await waitForStatus(created.executionId, 'awaiting');
+    assert.equal(second.progress?.logs?.at(-1), NEXT_CODE_FORM_LINE);
+    assert.equal((await results(created.executionId)).results.length, 2, 'the instructions ran after the first code');
+    assert.equal((await append('222222')).status, 200);
+    await waitForStatus(created.executionId, 'finalized');
+    assert.deepEqual(
+      documented.task(created.executionId)?.codeChecks.map(({ code, accepted }) => [code, accepted]),
+      [
+        ['111111', true],
         ['222222', true],
       ],
     );

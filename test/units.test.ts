@@ -1,5 +1,5 @@
 // Pure functions: poll scheduling, status categories, result trimming, input validation,
-// the UI details, Retry-After parsing, error kinds and the package version.
+// the UI details, Retry-After parsing, error kinds, when a TOTP code is due and the package version.
 // Unit tests: no Temporal server.
 
 import { describe, test } from 'node:test';
@@ -19,6 +19,7 @@ import type { TaskResultsSummary } from '../src/activities/types';
 import type { ResultEntry } from '../src/browserai/types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../src/version';
+import { TotpKeys, totpMinRemainingMs } from '../src/activities/totp';
 
 describe('nextPollDelay', () => {
   const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000, targetDetectionMs: 1_000 };
@@ -650,6 +651,31 @@ describe('kindForStatus', () => {
       assert.equal(kindForStatus(status, message, path), kind);
     });
   }
+});
+
+describe('when a TOTP code is due', () => {
+  const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+  const keys = new TotpKeys({ fast: { secret, period: 10 }, usual: secret });
+
+  test('the margin is 10 s, or half the step for periods under 20 s', () => {
+    assert.equal(totpMinRemainingMs(30_000), 10_000);
+    assert.equal(totpMinRemainingMs(20_000), 10_000);
+    assert.equal(totpMinRemainingMs(10_000), 5_000);
+  });
+
+  test('a 10-s step: due with 5 s or more left; otherwise the wait runs to the next step', () => {
+    const stepStart = 1_700_000_000_000; // a multiple of 10 s
+    assert.deepEqual(keys.dueStep('fast', -1, stepStart + 5_000), { step: stepStart / 10_000 });
+    assert.deepEqual(keys.dueStep('fast', -1, stepStart + 5_001), { waitMs: 4_999 + 5 });
+    // A step already typed is never typed again, however much of it is left.
+    assert.deepEqual(keys.dueStep('fast', stepStart / 10_000, stepStart + 1_000), { waitMs: 9_000 + 5 });
+  });
+
+  test('a 30-s step keeps the 10-s margin', () => {
+    const stepStart = 1_700_000_010_000; // a multiple of 30 s
+    assert.deepEqual(keys.dueStep('usual', -1, stepStart + 20_000), { step: stepStart / 30_000 });
+    assert.deepEqual(keys.dueStep('usual', -1, stepStart + 20_001), { waitMs: 9_999 + 5 });
+  });
 });
 
 describe('version', () => {

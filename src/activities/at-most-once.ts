@@ -79,7 +79,7 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
     return answer;
   } catch (err) {
     if (isBrowserAIError(err) && !err.mayHaveReachedServer) {
-      ctx.heartbeat({ phase: 'not-sent', attempt: ctx.info.attempt } satisfies DeliveryRecord<T>);
+      ctx.heartbeat(notSent());
     } else if (isBrowserAIError(err) && err.kind === 'MalformedAnswer' && err.executionId) {
       // Not ambiguous: BrowserAI named the task it made, so the workflow can stop it.
     } else if (isBrowserAIError(err) && delivery === 'at-most-once') {
@@ -116,6 +116,11 @@ function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T>
     }, waitMs);
   });
   return Promise.race([request, gaveUp]).finally(() => clearTimeout(timer));
+}
+
+/** The record of an attempt that sent nothing, for the next attempt to read (see deliverOnce). */
+export function notSent(): DeliveryRecord<never> {
+  return { phase: 'not-sent', attempt: Context.current().info.attempt };
 }
 
 function ambiguous(reason: string): ApplicationFailure {

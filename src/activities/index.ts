@@ -36,6 +36,7 @@ import type {
   TaskSnapshot,
   TotpCodeAnswer,
   TotpMask,
+  TotpNotDue,
   TypeTotpCodeInput,
   WebhookDeliveryInput,
   WebhookDeliveryOutput,
@@ -166,8 +167,11 @@ export function createActivities(
       return pollUntilStatusChanges({ client, durations, secretCodes }, input);
     },
 
-    /** Computes the current TOTP code of the named secret and types it, at most once; returns the time step, never the code. */
-    async browserAITypeTotpCode(input: TypeTotpCodeInput): Promise<TotpCodeAnswer> {
+    /**
+     * Computes the current TOTP code of the named secret and types it, at most once; returns the time step, never the
+     * code. With `waitInWorkflow`, a code not due yet is not waited for: the answer says how long until one is.
+     */
+    async browserAITypeTotpCode(input: TypeTotpCodeInput): Promise<TotpCodeAnswer | TotpNotDue> {
       return countingAmbiguous(typeTotpCode(client, totp, input));
     },
 

@@ -18,8 +18,16 @@ export interface TotpSecret {
 /** Secrets by name: the base32 secret alone, or with its parameters. Names are compared case-insensitively. */
 export type TotpSecrets = Record<string, string | TotpSecret>;
 
-/** A code is typed only with at least this long left in its time step: the site must still take it when BrowserAI types it. */
+/**
+ * A code is typed only with at least this long left in its time step (the site must still take it
+ * when BrowserAI types it), or half the step for periods under 20 s: a 10-s step never has 10 s left.
+ */
 export const TOTP_MIN_REMAINING_MS = 10_000;
+
+/** The time a code of a step of `periodMs` must have left to be typed (see TOTP_MIN_REMAINING_MS). */
+export function totpMinRemainingMs(periodMs: number): number {
+  return Math.min(TOTP_MIN_REMAINING_MS, periodMs / 2);
+}
 
 const NAME = /^[A-Za-z0-9_]{1,64}$/;
 const ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'];
@@ -100,6 +108,16 @@ export class TotpKeys {
     const { periodMs } = this.#key(name);
     const step = Math.floor(nowMs / periodMs);
     return { step, remainingMs: (step + 1) * periodMs - nowMs, periodMs };
+  }
+
+  /**
+   * The step whose code may be typed at `nowMs`: one later than `afterStep` (never a code twice)
+   * with at least totpMinRemainingMs left. Otherwise how long until the next step begins.
+   */
+  dueStep(name: string, afterStep: number, nowMs: number): { step: number } | { waitMs: number } {
+    const { step, remainingMs, periodMs } = this.stepAt(name, nowMs);
+    if (step > afterStep && remainingMs >= totpMinRemainingMs(periodMs)) return { step };
+    return { waitMs: remainingMs + 5 };
   }
 
   /** The code of a time step (RFC 6238: HOTP of the step counter). */

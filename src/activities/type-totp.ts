@@ -1,21 +1,23 @@
 // Typing a TOTP code: chosen, computed and sent inside one activity, so the workflow learns only
 // the time step (never the code). At most once, like every code (deliverOnce), and never a code
-// about to expire or one of a step already typed: the activity waits for the next step instead.
+// about to expire or one of a step already typed. When no code is due, the activity sends nothing
+// and answers how long until one is: the workflow waits with a timer (docs/design/totp-timing.md),
+// so a deploy or a crash during the wait loses nothing and needs no ambiguous retry.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BrowserAIClient } from '../browserai';
 import { FailureType } from '../errors';
 import { codeInstruction } from '../workflows/input';
-import { deliverOnce } from './at-most-once';
+import { deliverOnce, notSent } from './at-most-once';
 import { executionAnswer } from './execution-answer';
 import { maskCodesInFailure } from './mask-codes';
-import { TOTP_MIN_REMAINING_MS, type TotpKeys } from './totp';
-import type { TotpCodeAnswer, TypeTotpCodeInput } from './types';
+import type { TotpKeys } from './totp';
+import type { TotpCodeAnswer, TotpNotDue, TypeTotpCodeInput } from './types';
 
 export async function typeTotpCode(
   client: BrowserAIClient,
   keys: TotpKeys,
   input: TypeTotpCodeInput,
-): Promise<TotpCodeAnswer> {
+): Promise<TotpCodeAnswer | TotpNotDue> {
   const { executionId, secretName, delivery } = input;
   if (!keys.has(secretName)) {
     throw ApplicationFailure.nonRetryable(
@@ -24,11 +26,21 @@ export async function typeTotpCode(
       FailureType.TotpSecretNotFound,
     );
   }
-  const ctx = Context.current();
   const attemptStartedAtMs = Date.now();
-  // Waited for before the delivery starts, so the wait never counts against the request's time.
-  // (A retry whose attempt before it delivered waits needlessly, then returns that attempt's answer.)
-  const step = await stepToType(keys, secretName, input.afterStep, (ms) => ctx.sleep(ms));
+  let step: number;
+  if (input.waitInWorkflow) {
+    const due = keys.dueStep(secretName, input.afterStep, Date.now());
+    if ('waitMs' in due) {
+      // Recorded, so that a retry of this attempt (its answer lost: a worker killed before it
+      // reported, Temporal unreachable) sees that nothing was sent. It is the attempt's only
+      // heartbeat, so the SDK sends it at once.
+      Context.current().heartbeat(notSent());
+      return { notDueForMs: due.waitMs };
+    }
+    step = due.step;
+  } else {
+    step = await waitForDueStep(keys, secretName, input.afterStep);
+  }
   const { answer, totpStep } = await deliverOnce({
     what: `Typing a TOTP code into ${executionId}`,
     delivery,
@@ -52,18 +64,21 @@ export async function typeTotpCode(
 }
 
 /**
- * The step whose code to type: the current one if it has at least TOTP_MIN_REMAINING_MS left and
- * was not typed before, else the next (waited for).
+ * For workflows started before the wait moved into the workflow (they call without
+ * `waitInWorkflow`): the attempt waits for the step itself. It heartbeats while it waits, so it
+ * stops (its sleep is cancelled, nothing is sent) once its workflow is gone or cancels it. The
+ * heartbeat records no "not sent": a later heartbeat of the same attempt could be held back by
+ * the SDK's throttling, and a retry must never take a sent code for one that was not.
  */
-async function stepToType(
-  keys: TotpKeys,
-  name: string,
-  afterStep: number,
-  sleep: (ms: number) => Promise<void>,
-): Promise<number> {
+async function waitForDueStep(keys: TotpKeys, name: string, afterStep: number): Promise<number> {
+  const ctx = Context.current();
   for (;;) {
-    const { step, remainingMs } = keys.stepAt(name, Date.now());
-    if (step > afterStep && remainingMs >= TOTP_MIN_REMAINING_MS) return step;
-    await sleep(remainingMs + 5);
+    const due = keys.dueStep(name, afterStep, Date.now());
+    if ('step' in due) return due.step;
+    ctx.heartbeat({ phase: 'waiting-for-step' });
+    await ctx.sleep(Math.min(due.waitMs, WAIT_HEARTBEAT_MS));
   }
 }
+
+/** How often a waiting attempt heartbeats (the SDK sends fewer: it throttles them). */
+const WAIT_HEARTBEAT_MS = 1_000;

@@ -199,9 +199,20 @@ export interface TypeTotpCodeInput {
   delivery: Delivery;
   /** The task's other codes, masked in a failure's text. */
   codes?: string[];
+  /**
+   * Set by workflows from patch `totp-wait-in-workflow` on: an attempt never waits for a time
+   * step; when no code is due it sends nothing and answers {@link TotpNotDue}, and the workflow
+   * waits with a timer. Without it (workflows started before), the attempt waits itself.
+   */
+  waitInWorkflow?: boolean;
 }
 
 /** The append's answer and the time step whose code was typed (the code itself never leaves the activity). */
 export interface TotpCodeAnswer extends TaskExecutionAnswer {
   totpStep: number;
+}
+
+/** No code is due yet (too little left of this step, or this step was typed): nothing was sent. Ask again after this long. */
+export interface TotpNotDue {
+  notDueForMs: number;
 }

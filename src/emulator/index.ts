@@ -3,6 +3,7 @@
 export { BrowserAIEmulator, type EmulatorOptions, type RecordedRequest } from './server';
 export type { Fault, FaultAnswer } from './faults';
 export type { CodeCheck, EmulatedTask, TaskStatus } from './tasks';
+export type { EmulatorTotpSecret } from './totp-check';
 export type { Scenario, ScenarioSource } from './scenario';
 export type { BrowserConnection } from './browser-connection';
 export type { EngineError } from './engine-errors';
@@ -14,6 +15,7 @@ export {
   DEFAULT_AWAITING_LAG_MS,
   DEFAULT_AWAITING_IDLE_CLOSE_MS,
   MAX_LARGE_BYTES,
+  NEXT_CODE_FORM_LINE,
 } from './scenario';
 export {
   DEFAULT_EMULATOR_MODE,

@@ -22,6 +22,9 @@ export const DEFAULT_AWAITING_LAG_MS = 1_000;
  */
 export const DEFAULT_AWAITING_IDLE_CLOSE_MS = 5 * 60_000;
 
+/** What the emulator logs when a task meets its next code form (`[code-forms=N]`). A GUESS. */
+export const NEXT_CODE_FORM_LINE = 'Confirmation required: waiting for a one-time code';
+
 /** A one-time code as a person would type it: a standalone number of 4 to 8 digits. */
 const CODE_PATTERN = /(?<!\d)\d{4,8}(?!\d)/g;
 
@@ -47,6 +50,7 @@ const BIG_CREATE_MARKER = sizeMarker('big-create');
 const CRAFTED_RESULT_MARKER = sizeMarker('crafted-result');
 const DEEP_RESULT_MARKER = /\[deep-result\s*=\s*(\d{1,6})\s*\]/i;
 const REJECT_CODES_MARKER = /\[reject-codes\s*=\s*(\d{1,2})\s*\]/i;
+const CODE_FORMS_MARKER = /\[code-forms\s*=\s*(\d{1,2})\s*\]/i;
 const NEEDS_TOTP_MARKER = /\[needs-totp\s*=\s*([A-Za-z0-9_]{1,64})\s*\]/i;
 
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -76,6 +80,14 @@ export interface Scenario {
    * and asks again in `awaiting`, as it asks for the first code.
    */
   rejectCodes: number;
+  /**
+   * `[code-forms=2]` (implies `[needs-code]`; else 1): how many code forms the task meets. After a
+   * form takes its code, the task runs its instructions (new results, new progress lines) and
+   * then stops at the next form, as a payment confirmation follows a login. How BrowserAI shows a
+   * second form is a GUESS: nothing documents it; the emulator logs
+   * {@link NEXT_CODE_FORM_LINE} and waits in `awaiting`, as for the first.
+   */
+  codeForms: number;
   /**
    * `[needs-totp=NAME]`: a code task that accepts only the current TOTP code of the emulator's
    * secret NAME (`EmulatorOptions.totpSecrets`), checked for the time step in which it arrives.
@@ -148,12 +160,14 @@ export function parseScenario(
   const text = source.instructions.map((instruction) => instruction.action).join('\n');
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
   const rejectCodes = Number(REJECT_CODES_MARKER.exec(text)?.[1] ?? (has('rejects-code') ? 1 : 0));
+  const codeForms = Math.max(1, Number(CODE_FORMS_MARKER.exec(text)?.[1] ?? 1));
 
   return {
     durationMs:
       readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
-    needsCode: has('needs-code') || NEEDS_TOTP_MARKER.test(text) || rejectCodes > 0,
+    needsCode: has('needs-code') || NEEDS_TOTP_MARKER.test(text) || rejectCodes > 0 || codeForms > 1,
     rejectCodes,
+    codeForms,
     totpSecretName: NEEDS_TOTP_MARKER.exec(text)?.[1] ?? null,
     fail: has('fail'),
     largeResultBytes: readSize(text, LARGE_MARKER),

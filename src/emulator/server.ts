@@ -27,6 +27,7 @@ import { RandomFaults, randomFaultOptionsFrom, type RandomFaultKind, type Random
 import { SavedTaskStore } from './saved-tasks';
 import { DEFAULT_AWAITING_IDLE_CLOSE_MS, DEFAULT_AWAITING_LAG_MS } from './scenario';
 import { TaskStore, type DurationChooser, type EmulatedTask } from './tasks';
+import type { EmulatorTotpSecret } from './totp-check';
 
 /**
  * Options of `BrowserAIEmulator.start`: where it listens, its token, its mode, and the timings and faults of its
@@ -90,11 +91,12 @@ export interface EmulatorOptions {
    */
   logBrowserConnection?: boolean;
   /**
-   * The emulator's own copies of TOTP secrets (base32, 6 digits, 30 s, SHA-1), by name: a
+   * The emulator's own copies of TOTP secrets (base32, 6 digits, SHA-1; 30-s steps unless a
+   * `period` in seconds is given), by name: a
    * `[needs-totp=NAME]` task accepts only the code of secret NAME for the time step in which the
    * code arrives, as a site checking an authenticator code strictly would. Default none.
    */
-  totpSecrets?: Record<string, string>;
+  totpSecrets?: Record<string, EmulatorTotpSecret>;
   /**
    * Gives each API request (never /__emulator/ ones), with probability `rate`, one random fault.
    * Off by default; see also {@link BrowserAIEmulator.setRandomFaults}.

@@ -16,12 +16,13 @@ import { connectionLogLines, newBrowserConnection, newCustomerId, type BrowserCo
 import { NAVIGATION_FAILED, sessionClosedIdle, type EngineError } from './engine-errors';
 import { largeText } from './large-text';
 import { objectId } from './object-id';
-import { totpCodeMatches } from './totp-check';
+import { totpCodeMatches, type EmulatorTotpSecret } from './totp-check';
 import {
   CODE_WAIT_MS,
   DEFAULT_AWAITING_IDLE_CLOSE_MS,
   DEFAULT_AWAITING_LAG_MS,
   FAIL_ERROR,
+  NEXT_CODE_FORM_LINE,
   extractCodes,
   parseScenario,
   type Scenario,
@@ -121,7 +122,7 @@ export interface TaskSettings {
   /** Whether the engine's connection lines (with that password) are logged when the browser opens. */
   logConnection: boolean;
   /** The emulator's TOTP secrets by name, for `[needs-totp=NAME]` tasks. */
-  totpSecrets: Readonly<Record<string, string>>;
+  totpSecrets: Readonly<Record<string, EmulatorTotpSecret>>;
 }
 
 export type CommandOutcome = 'ok' | 'ended';
@@ -145,7 +146,7 @@ export class Task {
 
   private nextInstruction = 0;
   private codeSatisfied = false;
-  private readonly totpSecret: string | undefined;
+  private readonly totpSecret: EmulatorTotpSecret | undefined;
   private phase: Phase;
   private readonly logs: LogLine[] = [];
   private readonly entries: StoredEntry[] = [];
@@ -350,6 +351,11 @@ export class Task {
         refused ? 'The one-time code was not accepted. Waiting for a new one-time code' : 'Waiting for a one-time code',
       );
       this.waitIdle(at);
+    } else if (this.scenario.needsCode && this.codesAccepted() < this.scenario.codeForms) {
+      // The next code form (`[code-forms=N]`): it waits for a code of its own.
+      this.codeSatisfied = false;
+      this.log(at, NEXT_CODE_FORM_LINE);
+      this.waitIdle(at);
     } else if (this.scenario.fail) {
       const big = this.scenario.bigErrorBytes;
       // The cached text is shared between tasks, so a task keeps a reference, not a copy.
@@ -411,6 +417,10 @@ export class Task {
     this.codeSatisfied = accepted;
   }
 
+  private codesAccepted(): number {
+    return this.codeChecks.filter((check) => check.accepted).length;
+  }
+
   /** `[reject-codes=N]` refuses the first N codes; `[needs-totp=NAME]` takes only the current code of its secret. */
   private accepts(code: string, now: number): boolean {
     if (this.codeChecks.length < this.scenario.rejectCodes) return false;
@@ -455,7 +465,7 @@ export interface TaskStoreOptions {
   /** Whether tasks log their browser connection URL (with its password); default true. */
   logBrowserConnection?: boolean;
   /** The emulator's TOTP secrets by name (see `EmulatorOptions.totpSecrets`). */
-  totpSecrets?: Record<string, string>;
+  totpSecrets?: Record<string, EmulatorTotpSecret>;
 }
 
 export class TaskStore {

@@ -12,7 +12,7 @@ export interface ChaosConfig {
   seed: number;
   /** From the first workflow start; then the run stops and reports what it has. */
   deadlineMs: number;
-  /** Shares of plain, one-time-code, cancelled and failing workflows (any scale: normalised). */
+  /** Shares of plain, one-time-code, cancelled, failing and TOTP workflows (any scale: normalised). */
   mix: Mix;
   /** Chance that an emulator request gets a random fault. */
   faultRate: number;
@@ -42,7 +42,8 @@ export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_
   --workers N           worker processes on the task queue (default 3)
   --seed N              seeds the plan, the kill schedule and the emulator's faults (default 1)
   --deadline D          stop and report after this long from the first start (default 8m)
-  --mix P,O,C,F         shares of plain, one-time-code, cancelled, failing workflows (default 45,30,15,10)
+  --mix P,O,C,F,T       shares of plain, one-time-code, cancelled, failing, TOTP workflows
+                        (default 40,25,15,10,10; TOTP ones start around the deploy)
   --fault-rate R        chance of a random emulator fault per request (default 0.05)
   --start-spread D      spread the starts over this long (default 30s)
   --kill-every A-B      SIGKILL one worker every A to B (default 5s-10s)
@@ -108,7 +109,7 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     workers: integer('workers', get('workers', '3'), 1),
     seed: integer('seed', get('seed', '1'), 0),
     deadlineMs: duration('deadline', get('deadline', '8m')),
-    mix: mix(get('mix', '45,30,15,10')),
+    mix: mix(get('mix', '40,25,15,10,10')),
     faultRate: fraction('fault-rate', get('fault-rate', '0.05')),
     startSpreadMs: duration('start-spread', get('start-spread', '30s'), 0),
     killMinMs,
@@ -125,17 +126,19 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   };
 }
 
-/** `45,30,15,10` or `plain=45,otp=30,cancel=15,fail=10` (kinds left out get 0). */
+/** `40,25,15,10,10` or `plain=40,otp=25,cancel=15,fail=10,totp=10` (kinds left out get 0). */
 function mix(raw: string): Mix {
-  const kinds: WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail'];
-  const result: Mix = { plain: 0, otp: 0, cancel: 0, fail: 0 };
+  const kinds: WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail', 'totp'];
+  const result: Mix = { plain: 0, otp: 0, cancel: 0, fail: 0, totp: 0 };
   const parts = raw.split(',').map((part) => part.trim());
   parts.forEach((part, i) => {
     const named = /^([a-z]+)=(.+)$/.exec(part);
     const kind = (named ? named[1] : kinds[i]) as WorkflowKind | undefined;
     const value = Number(named ? named[2] : part);
     if (!kind || !kinds.includes(kind) || !Number.isFinite(value) || value < 0) {
-      throw new Error(`--mix must be four shares "P,O,C,F" or "plain=..,otp=..,cancel=..,fail=.." (got "${raw}")`);
+      throw new Error(
+        `--mix must be up to five shares "P,O,C,F,T" or "plain=..,otp=..,cancel=..,fail=..,totp=.." (got "${raw}")`,
+      );
     }
     result[kind] = value;
   });

@@ -2,7 +2,7 @@
 // failure type, the execution ID the workflow recorded) and what BrowserAI holds (tasks created
 // for the workflow, codes typed, stops received, tasks still running).
 import type { BrowserTasks } from '../../src/starters/tasks';
-import type { BrowserAIEmulator, EmulatedTask } from '../../src/emulator';
+import type { BrowserAIEmulator, EmulatedTask, RecordedRequest } from '../../src/emulator';
 import { BrowserAIExecutionId } from '../../src/workflows/search-attributes';
 import { isAppend, isCreate, workflowIdOfTask, type TaskView } from './emulator-watch';
 import { EXPECTED_OUTCOME, type WorkflowKind } from './plan';
@@ -14,6 +14,12 @@ export interface TaskFacts {
   status: string;
   stopCommands: number;
   codesReceived: string[];
+  /** When each code arrived and whether the task took it (TOTP tasks: the refused one, then the next step's). */
+  codeChecks: Array<{ at: number; accepted: boolean }>;
+  /** Appends to it whose answer never arrived whole (a hang, a dropped connection, a 5xx): sends in doubt. */
+  appendsWithoutAnswer: number;
+  /** When each append to it reached the emulator (epoch ms). */
+  appendTimes: number[];
   /** Epoch ms, or null while it runs or awaits. */
   endedAt: number | null;
 }
@@ -59,9 +65,25 @@ export async function gatherFacts(
   tasks: BrowserTasks,
 ): Promise<ChaosFacts> {
   const byWorkflow = view.refresh();
+  const requests = emulator.requests;
+  const createsOrAppends = requests.filter((r) => isCreate(r) || isAppend(r));
+  const withoutAnswer = createsOrAppends.filter((r) => r.fault === 'hang' || r.fault === 'drop' || r.status >= 500);
+  const appendTarget = (request: RecordedRequest) => decodeURIComponent(request.path.split('/')[2] ?? '');
+  const appendsWithoutAnswer = new Map<string, number>();
+  for (const request of withoutAnswer.filter(isAppend)) {
+    const executionId = appendTarget(request);
+    appendsWithoutAnswer.set(executionId, (appendsWithoutAnswer.get(executionId) ?? 0) + 1);
+  }
+  const appendTimes = new Map<string, number[]>();
+  for (const request of requests.filter(isAppend)) {
+    const executionId = appendTarget(request);
+    appendTimes.set(executionId, [...(appendTimes.get(executionId) ?? []), request.at]);
+  }
   const workflows = await mapLimit(records, 20, async (record): Promise<WorkflowFacts> => {
     const { plan } = record;
-    const own = (byWorkflow.get(plan.workflowId) ?? []).map(taskFacts);
+    const own = (byWorkflow.get(plan.workflowId) ?? []).map((task) =>
+      taskFacts(task, appendsWithoutAnswer.get(task.executionId) ?? 0, appendTimes.get(task.executionId) ?? []),
+    );
     const problems = [record.startError, record.codeError, record.cancelError, record.resultError].filter(
       (p): p is string => Boolean(p),
     );
@@ -89,8 +111,6 @@ export async function gatherFacts(
     };
   });
 
-  const requests = emulator.requests;
-  const createsOrAppends = requests.filter((r) => isCreate(r) || isAppend(r));
   return {
     workflows,
     runningTasks: emulator
@@ -102,19 +122,20 @@ export async function gatherFacts(
       creates: requests.filter(isCreate).length,
       appends: requests.filter(isAppend).length,
       // Answers that never arrived whole: a hang, a dropped connection or a 5xx (a 429 is provably not sent).
-      createsOrAppendsWithoutAnswer: createsOrAppends.filter(
-        (r) => r.fault === 'hang' || r.fault === 'drop' || r.status >= 500,
-      ).length,
+      createsOrAppendsWithoutAnswer: withoutAnswer.length,
     },
   };
 }
 
-function taskFacts(task: EmulatedTask): TaskFacts {
+function taskFacts(task: EmulatedTask, appendsWithoutAnswer: number, appendTimes: number[]): TaskFacts {
   return {
     executionId: task.executionId,
     status: task.status,
     stopCommands: task.stopCommands,
     codesReceived: task.codesReceived,
+    codeChecks: task.codeChecks.map(({ at, accepted }) => ({ at, accepted })),
+    appendsWithoutAnswer,
+    appendTimes,
     endedAt: task.endedAt,
   };
 }

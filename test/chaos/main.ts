@@ -8,7 +8,7 @@ import { commandLine, readConfig, USAGE, type ChaosConfig } from './config';
 import { RequestWatcher, TaskView } from './emulator-watch';
 import { gatherFacts } from './facts';
 import { runKiller, type KillerReport } from './killer';
-import { planWorkflows } from './plan';
+import { CHAOS_TOTP_NAME, CHAOS_TOTP_SECRET, planWorkflows } from './plan';
 import { Random } from '../../dev/random';
 import { renderSection, writeSection } from './report';
 import { runWorkflows, type WorkflowRecord } from './run';
@@ -39,6 +39,7 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
   const plans = planWorkflows(config, new Random(config.seed));
   log(`starting the Temporal dev server and the emulator (fault rate ${config.faultRate}, seed ${config.seed})`);
   const stack = (running.stack = await startChaosStack({ faultRate: config.faultRate, seed: config.seed }));
+  const totpSecret = { [`BROWSERAI_TOTP_SECRET_${CHAOS_TOTP_NAME.toUpperCase()}`]: CHAOS_TOTP_SECRET };
   const pool = (running.pool = new WorkerPool(
     config.workers,
     workerEnvironment({
@@ -48,6 +49,7 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
       browserAIToken: stack.emulator.apiToken,
       shutdownGraceMs: config.shutdownGraceMs,
       requestTimeoutMs: config.requestTimeoutMs,
+      extra: totpSecret,
     }),
   ));
   log(`waiting for ${config.workers} workers to poll the task queue (each bundles the workflow code first)`);
@@ -99,10 +101,23 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
   const killerReport: KillerReport = (await within(30_000, killer)) ?? { kills: [], skipped: 0 };
   const temporalReport: TemporalFaultsReport = (await within(60_000, temporalFaults)) ?? { restarts: [] };
   const facts = await gatherFacts(records, stack.emulator, view, stack.tasks);
-  const rows = evaluateTargets(facts, {
-    workerKills: killerReport.kills.filter((k) => k.trigger === 'create' || k.trigger === 'append').length,
-    temporalRestarts: temporalReport.restarts.filter((r) => r.trigger !== 'timer').length,
-  });
+  const rows = evaluateTargets(
+    facts,
+    {
+      workerKills: killerReport.kills.filter((k) => k.trigger === 'create' || k.trigger === 'append').length,
+      temporalRestarts: temporalReport.restarts.filter((r) => r.trigger !== 'timer').length,
+    },
+    {
+      strikesAt: [
+        ...killerReport.kills.filter((k) => k.signal === 'SIGKILL').map((k) => k.at),
+        ...temporalReport.restarts.map((r) => r.at),
+      ],
+      deploy: killerReport.deploy,
+      ...(temporalReport.outage
+        ? { outage: { from: temporalReport.outage.at, to: temporalReport.outage.at + temporalReport.outage.pausedMs } }
+        : {}),
+    },
+  );
   const section = renderSection(
     config,
     {

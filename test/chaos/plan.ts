@@ -1,12 +1,20 @@
 // What the run will do, decided up front from the seed: which workflows, of which kind, started
-// when, with which one-time code and when they are cancelled. The workflow ID is written into
+// when, with which one-time code and when they are cancelled. TOTP workflows start around the
+// deploy, so their waits for a time step meet it. The workflow ID is written into
 // the first instruction so every task the emulator holds can be traced back to its workflow.
 import type { BrowserTaskInput } from '../../src/workflows/input';
 import type { Mix } from './config';
 import type { Random } from '../../dev/random';
 
-export type WorkflowKind = 'plain' | 'otp' | 'cancel' | 'fail';
-export const KINDS: readonly WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail'];
+export type WorkflowKind = 'plain' | 'otp' | 'cancel' | 'fail' | 'totp';
+export const KINDS: readonly WorkflowKind[] = ['plain', 'otp', 'cancel', 'fail', 'totp'];
+
+/** The TOTP secret the workers hold and the emulator checks (30-s steps, the default). */
+export const CHAOS_TOTP_NAME = 'chaos';
+export const CHAOS_TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+/** TOTP workflows start this long before the deploy, spread over TOTP_START_SPREAD_MS. */
+const TOTP_START_LEAD_MS = 15_000;
+const TOTP_START_SPREAD_MS = 30_000;
 
 /** How each kind should end when nothing goes wrong. */
 export const EXPECTED_OUTCOME: Record<WorkflowKind, string> = {
@@ -14,6 +22,7 @@ export const EXPECTED_OUTCOME: Record<WorkflowKind, string> = {
   otp: 'completed',
   cancel: 'cancelled',
   fail: 'failed: BrowserAITaskFailed',
+  totp: 'completed',
 };
 
 /** Running time of the emulated task, in seconds (a one-time-code task runs this long after the code). */
@@ -23,6 +32,7 @@ const TASK_SECONDS: Record<WorkflowKind, [number, number]> = {
   // Long enough that a cancel a few seconds in always meets a running task.
   cancel: [20, 40],
   fail: [3, 10],
+  totp: [3, 10],
 };
 
 export interface PlannedWorkflow {
@@ -61,7 +71,7 @@ export function workflowIdInInstruction(action: string | undefined): string | un
 }
 
 export function planWorkflows(
-  options: { workflows: number; mix: Mix; startSpreadMs: number; deadlineMs: number },
+  options: { workflows: number; mix: Mix; startSpreadMs: number; deadlineMs: number; deployAtMs: number },
   rng: Random,
 ): PlannedWorkflow[] {
   const counts = countsByKind(options.workflows, options.mix);
@@ -72,15 +82,21 @@ export function planWorkflows(
     const workflowId = `chaos-${String(index + 1).padStart(width, '0')}-${kind}`;
     const [min, max] = TASK_SECONDS[kind];
     const taskSeconds = rng.int(min, max);
+    // A TOTP task refuses its first code, so the worker must wait for a later step (up to 30 s)
+    // before it types the second: the wait a deploy meets.
     const markers = [
       kind === 'otp' ? '[needs-code]' : '',
+      kind === 'totp' ? `[needs-totp=${CHAOS_TOTP_NAME}] [rejects-code]` : '',
       kind === 'fail' ? '[fail]' : '',
       `[duration=${taskSeconds}s]`,
     ].filter(Boolean);
     const planned: PlannedWorkflow = {
       workflowId,
       kind,
-      startAtMs: Math.round(rng.next() * options.startSpreadMs),
+      startAtMs:
+        kind === 'totp'
+          ? Math.max(0, options.deployAtMs - TOTP_START_LEAD_MS + Math.round(rng.next() * TOTP_START_SPREAD_MS))
+          : Math.round(rng.next() * options.startSpreadMs),
       taskSeconds,
       input: {
         instructions: [{ action: `Chaos task ${workflowId} ${markers.join(' ')}` }],
@@ -91,6 +107,7 @@ export function planWorkflows(
         polling: { initialIntervalMs: 500, maxIntervalMs: 3_000, heartbeatTimeoutMs: 10_000 },
         // Past the deadline: a workflow never fails TaskTimeout inside the run, it is "not closed".
         timeoutMs: options.deadlineMs + 10 * 60_000,
+        ...(kind === 'totp' ? { totpSecretName: CHAOS_TOTP_NAME } : {}),
       },
     };
     if (kind === 'otp') {

@@ -73,7 +73,8 @@ function settings(config: ChaosConfig, run: RunSummary, facts: ChaosFacts): stri
     `- **Workflows**: ${config.workflows}, started over the first ${formatDuration(config.startSpreadMs)} through \`BrowserTasks.start\`: ` +
       `${counts.plain} plain (\`[duration=3–20s]\`), ${counts.otp} one-time-code (\`[needs-code]\`, a unique 6-digit code submitted once the task awaits it), ` +
       `${counts.cancel} cancelled (${cancelAt('create')} right as their create reached BrowserAI, ${cancelAt('running')} a random 1–5 s after their task was seen running), ` +
-      `${counts.fail} failing (\`[fail]\`). Polling 0.5–3 s, heartbeat timeout 10 s.`,
+      `${counts.fail} failing (\`[fail]\`), ${counts.totp} TOTP (\`[needs-totp=chaos] [rejects-code]\`: the worker types the code, the first is refused, ` +
+      `so it waits up to a 30-s step for the next; started over the 30 s from 15 s before the deploy). Polling 0.5–3 s, heartbeat timeout 10 s.`,
     `- **Workers**: ${config.workers} processes of \`node lib/src/worker.js\` on one task queue; WORKER_SHUTDOWN_GRACE_MS ${config.shutdownGraceMs}, ` +
       `BROWSERAI_REQUEST_TIMEOUT_MS ${config.requestTimeoutMs}; ${run.workerStarts} worker processes started in all; ` +
       `${run.workerCrashes} exited without being told to.`,

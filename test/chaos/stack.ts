@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { RestartableDevServer } from '../../dev/dev-server';
 import { BrowserTasks } from '../../src/starters/tasks';
 import { BrowserAIEmulator, RANDOM_FAULT_KINDS } from '../../src/emulator';
+import { CHAOS_TOTP_NAME, CHAOS_TOTP_SECRET } from './plan';
 
 export const TASK_QUEUE = 'chaos';
 
@@ -23,6 +24,7 @@ export async function startChaosStack(options: { faultRate: number; seed: number
     RestartableDevServer.start(),
     BrowserAIEmulator.start({
       randomFaults: { rate: options.faultRate, seed: options.seed, kinds: [...RANDOM_FAULT_KINDS] },
+      totpSecrets: { [CHAOS_TOTP_NAME]: CHAOS_TOTP_SECRET },
     }),
   ]);
   // The client reconnects by itself after a restart, as a service's client would.

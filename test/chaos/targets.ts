@@ -32,6 +32,53 @@ export function describeWorkflow(w: WorkflowFacts, extra = ''): string {
   return `\`${w.workflowId}\` (${w.kind}, ${w.outcome}${w.message ? `: ${shorten(w.message, 200)}` : ''}; ${tasks}${extra}${problems})`;
 }
 
+/**
+ * TOTP tasks across the deploy: each refuses its first code, so the worker waits up to a step for
+ * the next one, and the deploy (and the kills) meet some of those waits. A wait must never turn
+ * into a stopped task: a TOTP workflow that failed AmbiguousRequest on typing its code although
+ * none of its appends was in doubt (left without a whole answer, or a kill or Temporal restart
+ * right after one) was stopped for a code never sent. (An ambiguous create is the create row's
+ * business.) A code typed twice is a miss too.
+ */
+function totpRow(started: WorkflowFacts[], disruptions: Disruptions): TargetRow {
+  const totp = started.filter((w) => w.kind === 'totp');
+  const { outage } = disruptions;
+  const inDoubt = (w: WorkflowFacts) =>
+    w.tasks.some(
+      (t) =>
+        t.appendsWithoutAnswer > 0 ||
+        t.appendTimes.some(
+          (at) =>
+            disruptions.strikesAt.some((strike) => strike >= at && strike - at <= DOUBT_WINDOW_MS) ||
+            (outage !== undefined && at >= outage.from - DOUBT_WINDOW_MS && at <= outage.to),
+        ),
+    );
+  const ambiguousCode = totp.filter((w) => w.outcome === AMBIGUOUS && w.message?.startsWith(TYPING_TOTP));
+  const neverSent = ambiguousCode.filter((w) => !inDoubt(w));
+  const typedTwice = totp.filter((w) => w.tasks.some((t) => new Set(t.codesReceived).size < t.codesReceived.length));
+  const { deploy } = disruptions;
+  const metDeploy = deploy
+    ? totp.filter((w) =>
+        w.tasks.some((t) => {
+          const [refused, next] = t.codeChecks;
+          return refused !== undefined && refused.at < deploy.endedAt && (next?.at ?? Infinity) > deploy.startedAt;
+        }),
+      ).length
+    : 0;
+  return {
+    measure: 'TOTP tasks stopped for a code never sent (the wait for a time step met by the deploy and the kills)',
+    target: '0 (and no TOTP code typed twice)',
+    measured:
+      `${neverSent.length} of ${totp.length} TOTP workflows; waits that met the deploy: ${metDeploy}; ` +
+      `AmbiguousRequest on a code with a send in doubt: ${ambiguousCode.length - neverSent.length}; codes typed twice: ${typedTwice.length}`,
+    met: neverSent.length === 0 && typedTwice.length === 0,
+    misses: [
+      ...neverSent.map((w) => describeWorkflow(w, '; no send in doubt')),
+      ...typedTwice.map((w) => describeWorkflow(w, '; a TOTP code typed twice')),
+    ],
+  };
+}
+
 function shorten(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -42,7 +89,22 @@ export interface StrikesAtRequests {
   temporalRestarts: number;
 }
 
-export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): TargetRow[] {
+/** What may leave a send in doubt, and the deploy (for the TOTP row). */
+export interface Disruptions {
+  /** SIGKILLs of workers and Temporal restarts, epoch ms: an answer BrowserAI gave just before may never be recorded. */
+  strikesAt: number[];
+  /** The Temporal outage (paused), epoch ms: an answer given just before or during it may never be recorded. */
+  outage?: { from: number; to: number };
+  deploy?: { startedAt: number; endedAt: number };
+}
+
+/** How the failure of a TOTP code's send begins (the activity's deliverOnce `what`). */
+const TYPING_TOTP = 'Typing a TOTP code';
+
+/** How long after an append a strike can still lose its answer: the workers' request timeout and the time to record it. */
+const DOUBT_WINDOW_MS = 15_000;
+
+export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests, disruptions: Disruptions): TargetRow[] {
   const started = facts.workflows.filter((w) => w.outcome !== 'not started');
   const ambiguous = started.filter((w) => w.outcome === AMBIGUOUS);
   const rows: TargetRow[] = [];
@@ -143,6 +205,8 @@ export function evaluateTargets(facts: ChaosFacts, strikes: StrikesAtRequests): 
     met: stoppedAnyway.length === 0,
     misses: stoppedAnyway.map((w) => describeWorkflow(w)),
   });
+
+  rows.push(totpRow(started, disruptions));
 
   const unexpected = facts.workflows.filter(
     (w) => w.outcome !== w.expected && w.outcome !== AMBIGUOUS && w.outcome !== 'not closed',

@@ -234,6 +234,7 @@ export async function storedHistory(client: Client, workflowId: string): Promise
 export async function startWorkerOn(
   stack: Pick<Stack, 'env' | 'browserai'>,
   taskQueue: string,
+  codeLoop?: Pick<BrowserAIWorkerOptions, 'totpSecrets' | 'webhooks'>,
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const worker = await createWorker({
     connection: stack.env.nativeConnection,
@@ -242,6 +243,7 @@ export async function startWorkerOn(
     client: stack.browserai,
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: 1_000,
+    ...codeLoop,
   });
   const running = worker.run();
   return {

@@ -6,6 +6,9 @@ import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@tempor
 import type { BrowserAIActivities } from '../../activities';
 import { fairnessKeyOf, type BrowserTaskInput } from '../input';
 
+/** A TOTP attempt that only computes and sends: a send's time (request timeout 30 s and the time to record the answer). */
+export const TOTP_SEND_TIMEOUT_MS = 60_000;
+
 export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>) {
   const { taskQueue, priorityKey, fairnessWeight, retry: pacing } = input.activityOptions ?? {};
   const priority = {
@@ -71,8 +74,10 @@ export function sessionActivities(input: Pick<BrowserTaskInput, 'project' | 'act
   );
 
   /**
-   * A TOTP code: like an append (at most once), but the activity may first wait up to one time step
-   * (30 s by default) for a code that is not about to expire, so it gets two minutes per attempt.
+   * A TOTP code: like an append (at most once). Workflows started before patch
+   * `totp-wait-in-workflow` call an activity that first waits up to one time step (30 s by default)
+   * for a code that is not about to expire, so it gets two minutes per attempt; newer ones wait
+   * with a timer and give each attempt TOTP_SEND_TIMEOUT_MS.
    */
   const totp = proxyActivities<BrowserAIActivities>(
     placed({

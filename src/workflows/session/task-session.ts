@@ -16,6 +16,7 @@ import {
   isCancellation,
   log,
   patched,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -24,7 +25,9 @@ import type {
   CreatedTask,
   TaskResultsSummary,
   TaskSnapshot,
+  TotpCodeAnswer,
   TotpMask,
+  TypeTotpCodeInput,
 } from '../../activities/types';
 import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
@@ -48,7 +51,8 @@ import {
   type InputRequestWait,
   type TaskFinished,
 } from '../messages';
-import { sessionActivities, type SessionActivities } from './activities';
+import { TOTP_WAIT_IN_WORKFLOW } from '../patches';
+import { TOTP_SEND_TIMEOUT_MS, sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';
 import { InputWaiters } from './input-waiters';
@@ -420,22 +424,7 @@ export class TaskSession {
     const executionId = this.#record.executionId!;
     const sender = this.outbox.sendForever(
       (item) => {
-        if (item.totp) {
-          return this.#activities.typeTotpCode.executeWithOptions(
-            { summary: `Type the TOTP code of secret ${this.input.totpSecretName} into ${executionId}` },
-            [
-              {
-                executionId,
-                secretName: this.input.totpSecretName!,
-                codeInstructionTemplate: this.input.codeInstructionTemplate,
-                afterStep: Math.max(-1, ...this.#requests.totpSteps),
-                awaitable: this.input.awaitable,
-                delivery: this.#settings.delivery,
-                ...this.#codes.toMask,
-              },
-            ],
-          );
-        }
+        if (item.totp) return this.#typeTotpCode(executionId);
         const what = item.code
           ? 'Send one-time code'
           : item.kind === 'replace'
@@ -456,6 +445,41 @@ export class TaskSession {
       () => (this.ended ? this.taskEnded() : null),
     );
     sender.catch(() => undefined); // ends with the workflow's scope; its failures are outcomes
+  }
+
+  /**
+   * Types the TOTP code once one is due. The activity only computes and sends: when no code is due
+   * (too little left of the step, or the step was typed), it answers how long until one is and
+   * this workflow waits with a timer, so a deploy or a crash during the wait loses nothing
+   * (docs/design/totp-timing.md). Workflows that ran before keep the activity that waits itself.
+   */
+  async #typeTotpCode(executionId: string): Promise<TotpCodeAnswer> {
+    const summary = `Type the TOTP code of secret ${this.input.totpSecretName} into ${executionId}`;
+    const request = (): TypeTotpCodeInput => ({
+      executionId,
+      secretName: this.input.totpSecretName!,
+      codeInstructionTemplate: this.input.codeInstructionTemplate,
+      afterStep: Math.max(-1, ...this.#requests.totpSteps),
+      awaitable: this.input.awaitable,
+      delivery: this.#settings.delivery,
+      ...this.#codes.toMask,
+    });
+    if (!patched(TOTP_WAIT_IN_WORKFLOW)) {
+      return (await this.#activities.typeTotpCode.executeWithOptions({ summary }, [request()])) as TotpCodeAnswer;
+    }
+    for (;;) {
+      const answer = await this.#activities.typeTotpCode.executeWithOptions(
+        // The attempt never waits for a step: it gets a send's time, whatever the period.
+        { summary, startToCloseTimeout: TOTP_SEND_TIMEOUT_MS },
+        [{ ...request(), waitInWorkflow: true }],
+      );
+      if (!('notDueForMs' in answer)) return answer;
+      await sleep(answer.notDueForMs, {
+        summary: `Wait for the next time step of TOTP secret ${this.input.totpSecretName}`,
+      });
+      // The task may have ended during the wait (a code typed now would go nowhere).
+      if (this.ended) throw this.taskEnded();
+    }
   }
 
   #onSent(item: OutgoingInstructions, outcome: SendOutcome): void {
@@ -576,6 +600,7 @@ export class TaskSession {
       sinceMs: since,
       timesOutAtMs: Math.min(since + this.#settings.awaitingInputTimeoutMs, this.#deadlineMs),
       progress: this.#shown.progress,
+      output: record.result,
       secrets: this.#codes.secrets,
     });
     if (begun.refusedCode === 'code') this.#codes.lastTypedRefused();
