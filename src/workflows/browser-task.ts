@@ -11,6 +11,7 @@ import {
   stateQuery,
   submitCodeSignal,
 } from './messages';
+import { slotGrantedSignal } from './fleet/messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
 import { whenVersioned } from './versioning';
@@ -83,6 +84,7 @@ function handleMessages(session: TaskSession): void {
     },
   });
   setHandler(stateQuery, () => session.view());
+  setHandler(slotGrantedSignal, () => session.slotGranted());
 }
 
 /**

@@ -8,8 +8,20 @@
 export { browserTask } from './browser-task';
 export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedTaskCallOptions } from './saved-tasks';
 export { browserAIWebhook } from './webhook-delivery';
+export { browserAIFleetLimiter } from './fleet/limiter';
 export * from './messages';
 export * from './search-attributes';
+export {
+  acquireSlotUpdate,
+  limiterStateQuery,
+  releaseSlotSignal,
+  slotGrantedSignal,
+  type FleetLimits,
+  type LimiterState,
+  type SlotAnswer,
+  type SlotHolder,
+  type SlotRequest,
+} from './fleet/messages';
 export { FailureType, type FailureTypeName } from '../errors';
 export {
   DEFAULTS,
