@@ -5,7 +5,7 @@
 import { Context, log } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
-  acquireSlotUpdate,
+  acquireSlotsUpdate,
   releaseSlotSignal,
   type FleetLimits,
   type SlotAnswer,
@@ -43,6 +43,8 @@ export const DEFAULT_CHECK_INTERVAL_MS = 60_000;
 const LIMITER_ID_PREFIX = 'browserai-fleet-limiter-';
 /** The limiter's workflow type (workflows/fleet/limiter.ts), by name: activities load no workflow code. */
 const LIMITER_WORKFLOW_TYPE = 'browserAIFleetLimiter';
+/** The most acquires in one update: well under Temporal's 2 MB payload limit. */
+const MAX_BATCH = 500;
 
 /** Problems of the options, for the worker to refuse at start. */
 export function fleetLimitProblems(options: FleetLimitOptions): string[] {
@@ -85,18 +87,45 @@ export class FleetLimit {
   /**
    * Asks the limiter (starting it if none runs) for a slot: held now, or a place in line. Asking
    * again for a workflow that holds one or waits changes nothing, so a retried create is safe.
+   * The creates of this worker that ask at the same time go in one update: Temporal lets a
+   * workflow have only 10 updates in flight, so a burst of single acquires would be refused.
    */
-  async acquire(client: Client, request: SlotRequest, workflowTaskQueue: string): Promise<SlotAnswer> {
-    return client.workflow.executeUpdateWithStart(acquireSlotUpdate, {
-      args: [{ ...request, limits: this.limits }],
-      startWorkflowOperation: new WithStartWorkflowOperation(LIMITER_WORKFLOW_TYPE, {
-        workflowId: this.limiterId,
-        taskQueue: this.taskQueue ?? workflowTaskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        args: [this.limits],
-        staticSummary: 'BrowserAI fleet limiter: how many BrowserAI tasks run at once',
-      }),
+  acquire(client: Client, request: SlotRequest, workflowTaskQueue: string): Promise<SlotAnswer> {
+    return new Promise<SlotAnswer>((resolve, reject) => {
+      this.#asking.push({ request, resolve, reject });
+      void this.#send(client, workflowTaskQueue);
     });
+  }
+
+  readonly #asking: { request: SlotRequest; resolve: (a: SlotAnswer) => void; reject: (e: unknown) => void }[] = [];
+  #sending = false;
+
+  async #send(client: Client, workflowTaskQueue: string): Promise<void> {
+    if (this.#sending) return;
+    this.#sending = true;
+    try {
+      while (this.#asking.length > 0) {
+        const batch = this.#asking.splice(0, MAX_BATCH);
+        try {
+          const answers = await client.workflow.executeUpdateWithStart(acquireSlotsUpdate, {
+            args: [{ requests: batch.map((asked) => asked.request), limits: this.limits }],
+            startWorkflowOperation: new WithStartWorkflowOperation(LIMITER_WORKFLOW_TYPE, {
+              workflowId: this.limiterId,
+              taskQueue: this.taskQueue ?? workflowTaskQueue,
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              args: [this.limits],
+              staticSummary: 'BrowserAI fleet limiter: how many BrowserAI tasks run at once',
+            }),
+          });
+          batch.forEach((asked, i) => asked.resolve(answers[i]!));
+        } catch (err) {
+          // Each create's activity retries on its own.
+          for (const asked of batch) asked.reject(err);
+        }
+      }
+    } finally {
+      this.#sending = false;
+    }
   }
 
   /** Frees a slot a create took but will never use (the create was refused for good). */

@@ -57,6 +57,7 @@ async function acquireSlot(
   place: SlotPlace,
   project: string,
 ): Promise<{ limiterId: string } | WaitingForSlot> {
+  if (place.heldFrom) return { limiterId: place.heldFrom };
   const { workflowId, runId, taskQueue, priority, fairnessKey, fairnessWeight } = place;
   const answer = await fleet.acquire(
     Context.current().client,

@@ -35,6 +35,8 @@ export interface SlotPlace {
   priority: number;
   fairnessKey: string;
   fairnessWeight: number;
+  /** The limiter that granted the workflow a slot already (after a wait): the create asks it for none. */
+  heldFrom?: string;
 }
 
 /** The create found no free fleet slot and sent nothing; a `browserAISlotGranted` signal follows. */

@@ -12,7 +12,7 @@ export { browserAIFleetLimiter } from './fleet/limiter';
 export * from './messages';
 export * from './search-attributes';
 export {
-  acquireSlotUpdate,
+  acquireSlotsUpdate,
   limiterStateQuery,
   releaseSlotSignal,
   slotGrantedSignal,

@@ -1,8 +1,8 @@
 // The fleet limiter: one workflow per BrowserAI account holds the count of tasks running at once.
 // Temporal has no limit on running work of a kind (temporalio/temporal#7666), so this is the
 // semaphore-workflow pattern of Temporal's mutex samples, grown to N slots with an order:
-// - a task's create activity acquires with update-with-start (the limiter starts on first use);
-//   the update answers "held" or "waiting, position P";
+// - a task's create activity acquires with update-with-start (the limiter starts on first use),
+//   batched per worker; the update answers each "held" or "waiting, position P";
 // - a waiter gets a `browserAISlotGranted` signal when its turn comes;
 // - every ending of the task signals `browserAIReleaseSlot` (releasing a waiter drops it from line);
 // - a holder that stopped running without a release (terminated, or its run timed out) is found
@@ -22,11 +22,12 @@ import {
 } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../../activities';
 import {
-  acquireSlotUpdate,
+  acquireSlotsUpdate,
   limiterStateQuery,
   releaseSlotSignal,
   slotGrantedSignal,
   type FleetLimits,
+  type SlotAnswer,
   type SlotHolder,
 } from './messages';
 import { emptySlots, Slots, type SlotsRecord } from './slots';
@@ -79,16 +80,28 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
     granted(slots.grant(Date.now()));
   };
 
-  setHandler(acquireSlotUpdate, ({ limits: sent, ...request }) => {
+  setHandler(acquireSlotsUpdate, ({ requests, limits: sent }) => {
     // The workers' configuration wins as it changes: the latest acquire carries it.
     record.limits = sent;
     slots.limits = sent;
     const now = Date.now();
-    const { admission, granted: now_ } = slots.request(request, now);
-    granted(now_, request.holderId);
-    if (admission.held) return { held: true };
-    const waiter = record.slots.waiting.find((w) => w.holderId === request.holderId)!;
-    return { held: false, position: admission.position, sinceMs: waiter.sinceMs };
+    const answers: SlotAnswer[] = [];
+    for (const request of requests) {
+      const { granted: grantedNow } = slots.request(request, now);
+      // The requester's own grant is its answer: no signal needed.
+      granted(grantedNow, request.holderId);
+    }
+    // Answered once the whole batch is in line: a grant made for a later request of the batch
+    // may have gone to an earlier one, and the positions count everyone.
+    for (const request of requests) {
+      const waiter = record.slots.waiting.find((w) => w.holderId === request.holderId);
+      if (!waiter) {
+        answers.push({ held: true });
+        // Granted while this batch queued: its answer says so, so no signal goes out.
+        toTell = toTell.filter((h) => h.holderId !== request.holderId);
+      } else answers.push({ held: false, position: slots.position(request.holderId), sinceMs: waiter.sinceMs });
+    }
+    return answers;
   });
   setHandler(releaseSlotSignal, ({ holderId }) => release(holderId, false));
   setHandler(limiterStateQuery, () => ({

@@ -63,8 +63,12 @@ export interface LimiterState {
   recentGrants: string[];
 }
 
-export const acquireSlotUpdate = defineUpdate<SlotAnswer, [SlotRequest & { limits: FleetLimits }]>(
-  'browserAIAcquireSlot',
+/**
+ * Asks for slots for a batch of workflows (one worker's creates of the moment: Temporal lets a
+ * workflow have only 10 updates in flight, so each worker sends one at a time), answered in order.
+ */
+export const acquireSlotsUpdate = defineUpdate<SlotAnswer[], [{ requests: SlotRequest[]; limits: FleetLimits }]>(
+  'browserAIAcquireSlots',
 );
 export const releaseSlotSignal = defineSignal<[{ holderId: string }]>('browserAIReleaseSlot');
 /** Sent by the limiter to a waiting task: its slot is held for it now. */

@@ -441,6 +441,7 @@ export class TaskSession {
       priority: priorityOf(input),
       fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
       fairnessWeight: input.fairnessWeight ?? 1,
+      ...(this.#record.slot?.held ? { heldFrom: this.#record.slot.limiterId } : {}),
     };
   }
 
