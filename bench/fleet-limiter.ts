@@ -6,7 +6,6 @@
 // 2. Its cost: the Temporal actions of 6 one-second tasks on the emulator without a limit, with a
 //    limit nobody reaches, and with a limit of 2 (four of them wait), per task.
 import { randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { FleetLimit } from '../src/activities/fleet';
 import { BrowserAIClient } from '../src/browserai';
@@ -15,6 +14,7 @@ import { BrowserTasks } from '../src/starters/tasks';
 import { createWorker } from '../src/worker';
 import { limiterStateQuery } from '../src/workflows/fleet/messages';
 import { startTemporal } from '../dev/dev-server';
+import { freePort } from './stack';
 import { actionsBetween, readActions, type ActionCounts } from './temporal-actions';
 
 const SECONDS = Number(process.argv[2] ?? 20);
@@ -132,17 +132,6 @@ async function actionsPerTask(
     worker.shutdown();
     await running;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 main().catch((err: unknown) => {

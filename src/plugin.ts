@@ -169,5 +169,7 @@ function loadNexusHandler(): typeof import('./nexus/handler') {
   }
 }
 
+export type { FleetLimitOptions } from './activities/fleet';
+
 // For a worker that bundles workflows of its own that call ours: preload ours as the plugin does.
 export { browserAIPreloadModules } from './workflow-bundle';

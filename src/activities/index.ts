@@ -12,6 +12,8 @@ import {
 import { normalizeStatus } from '../browserai/status';
 import { deliverOnce } from './at-most-once';
 import { holdersGone, type FleetLimit } from './fleet';
+
+export { FleetLimit, type FleetLimitOptions } from './fleet';
 import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
 import { maskCodesInFailure } from './mask-codes';

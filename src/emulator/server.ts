@@ -340,7 +340,6 @@ export class BrowserAIEmulator {
     return this.tasks.listNotEnded(Date.now());
   }
 
-  /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */
   /**
    * The most tasks not ended at once (queued, running or awaiting) since the start or the last
    * `resetPeakRunning`: what a fleet limit must keep at or under its number.
@@ -359,6 +358,7 @@ export class BrowserAIEmulator {
     this.tasks.peakRunning = this.tasks.countRunning(Date.now());
   }
 
+  /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
       this.server.close(() => resolve());

@@ -8,7 +8,8 @@
 export { browserTask } from './browser-task';
 export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedTaskCallOptions } from './saved-tasks';
 export { browserAIWebhook } from './webhook-delivery';
-export { browserAIFleetLimiter } from './fleet/limiter';
+export { browserAIFleetLimiter, type LimiterRecord } from './fleet/limiter';
+export type { SlotsRecord } from './fleet/slots';
 export * from './messages';
 export * from './search-attributes';
 export {
@@ -21,6 +22,7 @@ export {
   type SlotAnswer,
   type SlotHolder,
   type SlotRequest,
+  type SlotWaiter,
 } from './fleet/messages';
 export { FailureType, type FailureTypeName } from '../errors';
 export {

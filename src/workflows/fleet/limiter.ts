@@ -55,6 +55,10 @@ const { browserAIFleetCheckHolders } = proxyActivities<BrowserAIActivities>({
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 
+/**
+ * The fleet limiter of one account (docs/fleet.md): started by the first acquire, it runs for good,
+ * continuing as new with `carried`.
+ */
 export async function browserAIFleetLimiter(limits: FleetLimits, carried?: LimiterRecord): Promise<never> {
   if (carried && !workflowInfo().continuedFromExecutionRunId) {
     throw ApplicationFailure.nonRetryable('The limiter takes its record from continue-as-new only.');

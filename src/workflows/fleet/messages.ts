@@ -30,11 +30,13 @@ export interface SlotRequest {
   fairnessWeight: number;
 }
 
+/** A workflow in line for a slot: since when, and its arrival number (the order within its key). */
 export interface SlotWaiter extends SlotRequest {
   sinceMs: number;
   arrival: number;
 }
 
+/** A workflow that holds a slot, and since when. */
 export interface SlotHolder {
   holderId: string;
   workflowId: string;
@@ -70,7 +72,9 @@ export interface LimiterState {
 export const acquireSlotsUpdate = defineUpdate<SlotAnswer[], [{ requests: SlotRequest[]; limits: FleetLimits }]>(
   'browserAIAcquireSlots',
 );
+/** Sent by a task on every ending (and by a create refused for good): frees its slot, or drops it from the line. */
 export const releaseSlotSignal = defineSignal<[{ holderId: string }]>('browserAIReleaseSlot');
 /** Sent by the limiter to a waiting task: its slot is held for it now. */
 export const slotGrantedSignal = defineSignal<[{ limiterId: string; waitedMs: number }]>('browserAISlotGranted');
+/** The limiter's holders, line length and counts (`temporal workflow query --type browserAILimiterState`). */
 export const limiterStateQuery = defineQuery<LimiterState>('browserAILimiterState');

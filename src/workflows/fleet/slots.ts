@@ -9,6 +9,7 @@
 // over, not blocked behind: the next one in the order gets the slot.
 import type { FleetLimits, SlotHolder, SlotRequest, SlotWaiter } from './messages';
 
+/** The limiter's holders and line, carried across its continue-as-new runs. */
 export interface SlotsRecord {
   holders: SlotHolder[];
   waiting: SlotWaiter[];
