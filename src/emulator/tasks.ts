@@ -478,11 +478,13 @@ export class TaskStore {
     this.maxRunningTasks = options.maxRunningTasks ?? 0;
   }
 
+  /** Tasks not seen ended yet: an ended task never runs again, so each is looked at until it ends. */
+  private readonly live = new Set<Task>();
+
   /** Tasks not ended now: what the account's limit counts. */
   countRunning(now: number): number {
-    let running = 0;
-    for (const task of this.tasks.values()) if (!isEnded(task.status(now))) running++;
-    return running;
+    for (const task of this.live) if (isEnded(task.status(now))) this.live.delete(task);
+    return this.live.size;
   }
 
   /**
@@ -521,6 +523,7 @@ export class TaskStore {
       now,
     );
     this.tasks.set(task.executionId, task);
+    this.live.add(task);
     this.peakRunning = Math.max(this.peakRunning, running + 1);
     return task;
   }
