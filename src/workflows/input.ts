@@ -76,7 +76,7 @@ export interface BrowserTaskInput {
   awaitable?: boolean;
   polling?: PollingOptions;
   /**
-   * Whole task, from workflow start; default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
+   * Whole task, from workflow start (a wait for a fleet slot not counted); default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
    * @minimum 1000
    * @maximum 2592000000
    */
