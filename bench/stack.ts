@@ -106,7 +106,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
 }
 
 /** A port nobody listens on right now (the dev server binds it a moment later). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);

@@ -27,6 +27,7 @@ import {
   MIN_REQUESTS_PER_SECOND,
   REQUEST_TIMEOUT_RANGE_MS,
 } from './browserai/client';
+import { fleetLimitProblems, type FleetLimitOptions } from './activities/fleet';
 import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
 import { ConfigError } from './errors';
 import type { NexusServiceOptions } from './nexus/options';
@@ -76,6 +77,8 @@ export interface WorkerConfig {
   nexusService: boolean;
   /** WORKER_NEXUS_ALLOW: what the Nexus service's callers may set beyond their own task; empty: nothing. */
   nexusAllow: NexusServiceOptions;
+  /** BROWSERAI_FLEET_*: the fleet-wide limit on running tasks; undefined: none. */
+  fleetLimit?: FleetLimitOptions;
 }
 
 export interface WorkerDeploymentVersionConfig {
@@ -492,6 +495,60 @@ export function nexusAllowFrom(env: Env, problems: string[]): NexusServiceOption
   return allowed as NexusServiceOptions;
 }
 
+/**
+ * BROWSERAI_FLEET_LIMIT (tasks running at once across the fleet), BROWSERAI_FLEET_PROJECT_LIMITS
+ * (`shop=5,crm=2,*=10`), BROWSERAI_FLEET_CHECK_INTERVAL_MS and BROWSERAI_FLEET_ACCOUNT
+ * (docs/fleet.md). Undefined when BROWSERAI_FLEET_LIMIT is unset or empty: no limit.
+ */
+export function fleetLimitFrom(env: Env, problems: string[]): FleetLimitOptions | undefined {
+  const raw = env.BROWSERAI_FLEET_LIMIT?.trim();
+  const others = ['BROWSERAI_FLEET_PROJECT_LIMITS', 'BROWSERAI_FLEET_CHECK_INTERVAL_MS', 'BROWSERAI_FLEET_ACCOUNT'];
+  if (!raw) {
+    const stray = others.filter((name) => env[name]?.trim());
+    if (stray.length > 0)
+      problems.push(`${stray.join(' and ')} set without BROWSERAI_FLEET_LIMIT: set the fleet limit too, or unset them`);
+    return undefined;
+  }
+  const before = problems.length;
+  const options: FleetLimitOptions = {
+    maxRunning: integerFrom(
+      env,
+      'BROWSERAI_FLEET_LIMIT',
+      0,
+      { min: 1, max: 100_000, unit: 'tasks running at once' },
+      problems,
+    ),
+  };
+  const perProject = env.BROWSERAI_FLEET_PROJECT_LIMITS?.trim();
+  if (perProject) {
+    options.perProject = {};
+    for (const entry of perProject.split(',')) {
+      const match = /^\s*([^=]+?)\s*=\s*(\d+)\s*$/.exec(entry);
+      if (!match) {
+        problems.push(
+          `BROWSERAI_FLEET_PROJECT_LIMITS takes project=N pairs separated by commas, * for every other project (got "${entry.trim()}")`,
+        );
+        continue;
+      }
+      options.perProject[match[1]!] = Number(match[2]);
+    }
+  }
+  if (env.BROWSERAI_FLEET_CHECK_INTERVAL_MS?.trim()) {
+    options.checkIntervalMs = integerFrom(
+      env,
+      'BROWSERAI_FLEET_CHECK_INTERVAL_MS',
+      0,
+      { min: 1_000, max: 3_600_000, unit: 'milliseconds (default 60000)' },
+      problems,
+    );
+  }
+  const account = env.BROWSERAI_FLEET_ACCOUNT?.trim();
+  if (account) options.account = account;
+  if (problems.length === before)
+    problems.push(...fleetLimitProblems(options).map((problem) => `BROWSERAI_FLEET_PROJECT_LIMITS: ${problem}`));
+  return options;
+}
+
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const problems: string[] = [];
   const temporal = loadTemporalConfig(env, problems);
@@ -553,6 +610,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   };
   const deployment = workerDeploymentFrom(env, problems);
   if (deployment) config.deployment = deployment;
+  const fleetLimit = fleetLimitFrom(env, problems);
+  if (fleetLimit) config.fleetLimit = fleetLimit;
   const metricsAddress = metricsAddressFrom(env, problems);
   if (metricsAddress) config.metricsAddress = metricsAddress;
   if (problems.length > 0) throw new ConfigError(problems);

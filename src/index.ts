@@ -25,6 +25,7 @@ export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from 
 export { cronProblems, timezoneProblems, scheduleIdFor } from './schedules/cron';
 export * from './workflows/messages';
 export * from './workflows/search-attributes';
+export { limiterStateQuery, type FleetLimits, type LimiterState, type SlotHolder } from './workflows/fleet/messages';
 export {
   DEFAULTS,
   type BrowserTaskInput,

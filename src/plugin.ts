@@ -7,6 +7,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import { Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { FleetLimit, type FleetLimitOptions } from './activities/fleet';
 import { TaskDurations } from './activities/task-durations';
 import { keepReadingDurations } from './activities/visibility-durations';
 import { TotpKeys, type TotpSecrets } from './activities/totp';
@@ -67,6 +68,14 @@ export interface BrowserAIPluginOptions {
    * notify, activity queues and priorities); an object allows those it names.
    */
   nexusService?: boolean | NexusServiceOptions;
+  /**
+   * A fleet-wide limit on BrowserAI tasks running at once (docs/fleet.md): each task waits for a
+   * slot before its create, in order of its `priority` and `fairnessKey`, and frees it however it
+   * ends. Held in a limiter workflow on this worker's namespace, shared by every worker with the
+   * same account. Give every worker of the fleet the same setting. Default: none (no limiter, and
+   * nothing added to a task).
+   */
+  fleetLimit?: FleetLimitOptions;
 }
 
 /**
@@ -91,10 +100,11 @@ export class BrowserAIPlugin extends SimplePlugin {
     super({
       name: 'browserai-temporal',
       // Built when a worker is configured, so a Client's plugin needs no BrowserAI token.
-      activities: (existing) => ({
-        ...existing,
-        ...createActivities(browserAIClient(options.browserAI), durations, codeLoop),
-      }),
+      activities: (existing) => {
+        const client = browserAIClient(options.browserAI);
+        const fleet = options.fleetLimit ? new FleetLimit(options.fleetLimit, client.accountKey) : undefined;
+        return { ...existing, ...createActivities(client, durations, { ...codeLoop, fleet }) };
+      },
       ...(nexusService
         ? {
             nexusServices: (existing) => [
@@ -175,6 +185,8 @@ function loadNexusHandler(): typeof import('./nexus/handler') {
     throw err;
   }
 }
+
+export type { FleetLimitOptions } from './activities/fleet';
 
 // For a worker that bundles workflows of its own that call ours: preload ours as the plugin does.
 export { browserAIPreloadModules } from './workflow-bundle';

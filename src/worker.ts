@@ -26,6 +26,8 @@ export interface BrowserAIWorkerOptions extends WorkerOptions {
   webhooks?: BrowserAIPluginOptions['webhooks'];
   /** Registers the `browserai` Nexus service, with what its callers may set (see BrowserAIPlugin's `nexusService`). Default: off. */
   nexusService?: BrowserAIPluginOptions['nexusService'];
+  /** A fleet-wide limit on running tasks (see BrowserAIPlugin's `fleetLimit`). Default: none. */
+  fleetLimit?: BrowserAIPluginOptions['fleetLimit'];
 }
 
 /** A worker for BrowserAI tasks: the BrowserAI plugin (our workflows and activities) with the defaults a task fleet needs. */
@@ -34,6 +36,7 @@ export function createWorker({
   totpSecrets,
   webhooks,
   nexusService,
+  fleetLimit,
   ...options
 }: BrowserAIWorkerOptions): Promise<Worker> {
   return Worker.create({
@@ -48,7 +51,14 @@ export function createWorker({
     // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
     ...options,
     plugins: [
-      new BrowserAIPlugin({ browserAI: client, totpSecrets, webhooks, nexusService }),
+      new BrowserAIPlugin({
+        browserAI: client,
+        totpSecrets,
+        webhooks,
+        nexusService,
+        // The limiter runs on the worker's own queue unless told otherwise.
+        fleetLimit: fleetLimit && { taskQueue: options.taskQueue, ...fleetLimit },
+      }),
       ...(options.plugins ?? []),
     ],
   });
@@ -96,6 +106,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       totpSecrets: config.codeLoop.totpSecrets,
       webhooks: config.codeLoop.webhooks,
       nexusService: config.nexusService && config.nexusAllow,
+      fleetLimit: config.fleetLimit,
       ...(config.deployment ? { workerDeploymentOptions: versionedAs(config.deployment) } : {}),
     });
     // The line scripts wait for: on stdout in text, an INFO line in JSON.
@@ -106,6 +117,7 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
           ? `, deployment version ${config.deployment.deploymentName}.${config.deployment.buildId}`
           : '') +
         (config.nexusService ? `, Nexus service "browserai"${describeNexusAllow(config.nexusAllow)}` : '') +
+        (config.fleetLimit ? `, fleet limit ${config.fleetLimit.maxRunning} running tasks` : '') +
         (metricsUrl ? `, metrics at ${metricsUrl}` : '') +
         describeCodeLoop(config.codeLoop) +
         (tracing ? `, traces: ${tracing.destination}` : ''),

@@ -13,11 +13,16 @@ import { BrowserAIClient } from '../src/browserai';
 import {
   createActivities,
   type BrowserAIActivities,
+  type CreatedTask,
   type CreateTaskInput,
   type PollTaskInput,
 } from '../src/activities';
 import { TaskDurations } from '../src/activities/task-durations';
 import { FailureType } from '../src/errors';
+
+/** The create of a worker without a fleet limit: it always answers with a task. */
+const createOf = (activities: BrowserAIActivities) =>
+  activities.browserAICreateTask as (input: CreateTaskInput) => Promise<CreatedTask>;
 
 let emu: BrowserAIEmulator;
 let acts: BrowserAIActivities;
@@ -101,7 +106,7 @@ describe('createTask delivers at most once', () => {
   test('returns the execution and heartbeats {phase: delivered, answer}', async () => {
     const { env, heartbeats } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.browserAICreateTask, createInput('Run a while [duration=5s]'));
+    const answer = await run(env, createOf(acts), createInput('Run a while [duration=5s]'));
     assert.match(answer.executionId, /^[0-9a-f]{24}$/);
     // BrowserAI answered `queued`; the create looked once more a second later and saw the task run,
     // so the workflow skips the poll of the queue (one activity and one upsert fewer).
@@ -136,7 +141,7 @@ describe('createTask delivers at most once', () => {
     };
     const { env } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'delivered', answer: delivered } });
     const before = emu.requests.length;
-    const answer = await run(env, acts.browserAICreateTask, createInput());
+    const answer = await run(env, createOf(acts), createInput());
     assert.equal(answer.executionId, 'exec_from_heartbeat');
     assert.equal(answer.status, 'running');
     assert.equal(emu.requests.length, before, 'no HTTP request at all');
@@ -145,11 +150,7 @@ describe('createTask delivers at most once', () => {
   test('attempt 2 without heartbeat details fails AmbiguousRequest (non-retryable) and sends nothing', async () => {
     const { env } = mockEnv({ attempt: 2 });
     const creates = emu.count('POST', CREATE);
-    const failure = await expectFailure(
-      run(env, acts.browserAICreateTask, createInput()),
-      FailureType.AmbiguousRequest,
-      true,
-    );
+    const failure = await expectFailure(run(env, createOf(acts), createInput()), FailureType.AmbiguousRequest, true);
     assert.match(failure.message, /at-least-once/);
     assert.equal(emu.count('POST', CREATE), creates);
   });
@@ -157,7 +158,7 @@ describe('createTask delivers at most once', () => {
   test("attempt 2 without heartbeat details sends with delivery 'at-least-once'", async () => {
     const { env } = mockEnv({ attempt: 2 });
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.browserAICreateTask, createInput('again', { delivery: 'at-least-once' }));
+    const answer = await run(env, createOf(acts), createInput('again', { delivery: 'at-least-once' }));
     assert.ok(emu.task(answer.executionId));
     assert.equal(emu.count('POST', CREATE), creates + 1);
   });
@@ -166,11 +167,7 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, dropAfterHandling: true });
     const { env, heartbeats } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    await expectFailure(
-      run(env, acts.browserAICreateTask, createInput('lost answer')),
-      FailureType.AmbiguousRequest,
-      true,
-    );
+    await expectFailure(run(env, createOf(acts), createInput('lost answer')), FailureType.AmbiguousRequest, true);
     const sent = emu.requests.filter((r) => r.method === 'POST' && CREATE.test(r.path));
     assert.equal(sent.length, creates + 1, 'exactly one create request');
     assert.equal(sent.at(-1)!.fault, 'drop');
@@ -182,7 +179,7 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, status: 500 });
     const { env } = mockEnv();
     const creates = emu.count('POST', CREATE);
-    await expectFailure(run(env, acts.browserAICreateTask, createInput()), FailureType.AmbiguousRequest, true);
+    await expectFailure(run(env, createOf(acts), createInput()), FailureType.AmbiguousRequest, true);
     assert.equal(emu.count('POST', CREATE), creates + 1);
   });
 
@@ -190,7 +187,7 @@ describe('createTask delivers at most once', () => {
     emu.inject({ method: 'POST', path: CREATE, status: 500 });
     const { env } = mockEnv();
     await expectFailure(
-      run(env, acts.browserAICreateTask, createInput('x', { delivery: 'at-least-once' })),
+      run(env, createOf(acts), createInput('x', { delivery: 'at-least-once' })),
       FailureType.ServerError,
       false,
     );
@@ -199,11 +196,7 @@ describe('createTask delivers at most once', () => {
   test('a 429 on create is a retryable RateLimited with nextRetryDelay = Retry-After, and heartbeats not-sent', async () => {
     emu.inject({ method: 'POST', path: CREATE, status: 429, retryAfterSeconds: 3 });
     const { env, heartbeats } = mockEnv();
-    const failure = await expectFailure(
-      run(env, acts.browserAICreateTask, createInput()),
-      FailureType.RateLimited,
-      false,
-    );
+    const failure = await expectFailure(run(env, createOf(acts), createInput()), FailureType.RateLimited, false);
     assert.equal(failure.nextRetryDelay, 3000);
     assert.deepEqual(heartbeats, [{ phase: 'not-sent', attempt: 1 }]);
   });
@@ -211,7 +204,7 @@ describe('createTask delivers at most once', () => {
   test('attempt 2 after a not-sent heartbeat sends the request', async () => {
     const { env, heartbeats } = mockEnv({ attempt: 2, heartbeatDetails: { phase: 'not-sent', attempt: 1 } });
     const creates = emu.count('POST', CREATE);
-    const answer = await run(env, acts.browserAICreateTask, createInput());
+    const answer = await run(env, createOf(acts), createInput());
     assert.ok(emu.task(answer.executionId));
     assert.equal(emu.count('POST', CREATE), creates + 1);
     assert.equal(heartbeats.at(-1).phase, 'delivered');
@@ -223,7 +216,7 @@ describe('createTask delivers at most once', () => {
     const { env } = mockEnv({ attempt: 3, heartbeatDetails: { phase: 'not-sent', attempt: 1 } });
     const creates = emu.count('POST', CREATE);
     await expectFailure(
-      run(env, acts.browserAICreateTask, createInput('attempt 2 died mid-request')),
+      run(env, createOf(acts), createInput('attempt 2 died mid-request')),
       FailureType.AmbiguousRequest,
       true,
     );
@@ -278,7 +271,7 @@ describe('errors become typed activity failures', () => {
   test('400 -> non-retryable InvalidInput', async () => {
     const { env } = mockEnv();
     const failure = await expectFailure(
-      run(env, acts.browserAICreateTask, createInput('x', { project: 'missing-project' })),
+      run(env, createOf(acts), createInput('x', { project: 'missing-project' })),
       FailureType.InvalidInput,
       true,
     );
@@ -435,11 +428,7 @@ describe('pollTask', () => {
     const learning = createActivities(new BrowserAIClient({ apiToken: emu.apiToken, baseUrl: emu.baseUrl }), durations);
     const runOnce = async () => {
       const { env: createEnv } = mockEnv();
-      const created = await run(
-        createEnv,
-        learning.browserAICreateTask,
-        createInput('Read the weather [duration=1500ms]'),
-      );
+      const created = await run(createEnv, createOf(learning), createInput('Read the weather [duration=1500ms]'));
       const gets = () => emu.count('GET', new RegExp(`^/tasks/${created.executionId}$`));
       // As the workflow does: the phase starts when the create returns (after its look a second
       // after a queued answer), once, whatever the polls see after it.

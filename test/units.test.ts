@@ -20,6 +20,8 @@ import type { ResultEntry } from '../src/browserai/types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../src/version';
 import { TotpKeys, totpMinRemainingMs } from '../src/activities/totp';
+import { emptySlots, Slots } from '../src/workflows/fleet/slots';
+import type { SlotRequest } from '../src/workflows/fleet/messages';
 
 describe('nextPollDelay', () => {
   const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000, targetDetectionMs: 1_000 };
@@ -696,5 +698,52 @@ describe('CLI stop sentence', () => {
       assert.doesNotMatch(stopSentence(unconfirmed, 'exec_1'), /was stopped/);
     assert.match(stopSentence(false, 'exec_1'), /could NOT be confirmed: it may still be running/);
     assert.match(stopSentence(null, null), /No BrowserAI task had been created/);
+  });
+});
+
+describe('fleet slots: who gets the next free one', () => {
+  const limits = { maxRunning: 1, checkIntervalMs: 60_000 };
+  const ask = (slots: Slots, id: string, extra: Partial<SlotRequest> = {}) =>
+    slots.request(
+      {
+        holderId: id,
+        workflowId: id,
+        runId: 'r',
+        project: 'p',
+        priority: 3,
+        fairnessKey: 'k',
+        fairnessWeight: 1,
+        ...extra,
+      },
+      0,
+    );
+  const drain = (slots: Slots, count: number): string[] =>
+    Array.from({ length: count }, () => {
+      const holder = slots.record.holders[0]!;
+      slots.release(holder.holderId);
+      slots.grant(0);
+      return slots.record.holders[0]?.workflowId ?? '';
+    });
+
+  test('a weight of 2 takes two turns to the other key one', () => {
+    const slots = new Slots(emptySlots(), limits);
+    ask(slots, 'first');
+    for (let i = 1; i <= 4; i++) ask(slots, `heavy-${i}`, { fairnessKey: 'heavy', fairnessWeight: 2 });
+    for (let i = 1; i <= 2; i++) ask(slots, `light-${i}`, { fairnessKey: 'light' });
+    assert.deepEqual(drain(slots, 6), ['heavy-1', 'light-1', 'heavy-2', 'heavy-3', 'light-2', 'heavy-4']);
+  });
+
+  test('a project at its own limit is passed over, not waited behind; a repeat ask changes nothing', () => {
+    const slots = new Slots(emptySlots(), { maxRunning: 2, perProject: { shop: 1 }, checkIntervalMs: 60_000 });
+    assert.deepEqual(ask(slots, 'shop-1', { project: 'shop' }).admission, { held: true });
+    assert.deepEqual(ask(slots, 'shop-2', { project: 'shop' }).admission, { held: false, position: 1 });
+    assert.deepEqual(ask(slots, 'crm-1', { project: 'crm' }).admission, { held: true });
+    assert.deepEqual(ask(slots, 'crm-1', { project: 'crm' }).admission, { held: true });
+    assert.equal(slots.held, 2);
+    slots.release('shop-1');
+    assert.deepEqual(
+      slots.grant(0).map((h) => h.holderId),
+      ['shop-2'],
+    );
   });
 });

@@ -11,6 +11,9 @@ import {
 } from '../browserai';
 import { normalizeStatus } from '../browserai/status';
 import { deliverOnce } from './at-most-once';
+import { holdersGone, type FleetLimit } from './fleet';
+
+export { FleetLimit, type FleetLimitOptions } from './fleet';
 import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
 import { maskCodesInFailure } from './mask-codes';
@@ -37,17 +40,41 @@ import type {
   TotpCodeAnswer,
   TotpMask,
   TotpNotDue,
+  WaitingForSlot,
   TypeTotpCodeInput,
   WebhookDeliveryInput,
   WebhookDeliveryOutput,
+  SlotPlace,
 } from './types';
 
 export type * from './types';
 
+/** The workflow a fleet slot belongs to, across its continue-as-new runs. */
+export function holderIdOf(place: Pick<SlotPlace, 'workflowId' | 'firstExecutionRunId'>): string {
+  return `${place.workflowId}/${place.firstExecutionRunId}`;
+}
+
+/** A slot held (the limiter's ID), or the place in line to wait in. */
+async function acquireSlot(
+  fleet: FleetLimit,
+  place: SlotPlace,
+  project: string,
+): Promise<{ limiterId: string } | WaitingForSlot> {
+  if (place.heldFrom) return { limiterId: place.heldFrom };
+  const { workflowId, runId, taskQueue, priority, fairnessKey, fairnessWeight } = place;
+  const answer = await fleet.acquire(
+    Context.current().client,
+    { holderId: holderIdOf(place), workflowId, runId, project, priority, fairnessKey, fairnessWeight },
+    taskQueue,
+  );
+  if (answer.held) return { limiterId: fleet.limiterId };
+  return { waitingForSlot: { limiterId: fleet.limiterId, position: answer.position, sinceMs: answer.sinceMs } };
+}
+
 /** How long after a `queued` create answer the create looks once more (the emulator's queue: 200 to 500 ms). */
 const LOOK_AFTER_CREATE_MS = 1_000;
 
-/** What the one-time-code loop needs from the worker: its TOTP secrets and its webhook destination. */
+/** What the activities need from the worker beyond its client: the code loop's secrets and webhooks, the fleet limit. */
 export interface CodeLoopDependencies {
   /** The TOTP secrets this worker holds, by name; default: none. */
   totp?: TotpKeys;
@@ -55,6 +82,8 @@ export interface CodeLoopDependencies {
    * Where this worker sends webhook events, and how it signs them; default: none (events are dropped with a warning).
    */
   webhooks?: WebhookSender;
+  /** The fleet-wide limit on running tasks; default: none (a create acquires nothing). */
+  fleet?: FleetLimit;
 }
 
 /**
@@ -67,7 +96,7 @@ export interface CodeLoopDependencies {
 export function createActivities(
   client: BrowserAIClient,
   durations: TaskDurations = new TaskDurations(),
-  { totp = new TotpKeys(), webhooks }: CodeLoopDependencies = {},
+  { totp = new TotpKeys(), webhooks, fleet }: CodeLoopDependencies = {},
 ) {
   const signal = () => Context.current().cancellationSignal;
   /** The codes to mask for a task: those it was sent, and its TOTP codes (typed ones and the current ones). */
@@ -117,20 +146,38 @@ export function createActivities(
 
   return {
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
-    async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask> {
-      const { delivery, stopRetryWindowMs, ...body } = input;
-      const answer = await countingAmbiguous(
-        deliverOnce({
-          what: 'Creating the BrowserAI task',
-          delivery,
-          requestTimeoutMs: client.requestTimeoutMs,
-          send: (timeoutMs) => client.createTask(body, { timeoutMs }).then(executionAnswer),
-          // Nobody else will ever learn this task's ID: stop it rather than leave it running.
-          onLateAnswer: (late) =>
-            stopLateTask(client, late.executionId, stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs),
-        }),
-      );
-      return lookWhenQueued(client, { ...answer, kind: taskKind(body) });
+    async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask | WaitingForSlot> {
+      const { delivery, stopRetryWindowMs, place, ...body } = input;
+      const slot = fleet && place ? await acquireSlot(fleet, place, body.project) : undefined;
+      if (slot && 'waitingForSlot' in slot) return slot;
+      try {
+        const answer = await countingAmbiguous(
+          deliverOnce({
+            what: 'Creating the BrowserAI task',
+            delivery,
+            requestTimeoutMs: client.requestTimeoutMs,
+            send: (timeoutMs) => client.createTask(body, { timeoutMs }).then(executionAnswer),
+            // Nobody else will ever learn this task's ID: stop it rather than leave it running.
+            onLateAnswer: (late) =>
+              stopLateTask(client, late.executionId, stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs),
+          }),
+        );
+        const created = await lookWhenQueued(client, { ...answer, kind: taskKind(body) });
+        return slot ? { ...created, slot } : created;
+      } catch (err) {
+        // Refused for good: the slot goes to the next in line now. A retryable refusal (BrowserAI's
+        // own limit on running tasks, a 429) keeps it, so the task keeps its place.
+        if (slot && place && err instanceof ApplicationFailure && err.nonRetryable)
+          await fleet!.release(Context.current().client, holderIdOf(place));
+        throw err;
+      }
+    },
+
+    /** The fleet limiter's check: which of its holders no longer run (their slots are freed). */
+    async browserAIFleetCheckHolders(
+      holders: { holderId: string; workflowId: string; runId: string }[],
+    ): Promise<string[]> {
+      return holdersGone(Context.current().client, holders);
     },
 
     /** `POST /tasks/{id}/instructions`: appends instructions (a one-time code among them), at most once by default. */

@@ -20,6 +20,28 @@ export interface CreateTaskInput {
   delivery: Delivery;
   /** How long a stop is retried: the worker stops a task whose create was answered too late (the workflow's setting; default 30 min). */
   stopRetryWindowMs?: number;
+  /** The task's place in the fleet's line, used when the worker has a fleet limit (activities/fleet.ts). */
+  place?: SlotPlace;
+}
+
+/** Who asks for a fleet slot, and where it stands in line. */
+export interface SlotPlace {
+  workflowId: string;
+  /** The workflow's first run: a slot belongs to the workflow across continue-as-new. */
+  firstExecutionRunId: string;
+  runId: string;
+  /** The workflow's task queue: where the limiter runs when the worker names none. */
+  taskQueue: string;
+  priority: number;
+  fairnessKey: string;
+  fairnessWeight: number;
+  /** The limiter that granted the workflow a slot already (after a wait): the create asks it for none. */
+  heldFrom?: string;
+}
+
+/** The create found no free fleet slot and sent nothing; a `browserAISlotGranted` signal follows. */
+export interface WaitingForSlot {
+  waitingForSlot: { limiterId: string; position: number; sinceMs: number };
 }
 
 /**
@@ -145,6 +167,8 @@ export interface CreatedTask extends TaskExecutionAnswer {
    * queued -> running for such a task.
    */
   seen?: TaskSnapshot;
+  /** The fleet limiter whose slot the task holds, when the worker has a fleet limit. */
+  slot?: { limiterId: string };
 }
 
 /** Input of `browserAIStopTask`. */

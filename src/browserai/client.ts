@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type Method } from 'axios';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
@@ -149,6 +150,11 @@ export class BrowserAIClient {
   readonly requestTimeoutMs: number;
   /** The largest answer body read. */
   readonly maxResponseBytes: number;
+  /**
+   * Names the BrowserAI account without revealing the token: the first 16 hex digits of a SHA-256
+   * of the base URL and token. Workers with the same one share a fleet limiter (docs/fleet.md).
+   */
+  readonly accountKey: string;
   readonly #http: AxiosInstance;
   readonly #pacer?: RequestPacer;
   readonly #redact: Redactor;
@@ -165,6 +171,7 @@ export class BrowserAIClient {
     const problem = clientOptionsProblem(this.requestTimeoutMs, this.maxResponseBytes, options.maxRequestsPerSecond);
     if (problem) throw new TypeError(`BrowserAIClient: ${problem}.`);
     const token = options.apiToken;
+    this.accountKey = createHash('sha256').update(`${this.baseUrl}\n${token}`).digest('hex').slice(0, 16);
     this.#redact = (value) => redactSecretsDeep(value, [token]);
     const transport = createTransport(this.baseUrl, options.proxy);
     this.#baseUrl = new URL(this.baseUrl);

@@ -12,7 +12,7 @@ import { largeText } from './large-text';
 import type { EmulatorMode, EndedTaskAnswer } from './mode';
 import { FAIL_ERROR } from './scenario';
 import type { SavedTaskStore, StoredSavedTask } from './saved-tasks';
-import { isEnded, type StoredEntry, type Task, type TaskStatus, type TaskStore } from './tasks';
+import { isEnded, TooManyRunningTasks, type StoredEntry, type Task, type TaskStatus, type TaskStore } from './tasks';
 
 export interface Reply {
   status: number;
@@ -65,6 +65,8 @@ export const MESSAGES = {
   internal: 'Internal server error',
   notFound: 'Not found',
   methodNotAllowed: 'Method not allowed',
+  /** Not in any version of the docs: a GUESS at the refusal of a create past the account's running-task limit. */
+  tooManyRunning: 'Too many running tasks',
   /** Success messages, as the docs' examples show them. */
   taskStopped: 'Task stopped successfully',
   savedTaskCreated: 'Saved task created successfully',
@@ -133,7 +135,13 @@ function createTask(ctx: ApiContext, _params: string[], body: RequestBody): Repl
   if (typeof type !== 'string' || !TASK_TYPES.has(type)) return invalid;
   if (inspect !== undefined && typeof inspect !== 'boolean') return invalid;
   if (awaitable !== undefined && typeof awaitable !== 'boolean') return invalid;
-  const task = ctx.tasks.create({ instructions, geoLocation, project, type, awaitable }, ctx.now);
+  let task: Task;
+  try {
+    task = ctx.tasks.create({ instructions, geoLocation, project, type, awaitable }, ctx.now);
+  } catch (err) {
+    if (err instanceof TooManyRunningTasks) return errorReply(429, MESSAGES.tooManyRunning);
+    throw err;
+  }
   return { status: 200, body: taskExecution(task, ctx) };
 }
 

@@ -110,6 +110,14 @@ export interface EmulatorOptions {
    * Default none; `EMULATOR_CONTROL_HOSTS` (comma list) for `npm run emulator`.
    */
   controlHosts?: string[];
+  /**
+   * The account's limit on tasks running at once (queued, running or awaiting): a create past it
+   * is refused with 429 `{"error": "Too many running tasks"}` and no `Retry-After`, and creates
+   * nothing. A GUESS: BrowserAI documents no such limit or answer (no version documents a 429), but
+   * a plan surely bounds concurrent browser sessions, and a 429 is what a limit would most likely
+   * answer. 0 (default): no limit, as nothing is known.
+   */
+  maxRunningTasks?: number;
 }
 
 type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor'>> &
@@ -193,6 +201,7 @@ export class BrowserAIEmulator {
       durationFor: options.durationFor,
       logBrowserConnection: options.logBrowserConnection,
       totpSecrets: options.totpSecrets,
+      maxRunningTasks: options.maxRunningTasks,
     });
     this.unknownProjects = new Set(options.unknownProjects);
     const listening = options.host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
@@ -228,6 +237,7 @@ export class BrowserAIEmulator {
       totpSecrets: options.totpSecrets ?? {},
       randomFaults: options.randomFaults,
       controlHosts: options.controlHosts ?? [],
+      maxRunningTasks: options.maxRunningTasks ?? 0,
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
@@ -330,6 +340,24 @@ export class BrowserAIEmulator {
   /** Tasks not ended yet (queued, running or awaiting): what a test must stop, or what a client left behind. */
   runningTasks(): EmulatedTask[] {
     return this.tasks.listNotEnded(Date.now());
+  }
+
+  /**
+   * The most tasks not ended at once (queued, running or awaiting) since the start or the last
+   * `resetPeakRunning`: what a fleet limit must keep at or under its number.
+   */
+  peakRunning(): number {
+    return this.tasks.peakRunning;
+  }
+
+  /** Sets the account's limit on running tasks (EmulatorOptions.maxRunningTasks, a GUESS); 0: none. */
+  setMaxRunningTasks(limit: number): void {
+    this.tasks.maxRunningTasks = limit;
+  }
+
+  /** Starts counting `peakRunning` again from the tasks not ended now. */
+  resetPeakRunning(): void {
+    this.tasks.peakRunning = this.tasks.countRunning(Date.now());
   }
 
   /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */

@@ -466,17 +466,45 @@ export interface TaskStoreOptions {
   logBrowserConnection?: boolean;
   /** The emulator's TOTP secrets by name (see `EmulatorOptions.totpSecrets`). */
   totpSecrets?: Record<string, EmulatorTotpSecret>;
+  /** The account's limit on tasks not ended (see `EmulatorOptions.maxRunningTasks`); 0: none. */
+  maxRunningTasks?: number;
 }
+
+/** A create the account's limit on running tasks refused (EmulatorOptions.maxRunningTasks: a GUESS). */
+export class TooManyRunningTasks extends Error {}
 
 export class TaskStore {
   private readonly tasks = new Map<string, Task>();
   /** One account for every task of this store, as one API token is one Bright Data customer. */
   private readonly customerId = newCustomerId();
 
-  constructor(private readonly options: TaskStoreOptions) {}
+  /** The most tasks not ended at once so far (queued, running or awaiting), as of each create. */
+  peakRunning = 0;
 
-  /** Throws a RangeError when `durationFor` returns something other than a non-negative finite number or undefined. */
+  /** The account's limit on tasks not ended; 0: none. */
+  maxRunningTasks: number;
+
+  constructor(private readonly options: TaskStoreOptions) {
+    this.maxRunningTasks = options.maxRunningTasks ?? 0;
+  }
+
+  /** Tasks not seen ended yet: an ended task never runs again, so each is looked at until it ends. */
+  private readonly live = new Set<Task>();
+
+  /** Tasks not ended now: what the account's limit counts. */
+  countRunning(now: number): number {
+    for (const task of this.live) if (isEnded(task.status(now))) this.live.delete(task);
+    return this.live.size;
+  }
+
+  /**
+   * Throws a RangeError when `durationFor` returns something other than a non-negative finite number or undefined,
+   * and TooManyRunningTasks past the account's limit on running tasks.
+   */
   create(input: NewTask, now: number): Task {
+    const running = this.countRunning(now);
+    const limit = this.maxRunningTasks;
+    if (limit > 0 && running >= limit) throw new TooManyRunningTasks(`${running} tasks run, the limit is ${limit}`);
     const scenario = parseScenario(
       input,
       this.options.defaultDurationMs,
@@ -505,6 +533,8 @@ export class TaskStore {
       now,
     );
     this.tasks.set(task.executionId, task);
+    this.live.add(task);
+    this.peakRunning = Math.max(this.peakRunning, running + 1);
     return task;
   }
 

@@ -22,6 +22,7 @@ import {
   codeProblems,
   instructionProblems,
   InvalidInputError,
+  fairnessKeyOf,
   taskInputProblems,
   type BrowserTaskInput,
   type BrowserTaskResult,
@@ -90,6 +91,12 @@ export function browserTaskStartOptions(input: BrowserTaskInput) {
     // Even after the first run closed: a retried start must not run the task a second time.
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     args: [input] as [BrowserTaskInput],
+    // The task's place in line is its workflow's Temporal priority too, as it is its activities'.
+    priority: {
+      ...(input.priority !== undefined ? { priorityKey: input.priority } : {}),
+      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
+      ...(input.fairnessWeight !== undefined ? { fairnessWeight: input.fairnessWeight } : {}),
+    },
     // Shown in the Temporal UI: what and where, never the instructions themselves.
     staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
     staticDetails: [

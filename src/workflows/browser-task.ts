@@ -11,6 +11,7 @@ import {
   stateQuery,
   submitCodeSignal,
 } from './messages';
+import { slotGrantedSignal } from './fleet/messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
 import { whenVersioned } from './versioning';
@@ -85,6 +86,7 @@ function handleMessages(session: TaskSession): void {
     { validator: (message) => session.checkNextInputRequest(message) },
   );
   setHandler(stateQuery, () => session.view());
+  setHandler(slotGrantedSignal, () => session.slotGranted());
 }
 
 /**

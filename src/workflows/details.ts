@@ -14,6 +14,11 @@ export function renderDetails(
   secrets: readonly string[],
 ): string {
   const lines = [`**BrowserAI task** \`${state.executionId ?? 'not created yet'}\`: **${state.status}**`];
+  const slot = state.fleetSlot;
+  if (slot && !slot.held) {
+    const place = slot.positionWhenQueued ? `, number ${slot.positionWhenQueued} in line when it asked` : '';
+    lines.push(`Waiting for a fleet slot since ${slot.waitingSince}${place}; nothing was sent to BrowserAI yet.`);
+  }
   if (state.awaitingInput) lines.push('Waiting for input: send `submitCode`, `appendInstructions` or `complete`.');
   if (state.progress.status) lines.push(`Progress: ${redact(state.progress.status, secrets)}`);
   if (state.estimatedCompletion) lines.push(`Estimated completion: ${state.estimatedCompletion}`);

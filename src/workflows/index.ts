@@ -8,8 +8,22 @@
 export { browserTask } from './browser-task';
 export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedTaskCallOptions } from './saved-tasks';
 export { browserAIWebhook } from './webhook-delivery';
+export { browserAIFleetLimiter, type LimiterRecord } from './fleet/limiter';
+export type { SlotsRecord } from './fleet/slots';
 export * from './messages';
 export * from './search-attributes';
+export {
+  acquireSlotsUpdate,
+  limiterStateQuery,
+  releaseSlotSignal,
+  slotGrantedSignal,
+  type FleetLimits,
+  type LimiterState,
+  type SlotAnswer,
+  type SlotHolder,
+  type SlotRequest,
+  type SlotWaiter,
+} from './fleet/messages';
 export { FailureType, type FailureTypeName } from '../errors';
 export {
   DEFAULTS,

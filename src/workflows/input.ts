@@ -86,7 +86,7 @@ export interface BrowserTaskInput {
   awaitable?: boolean;
   polling?: PollingOptions;
   /**
-   * Whole task, from workflow start; default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
+   * Whole task, from workflow start (a wait for a fleet slot not counted); default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
    * @minimum 1000
    * @maximum 2592000000
    */
@@ -145,6 +145,28 @@ export interface BrowserTaskInput {
   maxCodeAttempts?: number;
   /** Webhooks for this task, sent to the destination configured on the worker; see {@link TaskWebhookOptions}. */
   webhook?: TaskWebhookOptions;
+  /**
+   * The task's place in line, 1 (first) to 5 (last); default 3. Decides who gets the next free
+   * slot under a fleet limit (docs/fleet.md), and is the Temporal priority of the workflow (when
+   * started through `BrowserTasks`) and of its activities, so the task queues agree.
+   * @asType integer
+   * @minimum 1
+   * @maximum 5
+   */
+  priority?: number;
+  /**
+   * Within a priority, fleet slots go round the fairness keys in turn, so one key's big batch
+   * cannot starve another's single task; also the Temporal fairness key of the workflow and its
+   * activities. Default: the BrowserAI project (cut to 64 bytes).
+   * @maxLength 64
+   */
+  fairnessKey?: string;
+  /**
+   * The key's share of turns relative to other keys, 0.001 to 1000; default 1.
+   * @minimum 0.001
+   * @maximum 1000
+   */
+  fairnessWeight?: number;
 }
 
 /**
@@ -364,6 +386,9 @@ const TASK_INPUT_FIELDS: Record<keyof BrowserTaskInput, true> = {
   totpSecretName: true,
   maxCodeAttempts: true,
   webhook: true,
+  priority: true,
+  fairnessKey: true,
+  fairnessWeight: true,
 };
 const WEBHOOK_FIELDS: Record<keyof TaskWebhookOptions, true> = { events: true, reference: true };
 
@@ -516,6 +541,7 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
   ) {
     problems.push('notifyWorkflowId must be a workflow ID (a non-empty string) or false');
   }
+  problems.push(...placeProblems(input, ''));
   problems.push(...activityOptionProblems(input.activityOptions));
   problems.push(...codeLoopProblems(input));
   const bytes = jsonBytes(input);
@@ -587,23 +613,7 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   const { taskQueue, priorityKey, fairnessKey, fairnessWeight, retry } = options;
   if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000))
     problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
-  if (priorityKey !== undefined && !(Number.isInteger(priorityKey) && priorityKey >= 1 && priorityKey <= 5)) {
-    problems.push(`activityOptions.priorityKey must be an integer from 1 to 5 (got ${JSON.stringify(priorityKey)})`);
-  }
-  if (
-    fairnessKey !== undefined &&
-    !(typeof fairnessKey === 'string' && codePoints(fairnessKey) <= FAIRNESS_KEY_CHARS)
-  ) {
-    problems.push(`activityOptions.fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
-  }
-  if (
-    fairnessWeight !== undefined &&
-    !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)
-  ) {
-    problems.push(
-      `activityOptions.fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`,
-    );
-  }
+  problems.push(...placeProblems({ priority: priorityKey, fairnessKey, fairnessWeight }, 'activityOptions.'));
   if (retry !== undefined && !isPlainObject(retry)) problems.push('activityOptions.retry must be an object');
   else if (retry !== undefined) {
     problems.push(
@@ -630,12 +640,45 @@ export function activityOptionProblems(options: TaskActivityOptions | undefined)
   return problems;
 }
 
+/** A priority (1-5), fairness key (at most 64 characters) and weight (0.001-1000), where given. */
+function placeProblems(
+  { priority, fairnessKey, fairnessWeight }: Pick<BrowserTaskInput, 'priority' | 'fairnessKey' | 'fairnessWeight'>,
+  prefix: '' | 'activityOptions.',
+): string[] {
+  const problems: string[] = [];
+  const priorityName = prefix ? `${prefix}priorityKey` : 'priority';
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1 && priority <= 5)) {
+    problems.push(`${priorityName} must be an integer from 1 to 5 (got ${JSON.stringify(priority)})`);
+  }
+  if (
+    fairnessKey !== undefined &&
+    !(typeof fairnessKey === 'string' && codePoints(fairnessKey) <= FAIRNESS_KEY_CHARS)
+  ) {
+    problems.push(`${prefix}fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
+  }
+  if (
+    fairnessWeight !== undefined &&
+    !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)
+  ) {
+    problems.push(
+      `${prefix}fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`,
+    );
+  }
+  return problems;
+}
+
+/** The task's priority: 1 (first) to 5 (last), default 3 (Temporal's default). */
+export function priorityOf(input: Pick<BrowserTaskInput, 'priority'>): number {
+  return input.priority ?? 3;
+}
+
 /**
- * The activities' fairness key: the caller's, else the project, cut to its first 64 bytes (Temporal's
- * limit; the caller's key is checked in characters, as JSON Schema's maxLength counts them).
+ * The activities' fairness key: activityOptions' if set, else the task's, else the project; cut to
+ * its first 64 bytes (Temporal's limit; a caller's key is checked in characters, as JSON Schema's
+ * maxLength counts them).
  */
-export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions'>): string {
-  return utf8Prefix(input.activityOptions?.fairnessKey ?? input.project, FAIRNESS_KEY_BYTES);
+export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activityOptions' | 'fairnessKey'>): string {
+  return utf8Prefix(input.activityOptions?.fairnessKey ?? input.fairnessKey ?? input.project, FAIRNESS_KEY_BYTES);
 }
 
 /** The longest prefix of `text` within `maxBytes` of UTF-8, cut between characters, never inside one. */

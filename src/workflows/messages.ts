@@ -66,6 +66,11 @@ export interface BrowserTaskState {
   stopConfirmed: boolean | null;
   /** The input request the task is waiting on now, or null (see {@link InputRequest}). */
   inputRequest: InputRequest | null;
+  /**
+   * Present under a fleet limit (docs/fleet.md): the slot is held, or the task waits for one
+   * (status `waiting_for_slot`) since `waitingSince`, `positionWhenQueued` in line when it asked.
+   */
+  fleetSlot?: { held: true } | { held: false; waitingSince: string; positionWhenQueued?: number };
 }
 
 /** What the task is doing now (`BrowserTaskState`); answered from the workflow's memory, no BrowserAI request. */

@@ -35,6 +35,7 @@ export async function endSession(
     throw await endEarly(session, err);
   }
   const ended = outcomeOfStatus(outcome.status);
+  await CancellationScope.nonCancellable(() => session.releaseSlot());
   await CancellationScope.nonCancellable(() =>
     session.finish({
       // A stop of our own on this path is `complete`'s; a task stopped elsewhere was cancelled there.
@@ -73,6 +74,8 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   recordTaskEnded(outcomeOfFailure(cancelled, type), session.polls, type);
   const soFar = await CancellationScope.nonCancellable(async () => {
     await session.stop(reason);
+    // Stopped (or never created): the next task in line may start.
+    await session.releaseSlot();
     const results = session.executionId ? await session.resultsSoFar() : null;
     const timedOut = outcomeOfFailure(cancelled, type) === 'timed_out';
     await session.finish({

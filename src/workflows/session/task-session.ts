@@ -28,6 +28,8 @@ import type {
   TotpCodeAnswer,
   TotpMask,
   TypeTotpCodeInput,
+  SlotPlace,
+  WaitingForSlot,
 } from '../../activities/types';
 import { categorize, type StatusCategory } from '../../browserai/status';
 import type { Instruction } from '../../browserai/types';
@@ -37,7 +39,9 @@ import {
   MAX_QUEUED_BYTES,
   codeInstruction,
   codeProblems,
+  fairnessKeyOf,
   instructionProblems,
+  priorityOf,
   jsonBytes,
   passedOldCodeCheck,
   type BrowserTaskInput,
@@ -52,6 +56,7 @@ import {
   type TaskFinished,
 } from '../messages';
 import { TOTP_WAIT_IN_WORKFLOW } from '../patches';
+import { releaseSlotSignal } from '../fleet/messages';
 import { TOTP_SEND_TIMEOUT_MS, sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';
@@ -101,7 +106,21 @@ export interface SessionRecord {
   codes: CodeRecord;
   /** The input requests so far, the codes BrowserAI refused in a row, the TOTP steps typed. */
   requests: InputRequestRecord;
+  /** The task's fleet slot, under a fleet limit: waited for, then held until the ending releases it. */
+  slot?: FleetSlot | null;
 }
+
+/** A fleet slot: the limiter that keeps it, and the wait for it while it is not held yet. */
+export interface FleetSlot {
+  limiterId: string;
+  held: boolean;
+  /** While waiting: when the wait began, and the place in line the limiter gave then. */
+  waitingSinceMs: number | null;
+  position: number | null;
+}
+
+/** The status a task shows (state, `BrowserAIStatus`, the UI) while it waits for a fleet slot. */
+export const WAITING_FOR_SLOT = 'waiting_for_slot';
 
 /** The record a continued run starts from: the task exists by then. */
 export type CarriedState = SessionRecord & { executionId: string };
@@ -150,6 +169,8 @@ export class TaskSession {
   readonly #unknownStatusesLogged = new Set<string>();
   /** How the task finished, once the ending knows (answers the waiting nextInputRequest updates). */
   #finished: TaskFinished | null = null;
+  /** The limiter signalled that a slot is held for this task. */
+  #slotGranted = false;
 
   constructor(
     private readonly input: BrowserTaskInput,
@@ -227,6 +248,7 @@ export class TaskSession {
       outcome: this.#outcome,
       stopConfirmed: this.#stop.confirmed,
       inputRequest: this.#requests.open,
+      ...(record.slot ? { fleetSlot: slotView(record.slot) } : {}),
     };
   }
 
@@ -374,25 +396,34 @@ export class TaskSession {
     const { input } = this;
     let created: CreatedTask;
     try {
-      // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
-      // ID, and so can stop the task that the create may have started.
-      created = await CancellationScope.nonCancellable(() =>
-        this.#activities.createTask.executeWithOptions(
-          { summary: `Create ${input.type} task in project ${input.project}` },
-          [
-            {
-              instructions: input.instructions as Instruction[],
-              type: input.type,
-              project: input.project,
-              geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
-              inspect: input.inspect,
-              awaitable: input.awaitable,
-              delivery: this.#settings.delivery,
-              stopRetryWindowMs: this.#settings.stopRetryWindowMs,
-            },
-          ],
-        ),
-      );
+      for (;;) {
+        // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
+        // ID, and so can stop the task that the create may have started.
+        const answer = await CancellationScope.nonCancellable(() =>
+          this.#activities.createTask.executeWithOptions(
+            { summary: `Create ${input.type} task in project ${input.project}` },
+            [
+              {
+                instructions: input.instructions as Instruction[],
+                type: input.type,
+                project: input.project,
+                geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
+                inspect: input.inspect,
+                awaitable: input.awaitable,
+                delivery: this.#settings.delivery,
+                stopRetryWindowMs: this.#settings.stopRetryWindowMs,
+                place: this.#place(),
+              },
+            ],
+          ),
+        );
+        // Under a fleet limit with no slot free, the create sent nothing: wait for the slot, then create.
+        if ('waitingForSlot' in answer) await this.#waitForSlot(answer.waitingForSlot);
+        else {
+          created = answer;
+          break;
+        }
+      }
     } catch (err) {
       // A malformed answer that named its task: the task exists, so the ending can stop it.
       const named = createdDespiteFailure(err);
@@ -404,11 +435,74 @@ export class TaskSession {
         );
       throw err;
     }
+    if (created.slot)
+      this.#record.slot = { limiterId: created.slot.limiterId, held: true, waitingSinceMs: null, position: null };
     this.#recordCreated(created.executionId);
     this.#record.kind = created.kind ?? null;
     // Running already when the create looked again: what it saw stands in for the first poll's return.
     if (created.seen) this.#applySnapshot(created.seen);
     this.#applyAnswer(created);
+  }
+
+  /** Where the task stands in the fleet's line (used only by a worker with a fleet limit). */
+  #place(): SlotPlace {
+    const info = workflowInfo();
+    const { input } = this;
+    return {
+      workflowId: info.workflowId,
+      firstExecutionRunId: info.firstExecutionRunId,
+      runId: info.runId,
+      taskQueue: info.taskQueue,
+      priority: priorityOf(input),
+      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
+      fairnessWeight: input.fairnessWeight ?? 1,
+      ...(this.#record.slot?.held ? { heldFrom: this.#record.slot.limiterId } : {}),
+    };
+  }
+
+  /**
+   * Waits (cancellably: nothing was sent) until the limiter grants a slot. The wait is no part of
+   * the task's time: the overall timeout starts over from the grant.
+   */
+  async #waitForSlot(wait: WaitingForSlot['waitingForSlot']): Promise<void> {
+    const record = this.#record;
+    const began = Date.now();
+    record.slot = { limiterId: wait.limiterId, held: false, waitingSinceMs: wait.sinceMs, position: wait.position };
+    record.status = WAITING_FOR_SLOT;
+    this.publish();
+    log.info('Waiting for a fleet slot', { limiterId: wait.limiterId, position: wait.position });
+    await condition(() => this.#slotGranted);
+    record.slot = { limiterId: wait.limiterId, held: true, waitingSinceMs: null, position: null };
+    record.startedAtMs += Date.now() - began;
+    record.status = 'starting';
+    this.publish();
+  }
+
+  /** The limiter's `browserAISlotGranted`: a slot is held for this task now. */
+  slotGranted(): void {
+    this.#slotGranted = true;
+  }
+
+  /**
+   * Lets go of the fleet slot, once, on every ending (never on continue-as-new: the next run keeps
+   * it). A release the limiter never gets is still freed by its check once this workflow has closed.
+   */
+  async releaseSlot(): Promise<void> {
+    const slot = this.#record.slot;
+    if (!slot) return;
+    this.#record.slot = null;
+    const info = workflowInfo();
+    try {
+      await getExternalWorkflowHandle(slot.limiterId).signal(releaseSlotSignal, {
+        holderId: `${info.workflowId}/${info.firstExecutionRunId}`,
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('Could not release the fleet slot; the limiter frees it once this workflow has closed', {
+        limiterId: slot.limiterId,
+        failure: rootFailure(err).message,
+      });
+    }
   }
 
   #recordCreated(executionId: string): void {
@@ -912,4 +1006,15 @@ function createdDespiteFailure(err: unknown): string | undefined {
   const details =
     root instanceof ApplicationFailure ? (root.details?.[0] as { executionId?: unknown } | undefined) : undefined;
   return typeof details?.executionId === 'string' ? details.executionId : undefined;
+}
+
+/** What `state` shows of the fleet slot. */
+function slotView(slot: FleetSlot): NonNullable<BrowserTaskState['fleetSlot']> {
+  return slot.held
+    ? { held: true }
+    : {
+        held: false,
+        waitingSince: new Date(slot.waitingSinceMs!).toISOString(),
+        ...(slot.position !== null ? { positionWhenQueued: slot.position } : {}),
+      };
 }

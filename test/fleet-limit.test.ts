@@ -1,0 +1,260 @@
+// The fleet-wide limit on running BrowserAI tasks (docs/fleet.md), end to end: two real worker
+// processes with BROWSERAI_FLEET_LIMIT=2 share one limiter workflow on a real dev server, against
+// the emulator over HTTP. The limit holds across both, through SIGKILLs; a task cancelled while it
+// waits sends nothing; a terminated holder's slot comes back within the check interval; slots go
+// by priority, then round the fairness keys; a create the account refuses (429) waits with its
+// slot instead of failing. Every test ends with no slot held.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkerChild, workerEnvironment } from '../dev/worker-child';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
+import { BrowserTasks } from '../src/starters/tasks';
+import { limiterStateQuery, type LimiterState } from '../src/workflows/fleet/messages';
+import type { BrowserTaskInput } from '../src/workflows/input';
+import { stateQuery } from '../src/workflows/messages';
+import { eventually, startTemporal, taskInput, workflowBundle } from './helpers/stack';
+
+const LIMIT = 2;
+/** The limiter's check of its holders, shortened from 60 s so a terminated holder is found fast. */
+const CHECK_INTERVAL_MS = 1_000;
+const CREATE = /^\/tasks$/;
+const STOP = /^\/tasks\/[^/]+\/command$/;
+
+let env: TestWorkflowEnvironment;
+let emulator: BrowserAIEmulator;
+let tasks: BrowserTasks;
+let workers: WorkerChild[] = [];
+let bundlePath: string;
+const taskQueue = `fleet-${randomUUID()}`;
+const account = `test-${randomUUID().slice(0, 8)}`;
+const limiterId = `browserai-fleet-limiter-${account}`;
+const project = `fleet-${randomUUID().slice(0, 8)}`;
+
+function startWorker(): WorkerChild {
+  const worker = new WorkerChild(
+    workerEnvironment({
+      temporalAddress: env.address,
+      taskQueue,
+      browserAIBaseUrl: emulator.baseUrl,
+      browserAIToken: emulator.apiToken,
+      shutdownGraceMs: 500,
+      extra: {
+        // Bundled once for the file: a worker that bundles at start takes half a minute here.
+        WORKER_WORKFLOW_BUNDLE: bundlePath,
+        BROWSERAI_FLEET_LIMIT: String(LIMIT),
+        BROWSERAI_FLEET_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
+        BROWSERAI_FLEET_ACCOUNT: account,
+      },
+    }),
+  );
+  workers.push(worker);
+  return worker;
+}
+
+async function startWorkers(count: number): Promise<void> {
+  const started = Array.from({ length: count }, startWorker);
+  const ready = await Promise.all(started.map((w) => w.ready));
+  assert.ok(ready.every(Boolean), `a worker did not start:\n${started.flatMap((w) => w.outputTail).join('\n')}`);
+}
+
+async function killWorkers(): Promise<void> {
+  await Promise.all(workers.map((w) => w.signal('SIGKILL', 5_000)));
+  workers = [];
+}
+
+before(async () => {
+  let code: string;
+  [env, emulator, { code }] = await Promise.all([
+    startTemporal(),
+    BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
+    workflowBundle(),
+  ]);
+  bundlePath = join(mkdtempSync(join(tmpdir(), 'fleet-limit-')), 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+  tasks = new BrowserTasks(env.client, taskQueue);
+  await startWorkers(2);
+});
+after(async () => {
+  await killWorkers();
+  await emulator?.close();
+  await env?.teardown();
+  if (bundlePath) rmSync(dirname(bundlePath), { recursive: true, force: true });
+});
+
+/** The limiter's state, once it runs (the first acquire starts it). */
+function limiter(): Promise<LimiterState> {
+  return eventually('the limiter answers', () =>
+    env.client.workflow
+      .getHandle(limiterId)
+      .query(limiterStateQuery)
+      .catch(() => undefined),
+  );
+}
+
+/** The test's own task: `name` in its instruction, so the emulator's requests say whose they are. */
+function fleetTask(name: string, seconds: number, overrides: Partial<BrowserTaskInput> = {}): BrowserTaskInput {
+  return taskInput({
+    project,
+    instructions: [{ action: `Crawl ${name} [duration=${seconds}s]` }],
+    ...overrides,
+  });
+}
+
+function start(name: string, seconds: number, overrides: Partial<BrowserTaskInput> = {}) {
+  return tasks.start(fleetTask(name, seconds, overrides), { workflowId: `fleet-${name}-${randomUUID()}` });
+}
+
+/** How many creates the emulator got for the task `name`. */
+function creates(name: string): number {
+  return emulator.requests.filter(
+    (r) => r.method === 'POST' && CREATE.test(r.path) && JSON.stringify(r.body).includes(`Crawl ${name} `),
+  ).length;
+}
+
+async function noSlotHeld(): Promise<void> {
+  await eventually('no fleet slot held', async () => {
+    const state = await limiter();
+    return state.held === 0 && state.waiting === 0;
+  });
+}
+
+async function waitingForSlot(handle: WorkflowHandle): Promise<void> {
+  await eventually('the task waits for a slot', async () => (await handle.query(stateQuery)).fleetSlot?.held === false);
+}
+
+test('the limit holds across two worker processes: never more than 2 tasks run at once', async () => {
+  emulator.resetPeakRunning();
+  const handles = await Promise.all(Array.from({ length: 6 }, (_, i) => start(`across-${i}`, 1)));
+  const results = await Promise.all(handles.map((h) => h.result()));
+  assert.ok(results.every((r) => r.status === 'finalized'));
+  assert.equal(emulator.peakRunning(), LIMIT, 'the emulator saw at most the limit running, and the limit used');
+  for (let i = 0; i < 6; i++) assert.equal(creates(`across-${i}`), 1);
+  const state = await limiter();
+  assert.ok(state.granted >= 6);
+  await noSlotHeld();
+});
+
+test('BrowserAI refusing a create past its own limit (429) is waited out with the slot kept, never AmbiguousRequest', async () => {
+  emulator.setMaxRunningTasks(1);
+  try {
+    const first = await start('account-a', 2);
+    await eventually('the first task runs', async () => creates('account-a') === 1);
+    const second = await start('account-b', 1);
+    const [a, b] = await Promise.all([first.result(), second.result()]);
+    assert.equal(a.status, 'finalized');
+    assert.equal(b.status, 'finalized');
+    const refused = emulator.requests.filter(
+      (r) => r.status === 429 && JSON.stringify(r.body).includes('Crawl account-b '),
+    ).length;
+    assert.ok(refused >= 1, 'the account refused the second create at least once');
+  } finally {
+    emulator.setMaxRunningTasks(0);
+  }
+  await noSlotHeld();
+});
+
+test('a task waiting for a slot shows it, and cancelled then sends nothing (no create, no stop)', async () => {
+  const blockers = await Promise.all([start('block-a', 30), start('block-b', 30)]);
+  await eventually('both blockers hold slots', async () => (await limiter()).held === LIMIT);
+  const stopsBefore = emulator.count('POST', STOP);
+  const waiter = await start('waiter', 1);
+  await waitingForSlot(waiter);
+  const state = await waiter.query(stateQuery);
+  assert.equal(state.status, 'waiting_for_slot');
+  assert.ok(state.fleetSlot && !state.fleetSlot.held && state.fleetSlot.positionWhenQueued === 1);
+  const described = await eventually('the waiting status is published', async () => {
+    const d = await waiter.describe();
+    return d.searchAttributes.BrowserAIStatus?.[0] === 'waiting_for_slot' && d;
+  });
+  assert.ok(described);
+  const metadata = await waiter.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  assert.match(metadata.currentDetails ?? '', /Waiting for a fleet slot since .*number 1 in line/);
+  await waiter.cancel();
+  await assert.rejects(waiter.result(), (err: unknown) => {
+    assert.ok(err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+    return true;
+  });
+  assert.equal(creates('waiter'), 0, 'no create for the cancelled waiter');
+  assert.equal(emulator.count('POST', STOP), stopsBefore, 'no stop for the cancelled waiter');
+  assert.equal((await limiter()).waiting, 0, 'the waiter left the line');
+  await Promise.all(blockers.map((b) => b.cancel()));
+  await noSlotHeld();
+});
+
+test('the wait counts toward none of the task time limits', async () => {
+  const blockers = await Promise.all([start('slow-a', 4), start('slow-b', 4)]);
+  await eventually('both blockers hold slots', async () => (await limiter()).held === LIMIT);
+  // Waits about 4 s, runs 1 s: a 3-s timeout that counted the wait would fail it.
+  const patient = await start('patient', 1, { timeoutMs: 3_000 });
+  await waitingForSlot(patient);
+  assert.equal((await patient.result()).status, 'finalized');
+  await Promise.all(blockers.map((b) => b.result()));
+  await noSlotHeld();
+});
+
+test('slots go by priority first, then round the fairness keys', async () => {
+  const blockers = await Promise.all([start('prio-block-a', 3), start('prio-block-b', 3)]);
+  await eventually('both blockers hold slots', async () => (await limiter()).held === LIMIT);
+  const batch: WorkflowHandle[] = [];
+  for (let i = 1; i <= 4; i++) {
+    batch.push(await start(`tenant-a-${i}`, 1, { fairnessKey: 'tenant-a' }));
+    await waitingForSlot(batch.at(-1)!);
+  }
+  const single = await start('tenant-b-1', 1, { fairnessKey: 'tenant-b' });
+  await waitingForSlot(single);
+  const urgent = await start('urgent', 1, { fairnessKey: 'tenant-c', priority: 1 });
+  await waitingForSlot(urgent);
+  const urgentState = await urgent.query(stateQuery);
+  assert.ok(urgentState.fleetSlot && !urgentState.fleetSlot.held);
+  assert.equal(urgentState.fleetSlot.positionWhenQueued, 1, 'priority 1 goes to the head of the line');
+  await Promise.all([...blockers, ...batch, single, urgent].map((h) => h.result()));
+  const order = (await limiter()).recentGrants.slice(-6).map((id) => id.replace(/^fleet-(.*)-[0-9a-f-]{36}$/, '$1'));
+  assert.deepEqual(order, ['urgent', 'tenant-a-1', 'tenant-b-1', 'tenant-a-2', 'tenant-a-3', 'tenant-a-4']);
+  await noSlotHeld();
+});
+
+test('SIGKILL of every worker while tasks hold and wait for slots: the slots stay held, work resumes, none leaks', async () => {
+  emulator.resetPeakRunning();
+  const polling = { initialIntervalMs: 250, maxIntervalMs: 1_000, heartbeatTimeoutMs: 2_000 };
+  const handles = await Promise.all([
+    start('kill-1', 3, { polling }),
+    start('kill-2', 3, { polling }),
+    start('kill-3', 1, { polling }),
+  ]);
+  // Killed once both creates were answered: a create cut mid-request is AmbiguousRequest, with or without a limit.
+  await eventually('two run and one waits', async () => {
+    const states = await Promise.all(handles.map((h) => h.query(stateQuery)));
+    return (
+      states.filter((s) => s.executionId !== null).length === LIMIT && states.some((s) => s.fleetSlot?.held === false)
+    );
+  });
+  await killWorkers();
+  await startWorkers(1);
+  const state = await limiter();
+  assert.equal(state.held + state.waiting, 3, 'the holders and the waiter kept their places');
+  const results = await Promise.all(handles.map((h) => h.result()));
+  assert.ok(results.every((r) => r.status === 'finalized'));
+  for (const name of ['kill-1', 'kill-2', 'kill-3']) assert.equal(creates(name), 1, `${name} created once`);
+  assert.ok(emulator.peakRunning() <= LIMIT);
+  await noSlotHeld();
+});
+
+test('a terminated holder frees its slot within the check interval', async () => {
+  const holder = await start('terminated', 30);
+  await eventually('it holds a slot', async () => (await holder.query(stateQuery)).fleetSlot?.held === true);
+  const before = await limiter();
+  await holder.terminate('an operator ends it');
+  const freedAt = Date.now();
+  await eventually('its slot is reclaimed', async () => (await limiter()).held === 0, 10_000);
+  const elapsed = Date.now() - freedAt;
+  assert.ok(elapsed < CHECK_INTERVAL_MS + 4_000, `reclaimed after ${elapsed} ms`);
+  assert.equal((await limiter()).reclaimed, before.reclaimed + 1);
+  await noSlotHeld();
+});
