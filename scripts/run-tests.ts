@@ -140,7 +140,7 @@ function slowestFirst(files: string[]): string[] {
   return [...slow, ...files.filter((file) => !slow.includes(file))];
 }
 
-/** One `node --test` run: the spec reporter to `specTo`, TAP into a file for the counts. */
+/** One run of `files` in their order (run-test-files.ts): the spec reporter to `specTo`, TAP and file times into files. */
 async function runNodeTests(
   phase: Phase,
   base: string,
@@ -149,14 +149,11 @@ async function runNodeTests(
   const tapFile = `${base}.tap`;
   const timesFile = `${base}.times.json`;
   const args = [
-    '--test',
-    `--test-concurrency=${phase.concurrency}`,
-    '--test-reporter=spec',
-    `--test-reporter-destination=${specTo}`,
-    '--test-reporter=tap',
-    `--test-reporter-destination=${tapFile}`,
-    `--test-reporter=${join(__dirname, 'file-times-reporter.js')}`,
-    `--test-reporter-destination=${timesFile}`,
+    join(__dirname, 'run-test-files.js'),
+    String(phase.concurrency),
+    specTo,
+    tapFile,
+    timesFile,
     ...phase.files,
   ];
   const child = spawn(process.execPath, args, { stdio: 'inherit', env: phase.env });

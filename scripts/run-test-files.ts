@@ -1,0 +1,39 @@
+// Runs test files with node:test's run(), in the order given, `concurrency` at a time: what
+// scripts/run-tests.ts starts for each phase of `npm test`. `node --test FILE...` would sort the
+// files by name, so a slow file named late would start late; run() keeps the order.
+//
+//   node lib/scripts/run-test-files.js CONCURRENCY SPEC_DEST TAP_FILE TIMES_FILE FILE...
+//
+// SPEC_DEST is `stdout` or a file. The process exits 1 when a test failed.
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { run } from 'node:test';
+import { spec, tap } from 'node:test/reporters';
+import fileTimes from './file-times-reporter';
+
+async function main([concurrency, specTo, tapFile, timesFile, ...files]: string[]): Promise<number> {
+  if (!concurrency || !specTo || !tapFile || !timesFile || files.length === 0) {
+    console.error('Usage: run-test-files.js CONCURRENCY SPEC_DEST TAP_FILE TIMES_FILE FILE...');
+    return 2;
+  }
+  let failed = false;
+  const stream = run({ files, concurrency: Number(concurrency), isolation: 'process' });
+  stream.on('test:fail', () => {
+    failed = true;
+  });
+  const outputs = [
+    stream.compose(spec()).pipe(specTo === 'stdout' ? process.stdout : createWriteStream(specTo)),
+    stream.compose(tap).pipe(createWriteStream(tapFile)),
+    stream.compose(fileTimes).pipe(createWriteStream(timesFile)),
+  ];
+  await Promise.all(outputs.map((output) => (output === process.stdout ? finished(stream) : finished(output))));
+  return failed ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
