@@ -11,13 +11,18 @@ import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
 import fileTimes from './file-times-reporter';
 
+/** The longest a test may take unless it sets its own timeout. */
+const TEST_TIMEOUT_MS = 5 * 60_000;
+
 async function main([concurrency, specTo, tapFile, timesFile, ...files]: string[]): Promise<number> {
   if (!concurrency || !specTo || !tapFile || !timesFile || files.length === 0) {
     console.error('Usage: run-test-files.js CONCURRENCY SPEC_DEST TAP_FILE TIMES_FILE FILE...');
     return 2;
   }
   let failed = false;
-  const stream = run({ files, concurrency: Number(concurrency), isolation: 'process' });
+  // A test that hangs fails after TEST_TIMEOUT_MS instead of holding the run (and CI) open; a
+  // test that needs longer sets its own timeout.
+  const stream = run({ files, concurrency: Number(concurrency), isolation: 'process', timeout: TEST_TIMEOUT_MS });
   stream.on('test:fail', () => {
     failed = true;
   });

@@ -41,6 +41,7 @@ function startWorker(): WorkerChild {
   const worker = new WorkerChild(
     workerEnvironment({
       temporalAddress: env.address,
+      namespace: env.namespace,
       taskQueue,
       browserAIBaseUrl: emulator.baseUrl,
       browserAIToken: emulator.apiToken,
