@@ -80,6 +80,9 @@ type BrowserTaskInput struct {
 	TotpSecretName   string              `json:"totpSecretName,omitempty"`
 	MaxCodeAttempts  int                 `json:"maxCodeAttempts,omitempty"`
 	Webhook          *TaskWebhookOptions `json:"webhook,omitempty"`
+	Priority         int                 `json:"priority,omitempty"`
+	FairnessKey      string              `json:"fairnessKey,omitempty"`
+	FairnessWeight   float64             `json:"fairnessWeight,omitempty"`
 }
 
 type CodeMessage struct {
@@ -163,6 +166,8 @@ type BrowserTaskState struct {
 	Outcome             *BrowserTaskResult `json:"outcome"`
 	StopConfirmed       *bool              `json:"stopConfirmed"`
 	InputRequest        *InputRequest      `json:"inputRequest"`
+	// Under a fleet limit: {"held": true}, or {"held": false, "waitingSince": ..., "positionWhenQueued": ...}.
+	FleetSlot map[string]any `json:"fleetSlot,omitempty"`
 }
 
 type InvalidInputDetails struct {

@@ -79,6 +79,9 @@ class BrowserTaskInput(TypedDict):
     totpSecretName: NotRequired[str]
     maxCodeAttempts: NotRequired[int]
     webhook: NotRequired[TaskWebhookOptions]
+    priority: NotRequired[int]
+    fairnessKey: NotRequired[str]
+    fairnessWeight: NotRequired[float]
 
 
 class CodeMessage(TypedDict):
@@ -170,6 +173,8 @@ class BrowserTaskState(TypedDict):
     outcome: BrowserTaskResult | None
     stopConfirmed: bool | None
     inputRequest: InputRequest | None
+    # Under a fleet limit: {"held": true}, or {"held": false, "waitingSince": ..., "positionWhenQueued": ...}.
+    fleetSlot: NotRequired[dict[str, object]]
 
 
 class InvalidInputDetails(TypedDict):
