@@ -23,6 +23,8 @@ async function main([concurrency, specTo, tapFile, timesFile, ...files]: string[
   // A test that hangs fails after TEST_TIMEOUT_MS instead of holding the run (and CI) open; a
   // test that needs longer sets its own timeout.
   const stream = run({ files, concurrency: Number(concurrency), isolation: 'process', timeout: TEST_TIMEOUT_MS });
+  // Three reporters read the one stream, each adding its listeners: more than Node's default warns of.
+  stream.setMaxListeners(32);
   stream.on('test:fail', () => {
     failed = true;
   });
