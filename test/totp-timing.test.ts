@@ -155,7 +155,8 @@ test('a secret with 10-s steps gets its code typed, in the step it was made for'
 describe('a TOTP wait in progress', () => {
   test('a worker shut down during the wait: a new worker types the code once, the task is not stopped', async () => {
     const { shutDown, stepEndsAtMs } = await duringWait;
-    const { result, failure } = await ending(shutDown.handle, 30_000, 'the TOTP task');
+    // Up to a 20-s step, then a new worker's start and the send: generous for a busy machine.
+    const { result, failure } = await ending(shutDown.handle, 60_000, 'the TOTP task');
     assert.equal(failure, undefined, `the task failed: ${String((failure as Error | undefined)?.cause)}`);
     assert.equal(result!.status, 'finalized');
     const task = stack.emulator.task(shutDown.request.executionId)!;
