@@ -6,9 +6,6 @@
 // slot instead of failing. Every test ends with no slot held.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
@@ -19,7 +16,7 @@ import { BrowserTasks } from '../src/starters/tasks';
 import { limiterStateQuery, type LimiterState } from '../src/workflows/fleet/messages';
 import type { BrowserTaskInput } from '../src/workflows/input';
 import { stateQuery } from '../src/workflows/messages';
-import { eventually, startTemporal, taskInput, workflowBundle } from './helpers/stack';
+import { eventually, startTemporal, taskInput, workflowBundleFile } from './helpers/stack';
 
 const LIMIT = 2;
 /** The limiter's check of its holders, shortened from 60 s so a terminated holder is found fast. */
@@ -47,7 +44,7 @@ function startWorker(): WorkerChild {
       browserAIToken: emulator.apiToken,
       shutdownGraceMs: 500,
       extra: {
-        // Bundled once for the file: a worker that bundles at start takes half a minute here.
+        // The run's bundle, or this file's written once: a worker that bundles at start takes half a minute here.
         WORKER_WORKFLOW_BUNDLE: bundlePath,
         BROWSERAI_FLEET_LIMIT: String(LIMIT),
         BROWSERAI_FLEET_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
@@ -71,14 +68,11 @@ async function killWorkers(): Promise<void> {
 }
 
 before(async () => {
-  let code: string;
-  [env, emulator, { code }] = await Promise.all([
+  [env, emulator, bundlePath] = await Promise.all([
     startTemporal(),
     BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
-    workflowBundle(),
+    workflowBundleFile(),
   ]);
-  bundlePath = join(mkdtempSync(join(tmpdir(), 'fleet-limit-')), 'workflow-bundle.js');
-  writeFileSync(bundlePath, code);
   tasks = new BrowserTasks(env.client, taskQueue);
   await startWorkers(2);
 });
@@ -86,7 +80,6 @@ after(async () => {
   await killWorkers();
   await emulator?.close();
   await env?.teardown();
-  if (bundlePath) rmSync(dirname(bundlePath), { recursive: true, force: true });
 });
 
 /** The limiter's state, once it runs (the first acquire starts it). */

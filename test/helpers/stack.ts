@@ -2,7 +2,10 @@
 // the BrowserAI emulator over HTTP, and a real worker with the real activities.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -32,6 +35,25 @@ export function workflowBundle(): Promise<WorkflowBundle> {
         logger: quietLogger(),
       });
   return bundle;
+}
+
+let bundleFile: Promise<string> | undefined;
+/**
+ * A file holding that bundle, for workers a test starts as processes (WORKER_WORKFLOW_BUNDLE): the
+ * run's own file, or this file's bundle written once to a temporary file removed at exit.
+ */
+export function workflowBundleFile(): Promise<string> {
+  const prebuilt = process.env[TEST_WORKFLOW_BUNDLE_ENV];
+  bundleFile ??= prebuilt
+    ? Promise.resolve(prebuilt)
+    : workflowBundle().then(({ code }) => {
+        const dir = mkdtempSync(join(tmpdir(), 'workflow-bundle-'));
+        process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+        const path = join(dir, 'workflow-bundle.js');
+        writeFileSync(path, code);
+        return path;
+      });
+  return bundleFile;
 }
 
 function quietLogger() {
