@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { BrowserAIEmulator, RecordedRequest } from '../src/emulator';
-import type { BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskResult } from '../src/contract/input';
 import { mapLimit, within } from '../dev/async';
 import { emulatorEndTime } from './emulator/end-time';
 import type { HistoryFacts, TaskFacts, TaskRecord } from './task';

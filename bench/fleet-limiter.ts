@@ -12,7 +12,7 @@ import { BrowserAIClient } from '../src/browserai';
 import { BrowserAIEmulator } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
 import { createWorker } from '../src/worker';
-import { limiterStateQuery } from '../src/workflows/fleet/messages';
+import { limiterStateQuery } from '../src/contract/fleet-messages';
 import { startTemporal } from '../dev/dev-server';
 import { freePort } from './stack';
 import { actionsBetween, readActions, type ActionCounts } from './temporal-actions';

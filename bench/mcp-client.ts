@@ -6,7 +6,7 @@
 // one-time code is sent as the MCP user would once the client returned `awaiting`: an append,
 // 1 s of waiting (the client's own allowance for the stale `awaiting`), then the same loop.
 import type { BrowserAIEmulator } from '../src/emulator';
-import type { BrowserTaskInput } from '../src/workflows/input';
+import type { BrowserTaskInput } from '../src/contract/input';
 import { errorText, sleep } from '../dev/async';
 import { emulatorEndTime } from './emulator/end-time';
 

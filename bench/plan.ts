@@ -1,7 +1,7 @@
 // What every scenario's plan shares: turning "a task of this kind, this long" into the input the
 // workflow gets, with the duration registered for the emulator's `durationFor` (so the text, and
 // with it the kind, stays the same whatever the duration), and unique one-time codes.
-import type { BrowserTaskInput, PollingOptions } from '../src/workflows/input';
+import type { BrowserTaskInput, PollingOptions } from '../src/contract/input';
 import type { Random } from '../dev/random';
 import type { BenchStack } from './stack';
 

@@ -1,6 +1,6 @@
 // The vocabulary shared by the plans, the run, the collection and the reports: a planned task,
 // what happened to it while the bench drove it, and what was collected about it afterwards.
-import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../src/contract/input';
 
 /** A one-time code the bench submits, as a user who sees the code form would. */
 export interface PlannedCode {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One-shot job of the `temporal-setup` compose service (temporalio/admin-tools image): waits for the
 # Temporal server, creates the namespace if it is missing and registers the search attributes the
-# browserTask workflow sets (src/workflows/search-attributes.ts). Idempotent: an existing namespace
+# browserTask workflow sets (src/contract/search-attributes.ts). Idempotent: an existing namespace
 # or search attribute is left as it is, so it runs on every `docker compose up`.
 #
 # Environment (set in docker-compose.yml):
@@ -16,7 +16,7 @@ RETENTION=${TEMPORAL_NAMESPACE_RETENTION:-72h}
 MAX_ATTEMPTS=${TEMPORAL_SETUP_MAX_ATTEMPTS:-90}
 SLEEP_SECONDS=${TEMPORAL_SETUP_SLEEP_SECONDS:-2}
 
-# name:type, as in src/workflows/search-attributes.ts.
+# name:type, as in src/contract/search-attributes.ts.
 SEARCH_ATTRIBUTES="BrowserAIExecutionId:Keyword BrowserAIStatus:Keyword BrowserAIProject:Keyword BrowserAIAwaitingInput:Bool BrowserAIAwaitingInputSince:Datetime BrowserAIKind:Keyword BrowserAIEndMs:Int"
 
 log() { echo "temporal-setup: $*"; }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ALL_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes';
 import { findTemporalCli, TEMPORAL_CLI_MISSING } from './temporal-cli';
 
 /**

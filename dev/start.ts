@@ -5,7 +5,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../src/browserai';
-import { ConfigError } from '../src/errors';
+import { ConfigError } from '../src/contract/errors';
 import {
   connectionOptions,
   describeTemporal,
@@ -15,7 +15,7 @@ import {
   metricsAddressFrom,
 } from '../src/config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
-import { ALL_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes';
 import { startCodecServer } from '../src/codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../src/codec/encryption-codec';
 import { createWorker } from '../src/worker';

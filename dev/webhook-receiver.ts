@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { WebhookBody } from '../src/workflows/messages';
+import type { WebhookBody } from '../src/contract/webhooks';
 
 export interface ReceivedWebhook {
   /** The `webhook-id` header: the same on every retry of one event. */

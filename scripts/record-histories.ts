@@ -7,7 +7,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJson } from '../src/replay/history-json';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { HISTORIES_DIR, packageVersion, releasedVersions } from '../dev/releases';
 import { eventually, startStack, taskInput } from '../test/helpers/stack';
 

@@ -7,8 +7,8 @@
 import { writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGenerator, type Config } from 'ts-json-schema-generator';
-import { FailureType } from '../src/errors';
-import { ISO_COUNTRY_CODES } from '../src/workflows/iso-countries';
+import { FailureType } from '../src/contract/errors';
+import { ISO_COUNTRY_CODES } from '../src/contract/iso-countries';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -19,8 +19,8 @@ import {
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
-  WEBHOOK_EVENT_TYPES,
-} from '../src/workflows/messages';
+} from '../src/contract/messages';
+import { WEBHOOK_EVENT_TYPES } from '../src/contract/input';
 
 export const ROOT = join(__dirname, '..', '..');
 export const SCHEMAS_DIR = join(ROOT, 'schemas');

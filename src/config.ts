@@ -29,7 +29,7 @@ import {
 } from './browserai/client';
 import { fleetLimitProblems, type FleetLimitOptions } from './activities/fleet';
 import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
-import { ConfigError } from './errors';
+import { ConfigError } from './contract/errors';
 import type { NexusServiceOptions } from './nexus/options';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 

@@ -21,19 +21,22 @@ export {
   type ScheduleSummary,
   type OverlapPolicy,
 } from './starters/saved-tasks';
-export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './workflows/saved-task-input';
+export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './contract/saved-task-input';
 export { cronProblems, timezoneProblems, scheduleIdFor } from './schedules/cron';
-export * from './workflows/messages';
-export * from './workflows/search-attributes';
-export { limiterStateQuery, type FleetLimits, type LimiterState, type SlotHolder } from './workflows/fleet/messages';
+export * from './contract/messages';
+export type { WebhookBody, WebhookReference } from './contract/webhooks';
+export * from './contract/search-attributes';
+export { limiterStateQuery, type FleetLimits, type LimiterState, type SlotHolder } from './contract/fleet-messages';
 export {
   DEFAULTS,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
   type BrowserTaskInput,
   type BrowserTaskResult,
   type PollingOptions,
   type TaskActivityOptions,
   type TaskWebhookOptions,
-} from './workflows/input';
-export { FailureType, type FailureTypeName, type BrowserAIErrorKind } from './errors';
+} from './contract/input';
+export { FailureType, type FailureTypeName, type BrowserAIErrorKind } from './contract/errors';
 export { BrowserAIError, type BrowserAIErrorInit } from './browserai/errors';
-export type * from './browserai/types';
+export type * from './contract/browserai-types';

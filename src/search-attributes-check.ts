@@ -4,7 +4,7 @@
 // attributes needs rights a worker's client may not have.
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, type Logger } from '@temporalio/common';
-import { ALL_SEARCH_ATTRIBUTES } from './workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from './contract/search-attributes';
 
 type OurKey = (typeof ALL_SEARCH_ATTRIBUTES)[number];
 

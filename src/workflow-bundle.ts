@@ -7,7 +7,7 @@
 // as lib/ (the Dockerfile does), and never point a worker at a bundle from another version.
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from './errors';
+import { ConfigError } from './contract/errors';
 
 /**
  * The modules to preload in a workflow bundle that runs our workflows (`bundlerOptions.preloadModules`):

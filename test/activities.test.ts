@@ -18,7 +18,7 @@ import {
   type PollTaskInput,
 } from '../src/activities';
 import { TaskDurations } from '../src/activities/task-durations';
-import { FailureType } from '../src/errors';
+import { FailureType } from '../src/contract/errors';
 
 /** The create of a worker without a fleet limit: it always answers with a task. */
 const createOf = (activities: BrowserAIActivities) =>

@@ -11,9 +11,9 @@ import {
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { InvalidInputError, fetchFullResults } from '../src/starters/tasks';
-import { appendInstructionsSignal, stateQuery } from '../src/workflows/messages';
-import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
-import type { BrowserTaskInput } from '../src/workflows/input';
+import { appendInstructionsSignal, stateQuery } from '../src/contract/messages';
+import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/contract/search-attributes';
+import type { BrowserTaskInput } from '../src/contract/input';
 import { eventually, startStack, storedHistory, storedRuns, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

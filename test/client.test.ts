@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { inspect } from 'node:util';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserAIClient, BrowserAIError, type BrowserAIErrorKind } from '../src/browserai';
-import type { CreateTaskRequest } from '../src/browserai/types';
+import type { CreateTaskRequest } from '../src/contract/browserai-types';
 
 const TOKEN = 'tok-SECRET-7f3a9c1e-do-not-leak';
 const WRONG_TOKEN = 'tok-WRONG-55aa0033-also-secret';

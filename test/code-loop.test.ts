@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { HOTP, Secret } from 'otpauth';
-import { FailureType } from '../src/errors';
+import { FailureType } from '../src/contract/errors';
 import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 /** The emulator's copy and the worker's copy of one TOTP secret (base32 of 20 bytes). */

@@ -15,7 +15,7 @@ import { BrowserAIClient } from '../src/browserai';
 import { BrowserTasks } from '../src/starters/tasks';
 import { runWorkerFromEnv } from '../src/worker';
 import { WebhookSender } from '../src/activities/webhooks';
-import { ConfigError } from '../src/errors';
+import { ConfigError } from '../src/contract/errors';
 import {
   connectionOptions,
   loadTemporalConfig,

@@ -3,7 +3,7 @@
 // carrying the execution ID and the instructions not yet sent. No second create.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { appendInstructionsSignal } from '../src/workflows/messages';
+import { appendInstructionsSignal } from '../src/contract/messages';
 import { eventually, startStack, storedRuns, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

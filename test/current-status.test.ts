@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
-import { stateQuery } from '../src/workflows/messages';
-import { BrowserAIAwaitingInput, BrowserAIStatus } from '../src/workflows/search-attributes';
+import { stateQuery } from '../src/contract/messages';
+import { BrowserAIAwaitingInput, BrowserAIStatus } from '../src/contract/search-attributes';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

@@ -19,7 +19,7 @@ import {
 } from '../src/emulator';
 import { TaskStore } from '../src/emulator/tasks';
 import { HOTP, Secret } from 'otpauth';
-import type { TaskExecution, TaskMetadata, TaskResults } from '../src/browserai/types';
+import type { TaskExecution, TaskMetadata, TaskResults } from '../src/contract/browserai-types';
 
 const DURATION_MS = 300;
 const QUEUE_MS = 50;

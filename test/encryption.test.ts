@@ -12,7 +12,7 @@ import { dataConverterWithEncryption, EncryptionCodec, payloadCodecFromEnv } fro
 import { BrowserTasks } from '../src/starters/tasks';
 import { FAIL_ERROR } from '../src/emulator/scenario';
 import { createWorker } from '../src/worker';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { eventually, startStack, storedHistory, storedRuns, taskInput, type Stack } from './helpers/stack';
 
 const codec = new EncryptionCodec(randomBytes(32), 'test-key');

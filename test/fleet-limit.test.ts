@@ -13,9 +13,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
-import { limiterStateQuery, type LimiterState } from '../src/workflows/fleet/messages';
-import type { BrowserTaskInput } from '../src/workflows/input';
-import { stateQuery } from '../src/workflows/messages';
+import { limiterStateQuery, type LimiterState } from '../src/contract/fleet-messages';
+import type { BrowserTaskInput } from '../src/contract/input';
+import { stateQuery } from '../src/contract/messages';
 import { eventually, startTemporal, taskInput, workflowBundleFile } from './helpers/stack';
 
 const LIMIT = 2;

@@ -11,14 +11,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { EmulatedTask } from '../src/emulator';
 import { InvalidInputError } from '../src/starters/tasks';
 import { startSearchAttributes, withSearchAttributeFallback } from '../src/starters/search-attributes-fallback';
-import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../src/contract/input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
   stateQuery,
   submitCodeSignal,
-} from '../src/workflows/messages';
-import { BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
+} from '../src/contract/messages';
+import { BrowserAIProject, BrowserAIStatus } from '../src/contract/search-attributes';
 import { ending, eventually, startStack, storedHistory, storedRuns, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

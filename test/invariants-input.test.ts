@@ -11,7 +11,7 @@ import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } f
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { BrowserTasks, InvalidInputError } from '../src/starters/tasks';
 import { SavedTasks } from '../src/starters/saved-tasks';
-import type { SavedTaskDefinition } from '../src/workflows/saved-task-input';
+import type { SavedTaskDefinition } from '../src/contract/saved-task-input';
 import { startStack, startWorkerOn, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

@@ -20,13 +20,13 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import type { EmulatedTask } from '../src/emulator';
 import { createWorker } from '../src/worker';
-import type { BrowserTaskInput, BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../src/contract/input';
 import {
   appendInstructionsSignal,
   stateQuery,
   submitCodeSignal,
   type BrowserTaskState,
-} from '../src/workflows/messages';
+} from '../src/contract/messages';
 import { ending, eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

@@ -19,7 +19,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { leaks, rawTaskAnswer, startWorkerProcess, type WorkerProcess } from './helpers/secrets';
 import { eventually, startTemporal, taskInput } from './helpers/stack';
 

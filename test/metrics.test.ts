@@ -20,9 +20,9 @@ import { BrowserAIEmulator } from '../src/emulator';
 import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
 import { installWorkerRuntime } from '../src/telemetry/runtime';
 import { createWorker } from '../src/worker';
-import { BrowserAIAwaitingInput, BrowserAIExecutionId } from '../src/workflows/search-attributes';
+import { BrowserAIAwaitingInput, BrowserAIExecutionId } from '../src/contract/search-attributes';
 import { groupingLabels, metricNames, panelQueries, readDashboard } from './helpers/dashboard';
-import type { BrowserTaskInput } from '../src/workflows/input';
+import type { BrowserTaskInput } from '../src/contract/input';
 
 const PROJECT = 'metrics-secret-project';
 const CODE = '739164';

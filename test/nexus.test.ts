@@ -15,8 +15,8 @@ import { WebhookReceiver } from '../dev/webhook-receiver';
 import { BrowserAIPlugin } from '../src/plugin';
 import type { NexusServiceOptions } from '../src/nexus/options';
 import { nexusTaskIdFromToken, NEXUS_TASK_ID_PREFIX } from '../src/nexus/task-ids';
-import type { BrowserTaskInput } from '../src/workflows/input';
-import { stateQuery } from '../src/workflows/messages';
+import type { BrowserTaskInput } from '../src/contract/input';
+import { stateQuery } from '../src/contract/messages';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 import { operationTokenQuery, type BadCall, type CallerInput, type Refusal } from './workflows/nexus-callers';
 

@@ -3,7 +3,7 @@
 // task runs as anywhere else instead of failing its workflow task forever.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BrowserAIStatus } from '../src/workflows/search-attributes';
+import { BrowserAIStatus } from '../src/contract/search-attributes';
 import { startStack, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

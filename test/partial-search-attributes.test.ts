@@ -11,7 +11,7 @@ import {
   BrowserAIEndMs,
   BrowserAIKind,
   BrowserAIProject,
-} from '../src/workflows/search-attributes';
+} from '../src/contract/search-attributes';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 /** All but the two that learning from other workers added. */

@@ -2,14 +2,14 @@
 // that signals its parent when it awaits a code, activities called directly, and activities
 // placed on a task queue of the caller's choosing with a priority and a fairness key.
 import assert from 'node:assert/strict';
-import type { AwaitingInputNotice } from '../src/workflows/messages';
+import type { AwaitingInputNotice } from '../src/contract/messages';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
 import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIPlugin } from '../src/plugin';
-import { InvalidInputError, taskInputProblems } from '../src/workflows/input';
+import { InvalidInputError, taskInputProblems } from '../src/contract/input';
 import { assertMatchesSchema } from './helpers/schemas';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 

@@ -12,7 +12,7 @@ import { temporal } from '@temporalio/proto';
 import type { Worker } from '@temporalio/worker';
 import { BrowserTasks } from '../src/starters/tasks';
 import { createWorker } from '../src/worker';
-import type { BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskResult } from '../src/contract/input';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 
 /** Over a minute in the queue: the 56-s wait left a create 1 s to be answered. */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -7,8 +7,8 @@ import { type ApplicationFailure } from '@temporalio/common';
 import { InvalidInputError } from '../src/starters/tasks';
 import { SavedTasks, ScheduleNotFoundError } from '../src/starters/saved-tasks';
 import { scheduleIdFor } from '../src/schedules/cron';
-import { stateQuery } from '../src/workflows/messages';
-import type { SavedTaskDefinition } from '../src/workflows/saved-task-input';
+import { stateQuery } from '../src/contract/messages';
+import type { SavedTaskDefinition } from '../src/contract/saved-task-input';
 import { eventually, startStack, type Stack } from './helpers/stack';
 
 let stack: Stack;

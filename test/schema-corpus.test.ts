@@ -7,8 +7,8 @@
 // Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeProblems, instructionProblems, nextInputRequestProblems, taskInputProblems } from '../src/workflows/input';
-import { runSavedTaskInputProblems } from '../src/workflows/saved-task-input';
+import { codeProblems, instructionProblems, nextInputRequestProblems, taskInputProblems } from '../src/contract/input';
+import { runSavedTaskInputProblems } from '../src/contract/saved-task-input';
 import { readSchema, schemaErrors, validatorOf } from './helpers/schemas';
 import { schemaFile } from '../scripts/schemas';
 

@@ -22,7 +22,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MASK } from '../src/browserai';
 import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIEmulator } from '../src/emulator';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { leaks, rawTaskAnswer, startWorkerProcess, type Seen, type WorkerProcess } from './helpers/secrets';
 import { startTemporal, storedRuns, taskInput } from './helpers/stack';
 

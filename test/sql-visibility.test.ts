@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { AwaitingTask } from '../src/starters/awaiting-input';
 import { keywordValue, MAX_KEYWORD_CHARS } from '../src/workflows/keyword-value';
-import { BrowserAIProject, BrowserAIStatus } from '../src/workflows/search-attributes';
+import { BrowserAIProject, BrowserAIStatus } from '../src/contract/search-attributes';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 const ROOT = resolve(__dirname, '../..');

@@ -13,8 +13,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TotpSecrets } from '../src/activities/totp';
 import type { EmulatorTotpSecret } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { InputRequest } from '../src/workflows/messages';
-import type { BrowserTaskResult } from '../src/workflows/input';
+import type { InputRequest } from '../src/contract/messages';
+import type { BrowserTaskResult } from '../src/contract/input';
 import { ending, startStack, startWorkerOn, taskInput, type Stack } from './helpers/stack';
 
 const SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';

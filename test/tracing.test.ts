@@ -13,7 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { TRACING_PACKAGES, installTracing, tracingSettingsFrom, type Tracing } from '../src/telemetry/tracing';
-import { stateQuery } from '../src/workflows/messages';
+import { stateQuery } from '../src/contract/messages';
 import { startWorkerProcess, type WorkerProcess } from './helpers/secrets';
 import { eventually, startStack, startTemporal, taskInput, type Stack } from './helpers/stack';
 

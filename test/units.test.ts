@@ -8,20 +8,20 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ETA_GRACE_MS, nextPollDelay, parseTime, type PollSchedule } from '../src/activities/poll-schedule';
 import { PRIOR_WINDOW, TaskDurations, taskKind, type EndWindow } from '../src/activities/task-durations';
-import { categorize, isFailedStatus, isUnknownStatus } from '../src/browserai/status';
+import { categorize, isFailedStatus, isUnknownStatus } from '../src/contract/status';
 import { fitResults, jsonBytes, truncateString, truncateValue } from '../src/activities/trim';
-import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/workflows/input';
+import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/contract/input';
 import { renderDetails } from '../src/workflows/details';
 import { redactSecrets as redact } from '../src/browserai/redact';
-import type { BrowserTaskState } from '../src/workflows/messages';
+import type { BrowserTaskState } from '../src/contract/messages';
 import { stopSentence } from '../src/starters/cli/stop-sentence';
-import type { TaskResultsSummary } from '../src/activities/types';
-import type { ResultEntry } from '../src/browserai/types';
+import type { TaskResultsSummary } from '../src/contract/activity-types';
+import type { ResultEntry } from '../src/contract/browserai-types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';
-import { PACKAGE_NAME, PACKAGE_VERSION } from '../src/version';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../src/contract/version';
 import { TotpKeys, totpMinRemainingMs } from '../src/activities/totp';
 import { emptySlots, Slots } from '../src/workflows/fleet/slots';
-import type { SlotRequest } from '../src/workflows/fleet/messages';
+import type { SlotRequest } from '../src/contract/fleet-messages';
 
 describe('nextPollDelay', () => {
   const schedule: PollSchedule = { initialIntervalMs: 1_000, maxIntervalMs: 30_000, targetDetectionMs: 1_000 };

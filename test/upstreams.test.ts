@@ -11,7 +11,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { BrowserAIClient, isBrowserAIError, type BrowserAIError } from '../src/browserai';
 import { BrowserAIEmulator, type EmulatedTask } from '../src/emulator';
-import type { BrowserTaskResult } from '../src/workflows/input';
+import type { BrowserTaskResult } from '../src/contract/input';
 import { BrowserTasks } from '../src/starters/tasks';
 import { createWorker } from '../src/worker';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { loadWorkerConfig } from '../src/config';
-import { ConfigError } from '../src/errors';
+import { ConfigError } from '../src/contract/errors';
 import { BrowserTasks } from '../src/starters/tasks';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { TaskDurations, taskKind } from '../src/activities/task-durations';
 import { readDurations } from '../src/activities/visibility-durations';
-import { BrowserAIEndMs, BrowserAIKind } from '../src/workflows/search-attributes';
+import { BrowserAIEndMs, BrowserAIKind } from '../src/contract/search-attributes';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 let stack: Stack;

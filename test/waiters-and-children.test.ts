@@ -7,8 +7,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../src/errors';
-import { nextInputRequestUpdate, type InputRequestWait } from '../src/workflows/messages';
+import { FailureType } from '../src/contract/errors';
+import { nextInputRequestUpdate, type InputRequestWait } from '../src/contract/messages';
 import { WebhookReceiver } from '../dev/webhook-receiver';
 import { ending, eventually, startStack, taskInput, type Stack } from './helpers/stack';
 

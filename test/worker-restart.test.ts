@@ -15,8 +15,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { BrowserTaskResult } from '../src/workflows/input';
-import { stateQuery } from '../src/workflows/messages';
+import type { BrowserTaskResult } from '../src/contract/input';
+import { stateQuery } from '../src/contract/messages';
 import { eventually, startTemporal, storedRuns, taskInput } from './helpers/stack';
 import { prebuiltBundleEnv } from './helpers/temporal';
 

@@ -1,6 +1,6 @@
 // A planned workflow and its twin for the MCP client's loop: the same instruction text, the same
 // duration (registered for each side's project), the same start moment and the same code.
-import { DEFAULTS } from '../../src/workflows/input';
+import { DEFAULTS } from '../../src/contract/input';
 import type { McpTask } from '../mcp-client';
 import { taskInput, type TaskShape } from '../plan';
 import type { BenchStack } from '../stack';

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { BrowserAIError, isBrowserAIError } from '../browserai';
-import { FailureType } from '../errors';
+import type { Delivery } from '../contract/activity-types';
+import { FailureType } from '../contract/errors';
 import { toActivityFailure } from './failures';
 
 /**
@@ -9,13 +10,6 @@ import { toActivityFailure } from './failures';
  * a record from two attempts ago says nothing about the attempt in between.
  */
 type DeliveryRecord<T> = { phase: 'delivered'; answer: T } | { phase: 'not-sent'; attempt: number };
-
-/**
- * Whether a create, append or replace whose answer was lost may be sent again: `at-most-once` (default) fails
- * `AmbiguousRequest` instead, since BrowserAI has no idempotency keys; `at-least-once` retries and may start a second
- * task.
- */
-export type Delivery = 'at-most-once' | 'at-least-once';
 
 /** An attempt stops waiting this long before Temporal would time it out, so its answer can still be recorded. */
 const ATTEMPT_MARGIN_MS = 5_000;

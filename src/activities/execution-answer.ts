@@ -1,5 +1,5 @@
 import type { InstructionsAnswer, TaskExecution } from '../browserai';
-import type { TaskExecutionAnswer } from './types';
+import type { TaskExecutionAnswer } from '../contract/activity-types';
 
 /**
  * What the workflow needs of a create or instructions answer, and all that an at-most-once send

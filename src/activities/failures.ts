@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIError } from '../browserai';
-import { FailureType, type BrowserAIRequestDetails } from '../errors';
+import { FailureType, type BrowserAIRequestDetails } from '../contract/errors';
 
 /**
  * The failure an activity throws for an error: typed, retryable only where a retry can help,

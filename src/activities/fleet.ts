@@ -10,7 +10,7 @@ import {
   type FleetLimits,
   type SlotAnswer,
   type SlotRequest,
-} from '../workflows/fleet/messages';
+} from '../contract/fleet-messages';
 
 /** The fleet-wide limit on BrowserAI tasks running at once, as a worker is configured with it. */
 export interface FleetLimitOptions {

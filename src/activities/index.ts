@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { FailureType } from '../errors';
-import { DEFAULTS } from '../workflows/input';
+import { FailureType } from '../contract/errors';
+import { DEFAULTS } from '../contract/input';
 import { recordAmbiguousRequest } from '../telemetry/activity-metrics';
 import {
   isBrowserAIError,
@@ -9,7 +9,7 @@ import {
   type CreateSavedTaskResponse,
   type SavedTask,
 } from '../browserai';
-import { normalizeStatus } from '../browserai/status';
+import { normalizeStatus } from '../contract/status';
 import { deliverOnce } from './at-most-once';
 import { holdersGone, type FleetLimit } from './fleet';
 
@@ -42,12 +42,12 @@ import type {
   TotpNotDue,
   WaitingForSlot,
   TypeTotpCodeInput,
-  WebhookDeliveryInput,
-  WebhookDeliveryOutput,
   SlotPlace,
-} from './types';
+} from '../contract/activity-types';
+import type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../contract/webhooks';
 
-export type * from './types';
+export type * from '../contract/activity-types';
+export type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../contract/webhooks';
 
 /** The workflow a fleet slot belongs to, across its continue-as-new runs. */
 export function holderIdOf(place: Pick<SlotPlace, 'workflowId' | 'firstExecutionRunId'>): string {
@@ -317,6 +317,6 @@ export {
   type BrowserAIRequestEvent,
   type RequestOptions,
 } from '../browserai';
-export type { StatusCategory } from '../browserai/status';
+export type { StatusCategory } from '../contract/status';
 /** Give it to a BrowserAIClient of your own as `onRequest` for the request metrics (the plugin does, for clients it builds). */
 export { recordBrowserAIRequest } from '../telemetry/activity-metrics';

@@ -1,12 +1,12 @@
 import { Context, log } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient } from '../browserai';
-import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../browserai/status';
+import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../contract/status';
 import { toActivityFailure } from './failures';
 import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
 import { snapshotOf } from './snapshot';
 import type { TaskDurations } from './task-durations';
-import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from './types';
+import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from '../contract/activity-types';
 
 /** Checkpoint heartbeated now and then: a retry (on any worker) resumes from it, and the UI shows it. */
 interface PollProgress {

@@ -1,7 +1,7 @@
 import type { BrowserAIClient } from '../browserai';
 import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { fitResults } from './trim';
-import type { TaskResultsSummary } from './types';
+import type { TaskResultsSummary } from '../contract/activity-types';
 
 /**
  * `GET /results/{id}` with the task's one-time codes masked (before any cut, so no part of one

@@ -1,7 +1,7 @@
-import type { TaskExecution, TaskMetadata } from '../browserai/types';
-import { categorize } from '../browserai/status';
+import type { TaskExecution, TaskMetadata } from '../contract/browserai-types';
+import { categorize } from '../contract/status';
 import { truncateString, truncateValue } from './trim';
-import type { TaskSnapshot } from './types';
+import type { TaskSnapshot } from '../contract/activity-types';
 
 // How much of a task's progress the workflow keeps: enough for the UI and the `state`
 // query, little enough that hours of polling never grow the history.

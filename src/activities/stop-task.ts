@@ -1,9 +1,9 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { isBrowserAIError, type BrowserAIClient } from '../browserai';
-import { categorize } from '../browserai/status';
-import { FailureType } from '../errors';
+import { categorize } from '../contract/status';
+import { FailureType } from '../contract/errors';
 import { toActivityFailure } from './failures';
-import type { StopTaskInput, StopTaskOutput } from './types';
+import type { StopTaskInput, StopTaskOutput } from '../contract/activity-types';
 
 /**
  * Sends `stop` and says whether the task is now known not to run. BrowserAI documents no answer

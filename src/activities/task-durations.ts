@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Instruction, TaskType } from '../browserai/types';
+import type { Instruction, TaskType } from '../contract/browserai-types';
 
 // How long tasks of one kind run, learned from the tasks this worker saw end, so the poll can
 // sleep through the part of a task that never ends and look often where tasks of its kind do.

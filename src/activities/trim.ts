@@ -1,19 +1,10 @@
 import type { ResultEntry } from '../browserai';
+import type { TrimReport } from '../contract/activity-types';
 
 // Everything an activity returns is written into the workflow history, where one payload
 // over ~2 MB fails the workflow task again and again. Results can hold page HTML or big
 // extractions, so they are cut to a budget here, with a note of what was cut; the full
 // results stay at BrowserAI (`GET /results/{id}`, or the starters' fetchFullResults).
-
-/** What was cut from a task's results to fit in workflow history; the full results stay at BrowserAI. */
-export interface TrimReport {
-  /** Size of the results as BrowserAI returned them, in bytes of JSON. */
-  originalBytes: number;
-  keptBytes: number;
-  truncatedFields: number;
-  droppedEntries: number;
-  note: string;
-}
 
 /** Ends a cut text, with its original size: the full value stays at BrowserAI. */
 const mark = (bytes: number) =>

@@ -5,13 +5,13 @@
 // so a deploy or a crash during the wait loses nothing and needs no ambiguous retry.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BrowserAIClient } from '../browserai';
-import { FailureType } from '../errors';
-import { codeInstruction } from '../workflows/input';
+import { FailureType } from '../contract/errors';
+import { codeInstruction } from '../contract/input';
 import { deliverOnce, notSent } from './at-most-once';
 import { executionAnswer } from './execution-answer';
 import { maskCodesInFailure } from './mask-codes';
 import type { TotpKeys } from './totp';
-import type { TotpCodeAnswer, TotpNotDue, TypeTotpCodeInput } from './types';
+import type { TotpCodeAnswer, TotpNotDue, TypeTotpCodeInput } from '../contract/activity-types';
 
 export async function typeTotpCode(
   client: BrowserAIClient,

@@ -8,7 +8,7 @@
 // with one warning.
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
-import { BrowserAIEndMs, BrowserAIKind } from '../workflows/search-attributes';
+import { BrowserAIEndMs, BrowserAIKind } from '../contract/search-attributes';
 import type { TaskDurations } from './task-durations';
 
 const REFRESH_MS = 60_000;

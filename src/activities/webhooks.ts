@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { createTransport, proxyFailure, type Transport } from '../browserai/proxy';
-import type { WebhookDeliveryInput, WebhookDeliveryOutput } from './types';
+import type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../contract/webhooks';
 
 /** Where a worker sends webhook events, and how it signs them. */
 export interface WebhookDestination {

@@ -28,7 +28,7 @@ import type {
   TaskMetadata,
   TaskProgress,
   TaskResults,
-} from './types';
+} from '../contract/browserai-types';
 
 /** Where an answer came from: the request and the HTTP status it was answered with. */
 export interface AnswerOrigin {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, type Method } from 'axios';
-import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../contract/version';
 import { BrowserAIError, adviceFor, kindForStatus, parseRetryAfter, type BrowserAIErrorKind } from './errors';
 import {
   createAnswer,
@@ -36,7 +36,7 @@ import type {
   TaskExecution,
   TaskMetadata,
   TaskResults,
-} from './types';
+} from '../contract/browserai-types';
 
 export const DEFAULT_BASE_URL = 'https://browser.ai/api/v1';
 /** Default of `timeoutMs`: the whole request, from sending it to the last byte of its answer. */

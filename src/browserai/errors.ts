@@ -4,7 +4,7 @@
 // None of these errors keep a reference to the request: axios errors carry the request
 // headers, and so the API token, which must never reach a log or a workflow history.
 
-import type { BrowserAIErrorKind } from '../errors';
+import type { BrowserAIErrorKind } from '../contract/errors';
 
 export type { BrowserAIErrorKind };
 

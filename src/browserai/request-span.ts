@@ -7,7 +7,7 @@
 // OTEL_* settings, a team's worker without tracing) every call here is a no-op. Inside an activity
 // traced by Temporal's OpenTelemetry interceptors, the span is a child of its RunActivity span.
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../contract/version';
 
 const tracer = trace.getTracer(PACKAGE_NAME, PACKAGE_VERSION);
 

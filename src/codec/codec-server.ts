@@ -14,7 +14,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../contract/errors';
 import { payloadCodecFromEnv } from './encryption-codec';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8234;

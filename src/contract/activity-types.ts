@@ -1,13 +1,25 @@
-import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } from '../browserai/types';
-import type { StatusCategory } from '../browserai/status';
-import type { Delivery } from './at-most-once';
-import type { TrimReport } from './trim';
-import type { WebhookBody } from '../workflows/messages';
+import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } from './browserai-types';
+import type { StatusCategory } from './status';
 
 // Inputs and outputs of the activities: everything here is written into workflow history,
 // so each type carries only what the workflow needs, already cut to size.
 
-export type { Delivery, TrimReport };
+/**
+ * Whether a create, append or replace whose answer was lost may be sent again: `at-most-once` (default) fails
+ * `AmbiguousRequest` instead, since BrowserAI has no idempotency keys; `at-least-once` retries and may start a second
+ * task.
+ */
+export type Delivery = 'at-most-once' | 'at-least-once';
+
+/** What was cut from a task's results to fit in workflow history; the full results stay at BrowserAI. */
+export interface TrimReport {
+  /** Size of the results as BrowserAI returned them, in bytes of JSON. */
+  originalBytes: number;
+  keptBytes: number;
+  truncatedFields: number;
+  droppedEntries: number;
+  note: string;
+}
 
 /** Input of `browserAICreateTask`: the task to create, and whether the create may be repeated (`delivery`). */
 export interface CreateTaskInput {
@@ -187,21 +199,6 @@ export interface StopTaskOutput {
   outcome: 'stopped' | 'already-ended' | 'not-found';
   /** The status seen when the stop was refused. */
   status?: string;
-}
-
-/**
- * One webhook event to deliver. `id` is its `webhook-id`, derived in the workflow and the same on
- * every attempt, so a receiver can deduplicate retries.
- */
-export interface WebhookDeliveryInput {
-  id: string;
-  body: WebhookBody;
-}
-
-/** What `browserAIDeliverWebhook` returns. */
-export interface WebhookDeliveryOutput {
-  /** false: no destination is configured on the worker, or the retry window passed (logged either way). */
-  delivered: boolean;
 }
 
 /** Where a task's TOTP codes come from, for masking: the secret's name and the time steps typed so far. */

@@ -3,7 +3,7 @@
 // one. The kinds of BrowserAI error (src/browserai/errors.ts) are a subset of these names, so an
 // activity's failure carries the kind as its type with no table in between.
 // Pure and dependency-free: the workflow bundle imports it.
-import type { BrowserTaskResult } from './workflows/input';
+import type { BrowserTaskResult } from './input';
 
 /**
  * The stable `ApplicationFailure.type` of every failure this package raises. Callers match on these names, so none is

@@ -2,10 +2,9 @@
 // built-ins, because both the workflow bundle and the starters import it: a starter rejects
 // bad input before anything is sent, and the workflow rejects it again before any activity
 // runs (a caller may start the workflow with a raw Temporal client).
-import type { GeoLocation, Instruction, ResultEntry, TaskType } from '../browserai/types';
-import type { Delivery, TrimReport } from '../activities/types';
+import type { GeoLocation, Instruction, ResultEntry, TaskType } from './browserai-types';
+import type { Delivery, TrimReport } from './activity-types';
 import { ISO_COUNTRY_CODES } from './iso-countries';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './messages';
 
 /** How a task is polled: the gaps between polls, the detection time wanted, and how often the poll reports back. */
 export interface PollingOptions {
@@ -184,6 +183,16 @@ export interface TaskWebhookOptions {
    */
   reference?: string;
 }
+
+/** The webhook events a task can ask for (`BrowserTaskInput.webhook.events`); the `type` of the event's body. */
+export type WebhookEventType = 'input.requested' | 'task.finished' | 'task.stop_not_confirmed';
+
+/** Every webhook event type, the default of `webhook.events`. */
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'input.requested',
+  'task.finished',
+  'task.stop_not_confirmed',
+];
 
 /**
  * A Temporal workflow ID.

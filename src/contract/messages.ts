@@ -1,8 +1,8 @@
 // Signals, updates and queries of `browserTask`, defined once: the workflow sets handlers
 // for these objects and the starters send them, so a name can never drift between the two.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Instruction } from '../browserai/types';
-import type { TaskExecutionAnswer } from '../activities/types';
+import type { Instruction } from './browserai-types';
+import type { TaskExecutionAnswer } from './activity-types';
 import type { BrowserTaskResult } from './input';
 
 /** The argument of `appendInstructions`, `replaceInstructions` and `addInstructions`. */
@@ -188,38 +188,6 @@ export type InputRequestWait =
  * retry joins the wait already open.
  */
 export const nextInputRequestUpdate = defineUpdate<InputRequestWait, [NextInputRequestMessage]>('nextInputRequest');
-
-/** The webhook events a task can ask for (`BrowserTaskInput.webhook.events`); the `type` of the event's body. */
-export type WebhookEventType = 'input.requested' | 'task.finished' | 'task.stop_not_confirmed';
-
-/** Every webhook event type, the default of `webhook.events`. */
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
-  'input.requested',
-  'task.finished',
-  'task.stop_not_confirmed',
-];
-
-/**
- * The JSON body of a webhook, as the Standard Webhooks specification shapes it: `type`, the moment
- * the event happened (`timestamp`, ISO 8601) and `data`. Sent with the headers `webhook-id` (the
- * same on every retry of one event: deduplicate on it), `webhook-timestamp` and `webhook-signature`.
- * `reference` is the task's `webhook.reference`, echoed as given. Never a code, token or credential.
- */
-export type WebhookBody =
-  | { type: 'input.requested'; timestamp: string; data: InputRequest & WebhookReference }
-  | { type: 'task.finished'; timestamp: string; data: TaskFinished & WebhookReference }
-  | {
-      type: 'task.stop_not_confirmed';
-      timestamp: string;
-      /** The stop was retried for `stopRetryWindowMs` without success: the task may still run; stop it from the BrowserAI dashboard. */
-      data: { workflowId: string; executionId: string } & WebhookReference;
-    };
-
-/** What every webhook event's `data` carries besides the event's own fields. */
-export interface WebhookReference {
-  /** The task's `webhook.reference`, echoed as given; absent when the task set none. */
-  reference?: string;
-}
 
 /**
  * What `browserTask` signals (`browserTaskAwaitingInputSignal`) to its parent workflow, or to the

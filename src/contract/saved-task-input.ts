@@ -1,6 +1,6 @@
 // The contract of saved tasks and of `runSavedTask`. Pure: the workflow bundle and the
 // starters both import it, so bad input is refused before anything is sent.
-import type { CreateSavedTaskRequest, GeoLocation, Instruction, SavedTask } from '../browserai/types';
+import type { CreateSavedTaskRequest, GeoLocation, Instruction, SavedTask } from './browserai-types';
 import {
   geoLocationProblems,
   instructionProblems,

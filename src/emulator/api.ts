@@ -5,7 +5,7 @@
 // Which fields an answer carries depends on the mode (mode.ts): `observed` answers as real
 // BrowserAI was seen to, `documented` as the interface description lists.
 
-import type { GeoLocation, Instruction } from '../browserai/types';
+import type { GeoLocation, Instruction } from '../contract/browserai-types';
 import { artifactUrl } from './artifacts';
 import { hostileResult, longStatus } from './hostile';
 import { largeText } from './large-text';

@@ -1,7 +1,7 @@
 // Saved tasks are plain records keyed by name: BrowserAI reads them back by name, and a second
 // saved task with the same name is refused rather than silently replacing the first.
 
-import type { GeoLocation, Instruction } from '../browserai/types';
+import type { GeoLocation, Instruction } from '../contract/browserai-types';
 import { objectId } from './object-id';
 
 export interface StoredSavedTask {

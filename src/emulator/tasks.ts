@@ -11,7 +11,7 @@
 // An `awaiting` task that gets no instructions at all is closed after the scenario's
 // `idleCloseMs` (an idle `awaiting` phase with an end), as browser sessions are.
 
-import type { GeoLocation, Instruction } from '../browserai/types';
+import type { GeoLocation, Instruction } from '../contract/browserai-types';
 import { connectionLogLines, newBrowserConnection, newCustomerId, type BrowserConnection } from './browser-connection';
 import { NAVIGATION_FAILED, sessionClosedIdle, type EngineError } from './engine-errors';
 import { largeText } from './large-text';

@@ -1,11 +1,11 @@
 // What each tool of the MCP server takes and gives, as TypeScript types: scripts/schemas.ts turns
 // them into the JSON Schemas of schemas/ (contract group `mcp`), and the server serves those very
 // files as the tools' inputSchema and outputSchema, so there is one contract and no second copy.
-import type { Instruction } from '../browserai/types';
+import type { Instruction } from '../contract/browserai-types';
 import type { AwaitingTask } from '../starters/awaiting-input';
-import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
-import type { RunSavedTaskInput } from '../workflows/saved-task-input';
-import type { InputRequest } from '../workflows/messages';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import type { RunSavedTaskInput } from '../contract/saved-task-input';
+import type { InputRequest } from '../contract/messages';
 
 /** How long a tool call waits, and what it does when the wait meets a code request or the call is cancelled. */
 export interface McpWaitOptions {

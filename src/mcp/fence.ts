@@ -6,8 +6,8 @@
 // a task queue; the operator opens each explicitly. And it reaches only tasks it started: the server
 // mints every workflow ID under its prefix and refuses any other ID.
 import { randomUUID } from 'node:crypto';
-import type { BrowserTaskInput } from '../workflows/input';
-import type { SavedTaskOverrides } from '../workflows/saved-task-input';
+import type { BrowserTaskInput } from '../contract/input';
+import type { SavedTaskOverrides } from '../contract/saved-task-input';
 
 /** What the operator lets MCP clients set; everything is closed by default. */
 export interface McpFenceOptions {

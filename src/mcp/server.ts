@@ -16,10 +16,10 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SavedTasks } from '../starters/saved-tasks';
 import { InvalidInputError, type BrowserTasks } from '../starters/tasks';
-import { instructionProblems, isPlainObject, taskInputProblems } from '../workflows/input';
-import { runSavedTaskInputProblems } from '../workflows/saved-task-input';
-import type { InputRequest } from '../workflows/messages';
-import { PACKAGE_NAME, PACKAGE_VERSION } from '../version';
+import { instructionProblems, isPlainObject, taskInputProblems } from '../contract/input';
+import { runSavedTaskInputProblems } from '../contract/saved-task-input';
+import type { InputRequest } from '../contract/messages';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../contract/version';
 import type {
   McpAddInstructionsInput,
   McpListInput,

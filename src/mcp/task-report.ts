@@ -4,9 +4,9 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { BrowserTasks } from '../starters/tasks';
-import type { BrowserTaskResult } from '../workflows/input';
-import type { InputRequest, TaskFinished } from '../workflows/messages';
-import { BrowserAIExecutionId } from '../workflows/search-attributes';
+import type { BrowserTaskResult } from '../contract/input';
+import type { InputRequest, TaskFinished } from '../contract/messages';
+import { BrowserAIExecutionId } from '../contract/search-attributes';
 import type { McpTaskReport } from './contract';
 
 export function runningReport(workflowId: string, executionId: string | null): McpTaskReport {

@@ -5,9 +5,9 @@
 // up, the client cancels it, the server dies), the task goes on, and any later call resumes it by ID.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { redactSecrets } from '../browserai/redact';
-import { BrowserAIStatus } from '../workflows/search-attributes';
-import { codeProblems } from '../workflows/input';
-import type { InputRequest } from '../workflows/messages';
+import { BrowserAIStatus } from '../contract/search-attributes';
+import { codeProblems } from '../contract/input';
+import type { InputRequest } from '../contract/messages';
 import { finishedIfClosed } from '../starters/awaiting-input';
 import type { BrowserTasks, NextInputRequest } from '../starters/tasks';
 import type { McpTaskReport, McpWaitOptions } from './contract';

@@ -2,7 +2,7 @@
 // (NexusServiceOptions): each one reaches past the caller's own task, into the operator's secrets,
 // receiver, workflows or task queues. Checked after the task's own validation, before anything is
 // started; every refusal names the option and the handler option that would allow it.
-import type { BrowserTaskInput } from '../workflows/input';
+import type { BrowserTaskInput } from '../contract/input';
 import type { NexusServiceOptions } from './options';
 
 /** What in `task` the operator has not allowed Nexus callers; empty when nothing. */

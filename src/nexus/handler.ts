@@ -12,11 +12,11 @@ import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { getClient, operationInfo, startWorkflow, WorkflowRunOperationHandler } from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
-import { FailureType, type FailureTypeName, type InvalidInputDetails } from '../errors';
+import { FailureType, type FailureTypeName, type InvalidInputDetails } from '../contract/errors';
 import { browserTaskStartOptions } from '../starters/tasks';
 import { startSearchAttributes, withSearchAttributeFallback } from '../starters/search-attributes-fallback';
-import { codeProblems, taskInputProblems, type BrowserTaskResult } from '../workflows/input';
-import { stateQuery, submitCodeSignal } from '../workflows/messages';
+import { codeProblems, taskInputProblems, type BrowserTaskResult } from '../contract/input';
+import { stateQuery, submitCodeSignal } from '../contract/messages';
 import type { browserTask } from '../workflows/browser-task';
 import { notAllowedProblems } from './fence';
 import type { NexusServiceOptions } from './options';
@@ -130,7 +130,7 @@ function refuse(type: FailureTypeName, problems: string[]): void {
 }
 
 /**
- * A Nexus handler error whose cause is an application failure of a stable `type` (src/errors.ts),
+ * A Nexus handler error whose cause is an application failure of a stable `type` (src/contract/errors.ts),
  * with the problems as its detail: callers match on `cause.cause.type`.
  */
 function refusal(kind: 'BAD_REQUEST' | 'NOT_FOUND', type: FailureTypeName, problems: string[]): nexus.HandlerError {

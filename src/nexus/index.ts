@@ -3,6 +3,6 @@
 // handler that implements it is registered by BrowserAIPlugin (`nexusService: true`) and is not
 // exported here, so a caller's workflow bundle never pulls in worker or client code.
 export * from './service';
-export type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
-export type { BrowserTaskState } from '../workflows/messages';
-export { FailureType, type FailureTypeName } from '../errors';
+export type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+export type { BrowserTaskState } from '../contract/messages';
+export { FailureType, type FailureTypeName } from '../contract/errors';

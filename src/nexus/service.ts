@@ -3,8 +3,8 @@
 // implements it; a caller's workflow in another namespace imports it to call the service through a
 // Nexus endpoint. Workflow-safe: nexus-rpc and types only, no Node built-ins.
 import * as nexus from 'nexus-rpc';
-import type { BrowserTaskInput, BrowserTaskResult } from '../workflows/input';
-import type { BrowserTaskState } from '../workflows/messages';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskState } from '../contract/messages';
 
 /** Input of the `runTask` operation: the `browserTask` input, nothing else. */
 export interface RunTaskInput {

@@ -3,16 +3,16 @@
 // list the tasks waiting for input now (visibility).
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { FailureType } from '../errors';
-import { INPUT_WAIT_MS, type BrowserTaskResult } from '../workflows/input';
+import { FailureType } from '../contract/errors';
+import { INPUT_WAIT_MS, type BrowserTaskResult } from '../contract/input';
 import {
   nextInputRequestUpdate,
   stateQuery,
   type InputRequest,
   type InputRequestWait,
   type TaskFinished,
-} from '../workflows/messages';
-import { BrowserAIAwaitingInputSince, BrowserAIExecutionId, BrowserAIProject } from '../workflows/search-attributes';
+} from '../contract/messages';
+import { BrowserAIAwaitingInputSince, BrowserAIExecutionId, BrowserAIProject } from '../contract/search-attributes';
 import type { browserTask } from '../workflows';
 import { isCutKeyword, keywordValue } from '../workflows/keyword-value';
 

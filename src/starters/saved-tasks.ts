@@ -13,10 +13,10 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
+import type { CreateSavedTaskResponse, SavedTask } from '../contract/browserai-types';
 import { startSearchAttributes, withSearchAttributeFallback, type RegisteredOnly } from './search-attributes-fallback';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
-import { InvalidInputError } from '../workflows/input';
+import { InvalidInputError } from '../contract/input';
 import {
   runSavedTaskInputProblems,
   savedTaskNameProblems,
@@ -24,7 +24,7 @@ import {
   type RunSavedTaskInput,
   type SavedTaskDefinition,
   type SavedTaskOverrides,
-} from '../workflows/saved-task-input';
+} from '../contract/saved-task-input';
 import type { runSavedTask } from '../workflows';
 
 /** What a schedule does when a run is due while the previous one still runs; default `skip`. */

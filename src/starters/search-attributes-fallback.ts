@@ -11,7 +11,7 @@ import {
   BrowserAIKind,
   BrowserAIProject,
   BrowserAIStatus,
-} from '../workflows/search-attributes';
+} from '../contract/search-attributes';
 import { keywordValue } from '../workflows/keyword-value';
 
 export function startSearchAttributes(project?: string): TypedSearchAttributes {

@@ -16,7 +16,7 @@ import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { type BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
-import type { TaskExecutionAnswer } from '../activities/types';
+import type { TaskExecutionAnswer } from '../contract/activity-types';
 import {
   nextInputRequestProblems,
   codeProblems,
@@ -26,7 +26,7 @@ import {
   taskInputProblems,
   type BrowserTaskInput,
   type BrowserTaskResult,
-} from '../workflows/input';
+} from '../contract/input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -36,7 +36,7 @@ import {
   stateQuery,
   submitCodeSignal,
   type BrowserTaskState,
-} from '../workflows/messages';
+} from '../contract/messages';
 import type { browserTask } from '../workflows';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 import {

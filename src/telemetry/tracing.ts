@@ -13,8 +13,8 @@
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { SimplePlugin } from '@temporalio/plugin';
-import { ConfigError } from '../errors';
-import { PACKAGE_VERSION } from '../version';
+import { ConfigError } from '../contract/errors';
+import { PACKAGE_VERSION } from '../contract/version';
 
 /** Tracing installed in this process: give `plugin` to the Worker and Client; `shutdown` flushes what is buffered. */
 export interface Tracing {

@@ -11,7 +11,7 @@
 import { ChildWorkflowFailure, ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { executeChild, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { browserTask } from './browser-task';
-import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
 
 /** What the model passes to the `browserTask` tool. */
 export interface BrowserTaskToolArgs {

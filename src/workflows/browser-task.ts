@@ -1,6 +1,6 @@
 import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
-import { FailureType, type InvalidInputDetails } from '../errors';
-import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from './input';
+import { FailureType, type InvalidInputDetails } from '../contract/errors';
+import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,
@@ -10,8 +10,8 @@ import {
   replaceInstructionsSignal,
   stateQuery,
   submitCodeSignal,
-} from './messages';
-import { slotGrantedSignal } from './fleet/messages';
+} from '../contract/messages';
+import { slotGrantedSignal } from '../contract/fleet-messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
 import { whenVersioned } from './versioning';

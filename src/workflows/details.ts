@@ -1,8 +1,8 @@
 // The "current details" the Temporal UI shows for a running workflow (Markdown). They are
 // read by whoever opens the UI, so they carry no instructions, and any one-time code that
 // BrowserAI might echo in a progress line is masked.
-import type { TaskResultsSummary } from '../activities/types';
-import type { BrowserTaskState } from './messages';
+import type { TaskResultsSummary } from '../contract/activity-types';
+import type { BrowserTaskState } from '../contract/messages';
 // Not '../browserai': its index pulls in the HTTP client, which must stay out of the workflow bundle.
 import { redactCodes as redact } from '../browserai/redact';
 

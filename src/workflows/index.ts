@@ -10,8 +10,9 @@ export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedT
 export { browserAIWebhook } from './webhook-delivery';
 export { browserAIFleetLimiter, type LimiterRecord } from './fleet/limiter';
 export type { SlotsRecord } from './fleet/slots';
-export * from './messages';
-export * from './search-attributes';
+export * from '../contract/messages';
+export type { WebhookBody, WebhookReference } from '../contract/webhooks';
+export * from '../contract/search-attributes';
 export {
   acquireSlotsUpdate,
   limiterStateQuery,
@@ -23,15 +24,17 @@ export {
   type SlotHolder,
   type SlotRequest,
   type SlotWaiter,
-} from './fleet/messages';
-export { FailureType, type FailureTypeName } from '../errors';
+} from '../contract/fleet-messages';
+export { FailureType, type FailureTypeName } from '../contract/errors';
 export {
   DEFAULTS,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
   type BrowserTaskInput,
   type BrowserTaskResult,
   type PollingOptions,
   type TaskActivityOptions,
   type TaskWebhookOptions,
-} from './input';
-export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from './saved-task-input';
+} from '../contract/input';
+export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from '../contract/saved-task-input';
 export type { BrowserAIActivities } from '../activities';

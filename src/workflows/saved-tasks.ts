@@ -7,10 +7,10 @@ import {
   setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
-import type { CreateSavedTaskResponse, SavedTask } from '../browserai/types';
-import { FailureType, type InvalidInputDetails } from '../errors';
-import type { BrowserTaskInput, BrowserTaskResult } from './input';
-import { stateQuery, type BrowserTaskState } from './messages';
+import type { CreateSavedTaskResponse, SavedTask } from '../contract/browserai-types';
+import { FailureType, type InvalidInputDetails } from '../contract/errors';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { stateQuery, type BrowserTaskState } from '../contract/messages';
 import { runBrowserTask, trusted } from './browser-task';
 import type { CarriedState } from './session/task-session';
 import {
@@ -21,7 +21,7 @@ import {
   savedTaskRequest,
   type RunSavedTaskInput,
   type SavedTaskDefinition,
-} from './saved-task-input';
+} from '../contract/saved-task-input';
 import { whenVersioned } from './versioning';
 
 // Saved-task calls run as workflows so the BrowserAI token stays on the workers: a service

@@ -6,7 +6,7 @@
 // abandons (ParentClosePolicy.ABANDON), so a receiver that never answers holds nothing up.
 import { proxyActivities } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
-import type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../activities/types';
+import type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../contract/webhooks';
 
 /**
  * The delivery is retried with backoff from 1 s up to 10 min between attempts, with no attempt

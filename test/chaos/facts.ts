@@ -3,7 +3,7 @@
 // for the workflow, codes typed, stops received, tasks still running).
 import type { BrowserTasks } from '../../src/starters/tasks';
 import type { BrowserAIEmulator, EmulatedTask, RecordedRequest } from '../../src/emulator';
-import { BrowserAIExecutionId } from '../../src/workflows/search-attributes';
+import { BrowserAIExecutionId } from '../../src/contract/search-attributes';
 import { isAppend, isCreate, workflowIdOfTask, type TaskView } from './emulator-watch';
 import { EXPECTED_OUTCOME, type WorkflowKind } from './plan';
 import { outcomeLabel, type WorkflowRecord } from './run';

@@ -2,7 +2,7 @@
 // when, with which one-time code and when they are cancelled. TOTP workflows start around the
 // deploy, so their waits for a time step meet it. The workflow ID is written into
 // the first instruction so every task the emulator holds can be traced back to its workflow.
-import type { BrowserTaskInput } from '../../src/workflows/input';
+import type { BrowserTaskInput } from '../../src/contract/input';
 import type { Mix } from './config';
 import type { Random } from '../../dev/random';
 

@@ -17,7 +17,7 @@ import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from 
 import { BrowserTasks } from '../../src/starters/tasks';
 import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
 import { browserAIPreloadModules } from '../../src/workflow-bundle';
-import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../src/contract/input';
 import { startTemporal, TEST_WORKFLOW_BUNDLE_ENV } from './temporal';
 
 // Workflow failures are what many tests expect; the worker's warnings about them are noise here.

@@ -16,7 +16,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startTemporal as startDevServer } from '../../dev/dev-server';
-import { ALL_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
+import { ALL_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes';
 
 /** The address of a running server the tests share (set by `npm test`, or by you for an existing server). */
 export const SHARED_ADDRESS_ENV = 'TEMPORAL_TEST_ADDRESS';

@@ -3,7 +3,7 @@
 // `browserTask` tool once and answers from its output.
 import { proxyActivities } from '@temporalio/workflow';
 import { browserTaskTool, type AgentToolDefinition } from '../../src/workflows/agent-tool';
-import type { BrowserTaskInput } from '../../src/workflows/input';
+import type { BrowserTaskInput } from '../../src/contract/input';
 
 /** One message of the conversation, as the model activity takes it. */
 export interface AgentMessage {

@@ -3,7 +3,7 @@
 // already running have none, so replaying them fails with non-determinism.
 import { continueAsNew, sleep } from '@temporalio/workflow';
 import { runBrowserTask } from '../../src/workflows/browser-task';
-import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../src/contract/input';
 import type { CarriedState } from '../../src/workflows/session/task-session';
 
 export async function browserTask(input: BrowserTaskInput, carried?: CarriedState): Promise<BrowserTaskResult> {

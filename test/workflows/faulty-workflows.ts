@@ -4,7 +4,7 @@
 // through the real session code (create, poll, endSession), so it shows how an unexpected error
 // in workflow code ends a workflow whose BrowserAI task is already running.
 import { runBrowserTask } from '../../src/workflows/browser-task';
-import type { BrowserTaskInput, BrowserTaskResult } from '../../src/workflows/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../src/contract/input';
 
 export { browserTask } from '../../src/workflows/browser-task';
 

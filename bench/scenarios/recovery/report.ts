@@ -14,7 +14,7 @@ import { environmentLines } from '../../report/environment';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
 import type { BenchStack } from '../../stack';
 import { stats } from '../../statistics';
-import { DEFAULTS } from '../../../src/workflows/input';
+import { DEFAULTS } from '../../../src/contract/input';
 
 export const RECOVERY_HEADING = '## Crash recovery: a killed worker, a Temporal outage';
 

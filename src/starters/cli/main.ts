@@ -11,15 +11,15 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { TaskType } from '../../browserai';
-import type { BrowserTaskInput, BrowserTaskResult } from '../../workflows/input';
-import { ConfigError } from '../../errors';
+import type { BrowserTaskInput, BrowserTaskResult } from '../../contract/input';
+import { ConfigError } from '../../contract/errors';
 import { stopSentence } from './stop-sentence';
 
 /** The modules a command needs, loaded (synchronously, as `require`) only when a command runs. */
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use, so `--help` loads no Temporal code */
 const load = {
   tasks: () => require('../tasks') as typeof import('../tasks'),
-  input: () => require('../../workflows/input') as typeof import('../../workflows/input'),
+  input: () => require('../../contract/input') as typeof import('../../contract/input'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),

@@ -1,8 +1,8 @@
 // The `saved-task` and `schedule` commands of the starter CLI. Arguments are checked before the
 // connection to Temporal is made: bad input is a usage error (exit 2) whether or not the server is up.
 import type { Instruction } from '../../browserai';
-import { InvalidInputError, type BrowserTaskResult } from '../../workflows/input';
-import { savedTaskNameProblems, savedTaskProblems } from '../../workflows/saved-task-input';
+import { InvalidInputError, type BrowserTaskResult } from '../../contract/input';
+import { savedTaskNameProblems, savedTaskProblems } from '../../contract/saved-task-input';
 import type { BrowserTasks } from '../tasks';
 import { SavedTasks, scheduleProblems, type OverlapPolicy, type ScheduleSpecInput } from '../saved-tasks';
 

@@ -29,7 +29,7 @@ import {
   type FleetLimits,
   type SlotAnswer,
   type SlotHolder,
-} from './messages';
+} from '../../contract/fleet-messages';
 import { emptySlots, Slots, type SlotsRecord } from './slots';
 
 /** What one run of the limiter hands the next. */

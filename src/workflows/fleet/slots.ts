@@ -7,7 +7,7 @@
 // each key has a pass that advances by 1/weight per grant, the key with the lowest pass goes
 // next), and each key's waiters go in arrival order. A waiter whose project is at its own limit is passed
 // over, not blocked behind: the next one in the order gets the slot.
-import type { FleetLimits, SlotHolder, SlotRequest, SlotWaiter } from './messages';
+import type { FleetLimits, SlotHolder, SlotRequest, SlotWaiter } from '../../contract/fleet-messages';
 
 /** The limiter's holders and line, carried across its continue-as-new runs. */
 export interface SlotsRecord {

@@ -4,7 +4,7 @@
 // come, never how many: the attempt limits are part of what the session guarantees.
 import { proxyActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../../activities';
-import { fairnessKeyOf, type BrowserTaskInput } from '../input';
+import { fairnessKeyOf, type BrowserTaskInput } from '../../contract/input';
 
 /** A TOTP attempt that only computes and sends: a send's time (request timeout 30 s and the time to record the answer). */
 export const TOTP_SEND_TIMEOUT_MS = 60_000;

@@ -12,9 +12,9 @@ import {
   log,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import { isFailedStatus } from '../../browserai/status';
-import { FailureType } from '../../errors';
-import type { BrowserTaskResult } from '../input';
+import { isFailedStatus } from '../../contract/status';
+import { FailureType } from '../../contract/errors';
+import type { BrowserTaskResult } from '../../contract/input';
 import { failureType, rootFailure } from './failures';
 import type { TaskSession } from './task-session';
 import { outcomeOfFailure, outcomeOfStatus, recordTaskEnded } from './metrics';

@@ -5,7 +5,7 @@
 import { patched } from '@temporalio/workflow';
 import { redactCodes } from '../../browserai/redact';
 import { CODE_REFUSED_ONLY_ON_SAME_FORM } from '../patches';
-import type { InputRequest, InputRequestKind } from '../messages';
+import type { InputRequest, InputRequestKind } from '../../contract/messages';
 
 /** What a later run needs of the requests, carried across continue-as-new in the session's record. */
 export interface InputRequestRecord {

@@ -4,8 +4,8 @@
 // every update, addInstructions included. So a task keeps a few waiting, refuses more with a
 // typed error, and answers each one within a bound, so waits nobody reads drain by themselves.
 import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
-import { FailureType } from '../../errors';
-import { INPUT_WAIT_MS, MAX_INPUT_WAITERS, nextInputRequestProblems } from '../input';
+import { FailureType } from '../../contract/errors';
+import { INPUT_WAIT_MS, MAX_INPUT_WAITERS, nextInputRequestProblems } from '../../contract/input';
 
 export class InputWaiters {
   /** nextInputRequest updates this run is running now. */

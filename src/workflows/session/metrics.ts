@@ -3,8 +3,8 @@
 // another worker counts nothing twice: a wait for input is entered once and left once.
 // The SDK adds its own tags (namespace, task_queue, workflow_type); ours carry no task data.
 import { metricMeter } from '@temporalio/workflow';
-import { categorize, isFailedStatus, normalizeStatus } from '../../browserai/status';
-import { FailureType } from '../../errors';
+import { categorize, isFailedStatus, normalizeStatus } from '../../contract/status';
+import { FailureType } from '../../contract/errors';
 import {
   CODES_TYPED,
   STOPS_ENDED,

@@ -1,8 +1,8 @@
 // Instructions and codes on their way to BrowserAI: one queue in arrival order, one send at a
 // time, and an outcome per item for the update handler that waits for it.
 import { CancellationScope, condition } from '@temporalio/workflow';
-import type { TaskExecutionAnswer } from '../../activities/types';
-import { jsonBytes, type OutgoingInstructions } from '../input';
+import type { TaskExecutionAnswer } from '../../contract/activity-types';
+import { jsonBytes, type OutgoingInstructions } from '../../contract/input';
 import { rootFailure } from './failures';
 
 /** BrowserAI's answer, or the failure itself (the ApplicationFailure under an ActivityFailure), so an update's caller reads its `type`. */

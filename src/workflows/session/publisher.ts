@@ -1,9 +1,9 @@
 // What the Temporal UI shows of a session: current details (Markdown) and typed search attributes.
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { TaskResultsSummary } from '../../activities/types';
+import type { TaskResultsSummary } from '../../contract/activity-types';
 import { renderDetails } from '../details';
-import type { BrowserTaskState } from '../messages';
+import type { BrowserTaskState } from '../../contract/messages';
 import {
   ALL_SEARCH_ATTRIBUTES,
   BrowserAIAwaitingInput,
@@ -13,7 +13,7 @@ import {
   BrowserAIKind,
   BrowserAIProject,
   BrowserAIStatus,
-} from '../search-attributes';
+} from '../../contract/search-attributes';
 import { keywordValue } from '../keyword-value';
 
 export class Publisher {

@@ -1,7 +1,7 @@
 // A session's settings, resolved once from the input and its defaults: the rest of the session
 // reads them here, never the raw input's optional fields.
-import type { Delivery } from '../../activities/types';
-import { DEFAULTS, resolvePolling, type BrowserTaskInput } from '../input';
+import type { Delivery } from '../../contract/activity-types';
+import { DEFAULTS, resolvePolling, type BrowserTaskInput } from '../../contract/input';
 
 export interface SessionSettings {
   polling: ReturnType<typeof resolvePolling>;

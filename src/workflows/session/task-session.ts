@@ -30,10 +30,10 @@ import type {
   TypeTotpCodeInput,
   SlotPlace,
   WaitingForSlot,
-} from '../../activities/types';
-import { categorize, type StatusCategory } from '../../browserai/status';
-import type { Instruction } from '../../browserai/types';
-import { FailureType } from '../../errors';
+} from '../../contract/activity-types';
+import { categorize, type StatusCategory } from '../../contract/status';
+import type { Instruction } from '../../contract/browserai-types';
+import { FailureType } from '../../contract/errors';
 import {
   MAX_INPUT_BYTES,
   MAX_QUEUED_BYTES,
@@ -47,16 +47,16 @@ import {
   type BrowserTaskInput,
   type BrowserTaskResult,
   type OutgoingInstructions,
-} from '../input';
+} from '../../contract/input';
 import {
   browserTaskAwaitingInputSignal,
   type BrowserTaskState,
   type InputRequest,
   type InputRequestWait,
   type TaskFinished,
-} from '../messages';
+} from '../../contract/messages';
 import { TOTP_WAIT_IN_WORKFLOW } from '../patches';
-import { releaseSlotSignal } from '../fleet/messages';
+import { releaseSlotSignal } from '../../contract/fleet-messages';
 import { TOTP_SEND_TIMEOUT_MS, sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
 import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';

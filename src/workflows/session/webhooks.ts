@@ -18,9 +18,8 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { WebhookDeliveryInput } from '../../activities/types';
-import { utf8Prefix, type TaskWebhookOptions } from '../input';
-import type { WebhookBody } from '../messages';
+import { utf8Prefix, type TaskWebhookOptions } from '../../contract/input';
+import type { WebhookBody, WebhookDeliveryInput } from '../../contract/webhooks';
 import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
 import { rootFailure } from './failures';
 
