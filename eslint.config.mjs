@@ -1,9 +1,53 @@
 // Lint: typescript-eslint's recommended rules, the promise and type-import rules this project
-// relies on, no import cycles, and the workflow sandbox's rules for src/workflows (and the Nexus contract).
+// relies on, the layers of src (no import upwards, no import cycle, type-only imports counted),
+// and the workflow sandbox's rules for src/workflows (and the Nexus contract).
 // Formatting is Prettier's alone (`npm run lint` runs both).
 import js from '@eslint/js';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import house from './scripts/eslint-import-cycle.mjs';
+
+/**
+ * The layers of src, bottom up (docs/design/architecture.md): each imports only the ones below it,
+ * type-only imports counted (import-x/no-restricted-paths sees `import type` and require()).
+ * `src/contract` is what every layer shares; `worker.ts` and `plugin.ts` wire the layers together.
+ */
+const layer = (target, mayImport, why) => ({
+  target: `./src/${target}`,
+  from: './src',
+  except: mayImport.map((path) => `./${path}`),
+  message: why,
+});
+const layers = [
+  layer('contract', ['contract'], 'src/contract is the bottom layer: it imports nothing else from src.'),
+  layer('browserai', ['contract', 'browserai'], 'The BrowserAI client imports only src/contract.'),
+  layer(
+    'telemetry',
+    ['contract', 'browserai', 'telemetry'],
+    'Telemetry serves the layers above: it imports only src/contract and src/browserai.',
+  ),
+  layer(
+    'activities',
+    ['contract', 'browserai', 'telemetry', 'activities'],
+    'Activities import src/contract, src/browserai and src/telemetry only: what the workflows also need belongs in src/contract.',
+  ),
+  layer(
+    'workflows',
+    ['contract', 'browserai', 'activities', 'telemetry/names.ts', 'workflows'],
+    'Workflows import src/contract, src/browserai (pure modules), activity types and metric names only.',
+  ),
+  layer('emulator', ['contract', 'emulator'], 'The emulator stands aside: it imports only src/contract.'),
+  {
+    target: './src/!(worker|plugin).ts',
+    from: ['./src/worker.ts', './src/plugin.ts'],
+    message: 'worker.ts and plugin.ts wire the layers together: nothing in src imports them.',
+  },
+  {
+    target: './src/*/**',
+    from: ['./src/worker.ts', './src/plugin.ts'],
+    message: 'worker.ts and plugin.ts wire the layers together: nothing in src imports them.',
+  },
+];
 
 /** What Temporal's workflow sandbox forbids: workflow code must be deterministic and do no I/O. */
 const notInWorkflows = {
@@ -64,7 +108,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, house },
     settings: {
       // no-cycle parses each imported file: TypeScript ones with typescript-eslint's parser.
       'import-x/extensions': ['.ts', '.js', '.mjs'],
@@ -92,6 +136,14 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layers }],
+      // import-x/no-cycle skips type-only imports: this one counts them.
+      'house/import-cycle': 'error',
     },
   },
   {
