@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { createTransport, proxyFailure, type Transport } from '../browserai/proxy';
+import { FailureType } from '../contract/errors';
 import type { WebhookDeliveryInput, WebhookDeliveryOutput } from '../contract/webhooks';
 
 /** Where a worker sends webhook events, and how it signs them. */
@@ -171,13 +172,13 @@ export class WebhookSender {
           : `could not be reached (${errorName(err)})`;
       throw ApplicationFailure.retryable(
         `The webhook receiver ${why}; retrying with the same webhook-id.`,
-        'WebhookNotDelivered',
+        FailureType.WebhookNotDelivered,
       );
     }
     if (status >= 200 && status < 300) return { delivered: true };
     throw ApplicationFailure.retryable(
       `The webhook receiver answered ${status}; retrying with the same webhook-id until ${new Date(eventAtMs + this.#retryWindowMs).toISOString()}.`,
-      'WebhookNotDelivered',
+      FailureType.WebhookNotDelivered,
     );
   }
 

@@ -56,6 +56,13 @@ export const FailureType = {
    * once one has answered (each answers within 5 minutes).
    */
   TooManyWaiters: 'TooManyWaiters',
+  // What the webhook activity raises for its own retries.
+  /**
+   * The webhook receiver did not answer 2xx (or could not be reached): the `browserAIWebhook`
+   * workflow's delivery activity retries with the same `webhook-id` until the retry window passes,
+   * then gives up with `delivered: false`. Seen on that activity's attempts, never as a workflow's failure.
+   */
+  WebhookNotDelivered: 'WebhookNotDelivered',
 } as const;
 
 /** One of the `FailureType` names. */
@@ -99,6 +106,9 @@ export type OutcomeFailureTypeName = Extract<
 /** The failure types only the Nexus service's refusals carry (the cause of its BAD_REQUEST or NOT_FOUND): never a workflow's. */
 export type NexusRefusalTypeName = Extract<FailureTypeName, 'NexusOptionNotAllowed' | 'NexusTaskNotOwned'>;
 
+/** The failure types only an activity's retried attempts carry: never a workflow's. */
+export type ActivityRetryTypeName = Extract<FailureTypeName, 'WebhookNotDelivered'>;
+
 /** `BrowserAITaskFailed`, `AwaitingInputTimeout`, `CodesRefused`, `TotpSecretNotFound`: the task existed. */
 export interface FailureWithOutcome {
   type: OutcomeFailureTypeName;
@@ -108,7 +118,7 @@ export interface FailureWithOutcome {
 }
 
 export interface OtherFailure {
-  type: Exclude<FailureTypeName, OutcomeFailureTypeName | NexusRefusalTypeName>;
+  type: Exclude<FailureTypeName, OutcomeFailureTypeName | NexusRefusalTypeName | ActivityRetryTypeName>;
   message: string;
   /**
    * `details[0]`: once the task existed, the outcome so far (with `stopConfirmed` when a stop was
