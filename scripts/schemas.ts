@@ -8,6 +8,7 @@ import { writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGenerator, type Config } from 'ts-json-schema-generator';
 import { FailureType } from '../src/contract/errors';
+import { TASK_INPUT_FIELDS } from '../src/contract/input';
 import { ISO_COUNTRY_CODES } from '../src/contract/iso-countries';
 import {
   addInstructionsUpdate,
@@ -202,10 +203,12 @@ function open(schema: JsonObject): void {
 }
 
 /**
- * What a type cannot say and a JSDoc tag should not repeat: the country must be one of the
- * workflow's own ISO 3166-1 list (in either case: the workflow upper-cases it).
+ * What a type cannot say and a JSDoc tag should not repeat: the bounds of `browserTask`'s fields,
+ * from the table the workflow checks them by, and the country must be one of the workflow's own
+ * ISO 3166-1 list (in either case: the workflow upper-cases it).
  */
 function refine(schema: JsonObject): void {
+  bound(schema);
   const country = (
     ((schema.$defs as JsonObject | undefined)?.GeoLocation as JsonObject | undefined)?.properties as
       JsonObject | undefined
@@ -216,6 +219,22 @@ function refine(schema: JsonObject): void {
     .map((code) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join(''))
     .join('|');
   country.pattern = `^(?:${anyCase})$`;
+}
+
+/** Each ranged field of `TASK_INPUT_FIELDS` gets its `minimum` and `maximum`, wherever the input or its overrides stand. */
+function bound(schema: JsonObject): void {
+  const defs = (schema.$defs ?? {}) as JsonObject;
+  for (const name of ['BrowserTaskInput', 'SavedTaskOverrides']) {
+    const properties = (defs[name] as JsonObject | undefined)?.properties as JsonObject | undefined;
+    if (!properties) continue;
+    for (const [field, spec] of Object.entries(TASK_INPUT_FIELDS)) {
+      const property = properties[field] as JsonObject | undefined;
+      if (!property || !('range' in spec)) continue;
+      if ('minimum' in property || 'maximum' in property)
+        throw new Error(`${name}.${field}: its bounds are in TASK_INPUT_FIELDS; remove its @minimum and @maximum tags`);
+      [property.minimum, property.maximum] = spec.range;
+    }
+  }
 }
 
 function walk(node: Json, visit: (node: JsonObject) => void): JsonObject {

@@ -86,14 +86,10 @@ export interface BrowserTaskInput {
   polling?: PollingOptions;
   /**
    * Whole task, from workflow start (a wait for a fleet slot not counted); default 2 h. On expiry the task is stopped and the workflow fails `TaskTimeout`.
-   * @minimum 1000
-   * @maximum 2592000000
    */
   timeoutMs?: number;
   /**
    * How long an `awaiting` task waits for instructions or a code; default 30 min, then `AwaitingInputTimeout`.
-   * @minimum 1000
-   * @maximum 2592000000
    */
   awaitingInputTimeoutMs?: number;
   /**
@@ -108,15 +104,11 @@ export interface BrowserTaskInput {
   delivery?: Delivery;
   /**
    * Budget for `results` in workflow history, in bytes of JSON; default 256 KiB.
-   * @minimum 1024
-   * @maximum 1572864
    */
   maxResultBytes?: number;
   /**
    * How long a stop is retried (with backoff) when BrowserAI does not take it; default 30 min,
    * at least 1 s. A stop not delivered by then is reported as `stopConfirmed: false`.
-   * @minimum 1000
-   * @maximum 604800000
    */
   stopRetryWindowMs?: number;
   /** Where and how the task's BrowserAI activities run; see {@link TaskActivityOptions}. */
@@ -138,8 +130,6 @@ export interface BrowserTaskInput {
    * How many one-time codes BrowserAI may refuse in a row for one code form (it asks again after
    * each) before the task is stopped and the workflow fails `CodesRefused`; default 3 (1 to 10).
    * @asType integer
-   * @minimum 1
-   * @maximum 10
    */
   maxCodeAttempts?: number;
   /** Webhooks for this task, sent to the destination configured on the worker; see {@link TaskWebhookOptions}. */
@@ -149,8 +139,6 @@ export interface BrowserTaskInput {
    * slot under a fleet limit (docs/fleet.md), and is the Temporal priority of the workflow (when
    * started through `BrowserTasks`) and of its activities, so the task queues agree.
    * @asType integer
-   * @minimum 1
-   * @maximum 5
    */
   priority?: number;
   /**
@@ -162,8 +150,6 @@ export interface BrowserTaskInput {
   fairnessKey?: string;
   /**
    * The key's share of turns relative to other keys, 0.001 to 1000; default 1.
-   * @minimum 0.001
-   * @maximum 1000
    */
   fairnessWeight?: number;
 }
@@ -315,7 +301,7 @@ export const DEFAULTS = {
 // Bounds of the options: below them a workflow would hammer BrowserAI or Temporal, above them
 // it would notice nothing for hours.
 const MS = { second: 1_000, minute: 60_000, hour: 3_600_000 };
-const BOUNDS: Record<string, [number, number]> = {
+const BOUNDS: Record<string, readonly [number, number]> = {
   'polling.initialIntervalMs': [250, 60 * MS.second],
   'polling.maxIntervalMs': [250, 10 * MS.minute],
   'polling.heartbeatTimeoutMs': [MS.second, MS.hour],
@@ -323,9 +309,6 @@ const BOUNDS: Record<string, [number, number]> = {
   'polling.maxSpanMs': [250, 24 * MS.hour],
   'polling.inputSettleMs': [0, 60 * MS.second],
   'polling.notFoundGraceMs': [MS.second, 10 * MS.minute],
-  timeoutMs: [MS.second, 30 * 24 * MS.hour],
-  awaitingInputTimeoutMs: [MS.second, 30 * 24 * MS.hour],
-  stopRetryWindowMs: [MS.second, 7 * 24 * MS.hour],
   'activityOptions.retry.initialIntervalMs': [100, MS.minute],
   'activityOptions.retry.maximumIntervalMs': [MS.second, 10 * MS.minute],
 };
@@ -334,8 +317,6 @@ const FAIRNESS_KEY_BYTES = 64;
 /** The longest fairness key a caller may give, in characters (code points, as JSON Schema counts). */
 const FAIRNESS_KEY_CHARS = 64;
 
-// What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
-const MAX_RESULT_BYTES_LIMIT = 1536 * 1024;
 /**
  * The largest input taken, in bytes of JSON. Continue-as-new carries the input whole, with the
  * instructions waiting to be sent (at most MAX_QUEUED_BYTES), in one payload that Temporal refuses
@@ -376,29 +357,62 @@ const ACTIVITY_OPTION_FIELDS: Record<keyof TaskActivityOptions, true> = {
   fairnessWeight: true,
   retry: true,
 };
-const TASK_INPUT_FIELDS: Record<keyof BrowserTaskInput, true> = {
-  instructions: true,
-  type: true,
-  project: true,
-  geoLocation: true,
-  inspect: true,
-  awaitable: true,
-  polling: true,
-  timeoutMs: true,
-  awaitingInputTimeoutMs: true,
-  codeInstructionTemplate: true,
-  delivery: true,
-  maxResultBytes: true,
-  stopRetryWindowMs: true,
-  activityOptions: true,
-  notifyWorkflowId: true,
-  totpSecretName: true,
-  maxCodeAttempts: true,
-  webhook: true,
-  priority: true,
-  fairnessKey: true,
-  fairnessWeight: true,
-};
+/** What the table of input fields says of one field of `BrowserTaskInput`. */
+export interface TaskInputField {
+  /** Whether a run of a saved task may set it (`runSavedTask`'s `overrides`); the rest comes from the saved task. */
+  override: boolean;
+  /** The smallest and largest number taken, both included (the validator's and the JSON Schemas' bounds). */
+  range?: readonly [min: number, max: number];
+}
+
+/**
+ * Every field of `BrowserTaskInput`, once: the validator refuses any other field (a misspelt
+ * option must not silently fall back to its default) and takes the bounds from here, the saved
+ * tasks' overrides are the fields marked `override` (`SavedTaskOverrides`, and their check), and
+ * `npm run schemas` writes the bounds into the JSON Schemas. A new field is its line here and its
+ * line (with its description) in `BrowserTaskInput`; the compiler insists on both. Plain numbers:
+ * the schema generator reads this table's type, and it cannot evaluate arithmetic.
+ */
+export const TASK_INPUT_FIELDS = {
+  instructions: { override: false },
+  type: { override: false },
+  project: { override: false },
+  geoLocation: { override: true },
+  inspect: { override: true },
+  awaitable: { override: true },
+  polling: { override: true },
+  timeoutMs: { override: true, range: [1_000, 2_592_000_000] }, // 1 s to 30 days
+  awaitingInputTimeoutMs: { override: true, range: [1_000, 2_592_000_000] }, // 1 s to 30 days
+  codeInstructionTemplate: { override: true },
+  delivery: { override: true },
+  // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
+  maxResultBytes: { override: true, range: [1_024, 1_572_864] }, // 1 KiB to 1.5 MiB
+  stopRetryWindowMs: { override: true, range: [1_000, 604_800_000] }, // 1 s to 7 days
+  activityOptions: { override: true },
+  notifyWorkflowId: { override: true },
+  totpSecretName: { override: true },
+  maxCodeAttempts: { override: true, range: [1, 10] },
+  webhook: { override: true },
+  // Temporal's priorities (1-5 by default) and fairness weights (clamped to [0.001, 1000]).
+  priority: { override: false, range: [1, 5] },
+  fairnessKey: { override: false },
+  fairnessWeight: { override: false, range: [0.001, 1000] },
+} as const satisfies Record<keyof BrowserTaskInput, TaskInputField>;
+
+/** The fields of `BrowserTaskInput` a run of a saved task may set: those the table marks `override`. */
+export type OverrideField = {
+  [K in keyof typeof TASK_INPUT_FIELDS]: (typeof TASK_INPUT_FIELDS)[K]['override'] extends true ? K : never;
+}[keyof typeof TASK_INPUT_FIELDS];
+
+/** The table's fields that have a range. */
+type RangedField = {
+  [K in keyof typeof TASK_INPUT_FIELDS]: (typeof TASK_INPUT_FIELDS)[K] extends { range: unknown } ? K : never;
+}[keyof typeof TASK_INPUT_FIELDS];
+
+/** A ranged field's bounds. */
+function rangeOf(field: RangedField): readonly [number, number] {
+  return TASK_INPUT_FIELDS[field].range;
+}
 const WEBHOOK_FIELDS: Record<keyof TaskWebhookOptions, true> = { events: true, reference: true };
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -408,7 +422,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /** A problem naming the fields `value` has beyond `known` (`ignore`: those with a problem of their own). */
 export function unknownFieldProblems(
   value: Record<string, unknown>,
-  known: Record<string, true>,
+  known: Record<string, unknown>,
   field: string,
   ignore: string[] = [],
 ): string[] {
@@ -479,9 +493,8 @@ export function projectProblems(project: unknown): string[] {
       ];
 }
 
-function within(value: unknown, field: string): string[] {
+function within(value: unknown, field: string, [min, max] = BOUNDS[field]!): string[] {
   if (value === undefined) return [];
-  const [min, max] = BOUNDS[field]!;
   return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
     ? []
     : [`${field} must be a number of milliseconds from ${min} to ${max} (got ${JSON.stringify(value)})`];
@@ -499,9 +512,9 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
     ...optionalOf('boolean', input.inspect, 'inspect'),
     ...optionalOf('boolean', input.awaitable, 'awaitable'),
     ...unknownFieldProblems(input, TASK_INPUT_FIELDS, 'input', ['resume']),
-    ...within(input.timeoutMs, 'timeoutMs'),
-    ...within(input.awaitingInputTimeoutMs, 'awaitingInputTimeoutMs'),
-    ...within(input.stopRetryWindowMs, 'stopRetryWindowMs'),
+    ...(['timeoutMs', 'awaitingInputTimeoutMs', 'stopRetryWindowMs'] as const).flatMap((key) =>
+      within(input[key], key, rangeOf(key)),
+    ),
     ...(
       [
         'initialIntervalMs',
@@ -533,15 +546,16 @@ export function taskInputProblems(input: BrowserTaskInput | null | undefined): s
   if (input.delivery !== undefined && input.delivery !== 'at-most-once' && input.delivery !== 'at-least-once') {
     problems.push("delivery must be 'at-most-once' or 'at-least-once'");
   }
+  const [minResultBytes, maxResultBytes] = rangeOf('maxResultBytes');
   if (
     input.maxResultBytes !== undefined &&
     !(
       typeof input.maxResultBytes === 'number' &&
-      input.maxResultBytes >= 1024 &&
-      input.maxResultBytes <= MAX_RESULT_BYTES_LIMIT
+      input.maxResultBytes >= minResultBytes &&
+      input.maxResultBytes <= maxResultBytes
     )
   ) {
-    problems.push(`maxResultBytes must be between 1024 and ${MAX_RESULT_BYTES_LIMIT}`);
+    problems.push(`maxResultBytes must be between ${minResultBytes} and ${maxResultBytes}`);
   }
   if (
     input.notifyWorkflowId !== undefined &&
@@ -581,11 +595,14 @@ function codeLoopProblems(input: BrowserTaskInput): string[] {
     problems.push(
       'totpSecretName must be the name of a TOTP secret the worker holds: 1-64 letters, digits or underscores (never the secret itself)',
     );
+  const [minAttempts, maxAttempts] = rangeOf('maxCodeAttempts');
   if (
     maxCodeAttempts !== undefined &&
-    !(Number.isInteger(maxCodeAttempts) && maxCodeAttempts >= 1 && maxCodeAttempts <= 10)
+    !(Number.isInteger(maxCodeAttempts) && maxCodeAttempts >= minAttempts && maxCodeAttempts <= maxAttempts)
   )
-    problems.push(`maxCodeAttempts must be an integer from 1 to 10 (got ${JSON.stringify(maxCodeAttempts)})`);
+    problems.push(
+      `maxCodeAttempts must be an integer from ${minAttempts} to ${maxAttempts} (got ${JSON.stringify(maxCodeAttempts)})`,
+    );
   if (webhook === undefined) return problems;
   if (!isPlainObject(webhook))
     return [
@@ -656,8 +673,9 @@ function placeProblems(
 ): string[] {
   const problems: string[] = [];
   const priorityName = prefix ? `${prefix}priorityKey` : 'priority';
-  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 1 && priority <= 5)) {
-    problems.push(`${priorityName} must be an integer from 1 to 5 (got ${JSON.stringify(priority)})`);
+  const [first, last] = rangeOf('priority');
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= first && priority <= last)) {
+    problems.push(`${priorityName} must be an integer from ${first} to ${last} (got ${JSON.stringify(priority)})`);
   }
   if (
     fairnessKey !== undefined &&
@@ -665,12 +683,13 @@ function placeProblems(
   ) {
     problems.push(`${prefix}fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
   }
+  const [lightest, heaviest] = rangeOf('fairnessWeight');
   if (
     fairnessWeight !== undefined &&
-    !(typeof fairnessWeight === 'number' && fairnessWeight >= 0.001 && fairnessWeight <= 1000)
+    !(typeof fairnessWeight === 'number' && fairnessWeight >= lightest && fairnessWeight <= heaviest)
   ) {
     problems.push(
-      `${prefix}fairnessWeight must be a number from 0.001 to 1000 (got ${JSON.stringify(fairnessWeight)})`,
+      `${prefix}fairnessWeight must be a number from ${lightest} to ${heaviest} (got ${JSON.stringify(fairnessWeight)})`,
     );
   }
   return problems;

@@ -8,7 +8,9 @@ import {
   projectProblems,
   taskInputProblems,
   unknownFieldProblems,
+  TASK_INPUT_FIELDS,
   type BrowserTaskInput,
+  type OverrideField,
 } from './input';
 
 /** A saved task to create: its name, natural-language instructions, project and location. */
@@ -26,27 +28,9 @@ export interface SavedTaskDefinition {
   type?: 'natural_language';
 }
 
+// The fields TASK_INPUT_FIELDS marks `override`.
 /** What a run of a saved task may change; everything else comes from the saved task. */
-export type SavedTaskOverrides = Partial<
-  Pick<
-    BrowserTaskInput,
-    | 'geoLocation'
-    | 'inspect'
-    | 'awaitable'
-    | 'polling'
-    | 'timeoutMs'
-    | 'awaitingInputTimeoutMs'
-    | 'codeInstructionTemplate'
-    | 'delivery'
-    | 'maxResultBytes'
-    | 'stopRetryWindowMs'
-    | 'activityOptions'
-    | 'notifyWorkflowId'
-    | 'totpSecretName'
-    | 'maxCodeAttempts'
-    | 'webhook'
-  >
->;
+export type SavedTaskOverrides = Partial<Pick<BrowserTaskInput, OverrideField>>;
 
 /** The input of `runSavedTask`: the saved task's name and what this run changes. */
 export interface RunSavedTaskInput {
@@ -108,23 +92,9 @@ export function browserTaskInputFor(saved: SavedTask, overrides: SavedTaskOverri
 }
 
 const RUN_SAVED_TASK_FIELDS: Record<keyof RunSavedTaskInput, true> = { name: true, overrides: true };
-const OVERRIDE_FIELDS: Record<keyof SavedTaskOverrides, true> = {
-  geoLocation: true,
-  inspect: true,
-  awaitable: true,
-  polling: true,
-  timeoutMs: true,
-  awaitingInputTimeoutMs: true,
-  codeInstructionTemplate: true,
-  delivery: true,
-  maxResultBytes: true,
-  stopRetryWindowMs: true,
-  activityOptions: true,
-  notifyWorkflowId: true,
-  totpSecretName: true,
-  maxCodeAttempts: true,
-  webhook: true,
-};
+const OVERRIDE_FIELDS = Object.fromEntries(
+  Object.entries(TASK_INPUT_FIELDS).filter(([, field]) => field.override),
+) as Record<OverrideField, unknown>;
 /** A task whose own fields are all valid: checked with the overrides on top, every problem is an override's. */
 const VALID_SAVED_TASK: SavedTask = {
   taskId: 'saved-task',
