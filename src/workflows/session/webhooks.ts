@@ -21,6 +21,7 @@ import {
 import type { WebhookDeliveryInput } from '../../activities/types';
 import { utf8Prefix, type TaskWebhookOptions } from '../input';
 import type { WebhookBody } from '../messages';
+import { WEBHOOK_CHILD_ID_PER_RUN_CHAIN } from '../patches';
 import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
 import { rootFailure } from './failures';
 
@@ -128,7 +129,7 @@ export const WEBHOOK_CHILD_PREFIX_BYTES = 100;
  */
 function webhookChildId(number: number): string {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  if (!patched('webhook-child-id-per-run-chain')) return `${workflowId}-webhook-${number}`;
+  if (!patched(WEBHOOK_CHILD_ID_PER_RUN_CHAIN)) return `${workflowId}-webhook-${number}`;
   return `${utf8Prefix(workflowId, WEBHOOK_CHILD_PREFIX_BYTES)}-webhook-${firstExecutionRunId}-${number}`;
 }
 
