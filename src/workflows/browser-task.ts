@@ -61,20 +61,21 @@ export async function runBrowserTask(
  * shows the session.
  */
 function handleMessages(session: TaskSession): void {
+  const { intake } = session;
   setHandler(appendInstructionsSignal, (message) =>
-    session.acceptInstructions('appendInstructions', 'append', fieldsOf(message).instructions),
+    intake.acceptInstructions('appendInstructions', 'append', fieldsOf(message).instructions),
   );
   setHandler(replaceInstructionsSignal, (message) =>
-    session.acceptInstructions('replaceInstructions', 'replace', fieldsOf(message).instructions),
+    intake.acceptInstructions('replaceInstructions', 'replace', fieldsOf(message).instructions),
   );
   setHandler(submitCodeSignal, (message) => {
     const { code, force } = fieldsOf(message);
-    session.acceptCode(code, force === true);
+    intake.acceptCode(code, force === true);
   });
   setHandler(completeSignal, () => session.requestComplete());
   // The validator runs first: the handler only sees instructions it accepted.
-  setHandler(addInstructionsUpdate, ({ instructions }) => session.addInstructions(instructions), {
-    validator: (message) => session.checkAddInstructions(fieldsOf(message).instructions),
+  setHandler(addInstructionsUpdate, ({ instructions }) => intake.addInstructions(instructions), {
+    validator: (message) => intake.checkAddInstructions(fieldsOf(message).instructions),
   });
   setHandler(executionIdUpdate, () => session.executionIdOnceCreated());
   setHandler(

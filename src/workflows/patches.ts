@@ -15,3 +15,21 @@ export const TOTP_WAIT_IN_WORKFLOW = 'totp-wait-in-workflow';
  * and nothing new (docs/one-time-codes.md): a task that moved on to a second form took the code.
  */
 export const CODE_REFUSED_ONLY_ON_SAME_FORM = 'code-refused-only-on-same-form';
+
+/**
+ * A code of 1 to 3 letters or digits is refused (input.ts MIN_CODE_CHARS); workflows that ran
+ * before it typed such a code, and replay as they ran (docs/one-time-codes.md).
+ */
+export const SHORT_CODES_REFUSED = 'short-codes-refused';
+
+/**
+ * A nextInputRequest update waits at most INPUT_WAIT_MS.max (a timer), so waits nobody reads
+ * drain by themselves (docs/design/waiters-and-children.md); older waits had no bound.
+ */
+export const BOUNDED_INPUT_WAITS = 'bounded-input-waits';
+
+/**
+ * Webhook delivery children are named from the first run's ID, not the workflow ID alone, so a
+ * reused workflow ID gets children of its own (docs/design/waiters-and-children.md).
+ */
+export const WEBHOOK_CHILD_ID_PER_RUN_CHAIN = 'webhook-child-id-per-run-chain';

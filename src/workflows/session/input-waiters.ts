@@ -6,6 +6,7 @@
 import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
 import { FailureType } from '../../contract/errors';
 import { INPUT_WAIT_MS, MAX_INPUT_WAITERS, nextInputRequestProblems } from '../../contract/input';
+import { BOUNDED_INPUT_WAITS } from '../patches';
 
 export class InputWaiters {
   /** nextInputRequest updates this run is running now. */
@@ -43,7 +44,7 @@ export class InputWaiters {
     if (this.#admitted > 0) this.#admitted--;
     this.#waiting++;
     try {
-      if (patched('bounded-input-waits'))
+      if (patched(BOUNDED_INPUT_WAITS))
         await condition(ready, Math.min(waitMs ?? INPUT_WAIT_MS.max, INPUT_WAIT_MS.max));
       else await condition(ready);
     } finally {

@@ -1,5 +1,6 @@
 // Instructions and codes on their way to BrowserAI: one queue in arrival order, one send at a
-// time, and an outcome per item for the update handler that waits for it.
+// time, and an outcome per item for the update handler that waits for it. The queue decides what
+// goes next and when; an OutboxSender (sender.ts) does the sending.
 import { CancellationScope, condition } from '@temporalio/workflow';
 import type { TaskExecutionAnswer } from '../../contract/activity-types';
 import { jsonBytes, type OutgoingInstructions } from '../../contract/input';
@@ -9,6 +10,15 @@ import { rootFailure } from './failures';
 export type SendOutcome = { answer: TaskExecutionAnswer } | { error: Error };
 interface Queued extends OutgoingInstructions {
   id: number;
+}
+
+/** What sends the outbox's items, one at a time, and hears how each went. */
+export interface OutboxSender {
+  /** Why no item can be sent any more (the task ended), or null while they can. */
+  refusal(): Error | null;
+  send(item: OutgoingInstructions): Promise<TaskExecutionAnswer>;
+  /** Called once per item, in order, when it is answered, failed or refused. */
+  sent(item: OutgoingInstructions, outcome: SendOutcome): void;
 }
 
 export class Outbox {
@@ -82,35 +92,28 @@ export class Outbox {
     return outcome.answer;
   }
 
-  /**
-   * Sends queued items one at a time, in arrival order, for as long as the session runs.
-   * `refusal` says why an item can no longer be sent (the task ended), or null when it can.
-   */
-  async sendForever(
-    send: (item: OutgoingInstructions) => Promise<TaskExecutionAnswer>,
-    settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void,
-    refusal: () => Error | null,
-  ): Promise<never> {
+  /** Sends queued items one at a time, in arrival order, for as long as the session runs. */
+  async sendForever(sender: OutboxSender): Promise<never> {
     for (;;) {
       await condition(
         () => this.#queue.length > 0 && (!this.#handingOver || this.#queue.some((item) => this.#awaited.has(item.id))),
       );
       const item = this.#queue.shift()!;
-      const refused = refusal();
+      const refused = sender.refusal();
       if (refused) {
-        this.#settle(item, { error: refused }, settledHook);
+        this.#settle(item, { error: refused }, sender);
         continue;
       }
       this.#inFlight = item;
       let outcome: SendOutcome;
       try {
         // Once sent, an instruction is not taken back: let it finish so we know what BrowserAI got.
-        outcome = { answer: await CancellationScope.nonCancellable(() => send(item)) };
+        outcome = { answer: await CancellationScope.nonCancellable(() => sender.send(item)) };
       } catch (err) {
         outcome = { error: rootFailure(err) };
       }
       this.#inFlight = null;
-      this.#settle(item, outcome, settledHook);
+      this.#settle(item, outcome, sender);
     }
   }
 
@@ -129,13 +132,9 @@ export class Outbox {
     return this.#queue.map(({ id: _id, ...item }) => item);
   }
 
-  #settle(
-    item: Queued,
-    outcome: SendOutcome,
-    settledHook: (item: OutgoingInstructions, outcome: SendOutcome) => void,
-  ): void {
+  #settle(item: Queued, outcome: SendOutcome, sender: OutboxSender): void {
     if (this.#awaited.has(item.id)) this.#outcomes.set(item.id, outcome);
     this.settled++;
-    settledHook(item, outcome);
+    sender.sent(item, outcome);
   }
 }

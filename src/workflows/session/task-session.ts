@@ -3,20 +3,17 @@
 // read). The workflow function (browser-task.ts) tells the story in order and wires the messages
 // to these methods; ending.ts decides how it ends.
 //
-// The state is grouped by how long it lives: `SessionRecord` is what a later run needs and is
-// carried whole across continue-as-new; the rest belongs to this run (what BrowserAI showed
-// last, the stop, the results) and is rebuilt by the next run's first poll.
+// The state is grouped by how long it lives (record.ts): the record is carried across
+// continue-as-new; the rest belongs to this run. Sending (sender.ts), the fleet slot (fleet-slot.ts)
+// and the parent's notice (parent-notice.ts) live beside it.
 import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   allHandlersFinished,
   condition,
-  getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
-  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -25,122 +22,44 @@ import type {
   CreatedTask,
   TaskResultsSummary,
   TaskSnapshot,
-  TotpCodeAnswer,
   TotpMask,
-  TypeTotpCodeInput,
-  SlotPlace,
-  WaitingForSlot,
 } from '../../contract/activity-types';
 import { categorize, type StatusCategory } from '../../contract/status';
-import type { Instruction } from '../../contract/browserai-types';
 import { FailureType } from '../../contract/errors';
-import {
-  MAX_INPUT_BYTES,
-  MAX_QUEUED_BYTES,
-  codeInstruction,
-  codeProblems,
-  fairnessKeyOf,
-  instructionProblems,
-  priorityOf,
-  jsonBytes,
-  passedOldCodeCheck,
-  type BrowserTaskInput,
-  type BrowserTaskResult,
-  type OutgoingInstructions,
-} from '../../contract/input';
-import {
-  browserTaskAwaitingInputSignal,
-  type BrowserTaskState,
-  type InputRequest,
-  type InputRequestWait,
-  type TaskFinished,
-} from '../../contract/messages';
-import { TOTP_WAIT_IN_WORKFLOW } from '../patches';
-import { releaseSlotSignal } from '../../contract/fleet-messages';
-import { TOTP_SEND_TIMEOUT_MS, sessionActivities, type SessionActivities } from './activities';
+import { MAX_INPUT_BYTES, MAX_QUEUED_BYTES, jsonBytes, type BrowserTaskInput, type BrowserTaskResult } from '../../contract/input';
+import type { BrowserTaskState, InputRequestWait, TaskFinished } from '../../contract/messages';
+import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';
-import { InputRequests, newInputRequestRecord, type InputRequestRecord } from './input-requests';
+import { FleetSlotHolder } from './fleet-slot';
+import { InputRequests, newInputRequestRecord } from './input-requests';
+import { createTask, createdDespiteFailure } from './create-task';
+import { Intake } from './intake';
 import { InputWaiters } from './input-waiters';
-import { recordAwaitingInput, recordCodeTyped, recordStopEnded, recordStopSent } from './metrics';
-import { OneTimeCodes, type CodeRecord } from './one-time-codes';
-import { Outbox, type SendOutcome } from './outbox';
+import { recordAwaitingInput, recordStopEnded, recordStopSent } from './metrics';
+import { OneTimeCodes } from './one-time-codes';
+import { Outbox } from './outbox';
+import { notifyWaitingWorkflow } from './parent-notice';
+import { pollRequest } from './poll-request';
 import { Publisher } from './publisher';
+import { newRecord, type CarriedState, type SessionRecord } from './record';
+import { Sender, secretsToMask, type SendReport, type SendTarget } from './sender';
 import { sessionSettings, type SessionSettings } from './settings';
 import { Webhooks } from './webhooks';
 
-/**
- * What a later run of the session needs, carried whole across continue-as-new. Never part of the
- * public input: the workflow trusts only itself (browser-task.ts `trusted`).
- */
-export interface SessionRecord {
-  /** BrowserAI's task: null until the create answers. */
-  executionId: string | null;
-  createdAtMs: number | null;
-  /** BrowserAI's status as last seen; the category (running, awaiting, ended) is derived from it. */
-  status: string;
-  started: string | null;
-  estimatedCompletion: string | null;
-  /** When the first run started: the overall timeout counts from here across runs. */
-  startedAtMs: number;
-  /** Instructions and codes not sent yet, in arrival order (the outbox's queue at hand-over). */
-  pending: OutgoingInstructions[];
-  completeRequested: boolean;
-  /** When the current wait for input began: the awaiting timeout counts from here across runs. */
-  awaitingSinceMs: number | null;
-  unconfirmedInput: UnconfirmedInput | null;
-  /**
-   * The last `result` BrowserAI showed (cut to the result budget): a task stopped by `complete` may
-   * have nothing in its results, so its outcome reports this. Carried, since a continued run that
-   * awaits input does not poll before `complete` stops the task.
-   */
-  result?: unknown;
-  /**
-   * The task's kind while its run says something about the kind: from the create until input is
-   * sent or the task awaits (a wait for a person is no part of how long the kind runs).
-   */
-  kind: string | null;
-  /** When the task was created or last got input: where the poll expects its end to lie on the clock. */
-  phaseStartedAtMs: number | null;
-  /** `GET /tasks/{id}` polls of the task, over all runs (the polls-per-task metric). */
-  polls: number;
-  codes: CodeRecord;
-  /** The input requests so far, the codes BrowserAI refused in a row, the TOTP steps typed. */
-  requests: InputRequestRecord;
-  /** The task's fleet slot, under a fleet limit: waited for, then held until the ending releases it. */
-  slot?: FleetSlot | null;
-}
-
-/** A fleet slot: the limiter that keeps it, and the wait for it while it is not held yet. */
-export interface FleetSlot {
-  limiterId: string;
-  held: boolean;
-  /** While waiting: when the wait began, and the place in line the limiter gave then. */
-  waitingSinceMs: number | null;
-  position: number | null;
-}
-
-/** The status a task shows (state, `BrowserAIStatus`, the UI) while it waits for a fleet slot. */
-export const WAITING_FOR_SLOT = 'waiting_for_slot';
-
-/** The record a continued run starts from: the task exists by then. */
-export type CarriedState = SessionRecord & { executionId: string };
-
-/** Input was sent; until BrowserAI shows it took it, an `awaiting` may be the state from before. */
-interface UnconfirmedInput {
-  trustedFromMs: number;
-}
+export type { CarriedState, SessionRecord } from './record';
+export { WAITING_FOR_SLOT } from './fleet-slot';
 
 /** The most continue-as-new carries (input and record, as JSON): Temporal refuses payloads over 2 MB. */
 const MAX_CARRIED_BYTES = 1536 * 1024;
 /** Within this of the deadline, it counts as reached: one more poll activity would cost history for nothing. */
 const DEADLINE_SLACK_MS = 1_000;
-/** The patch behind which codes of fewer than MIN_CODE_CHARS letters or digits are refused (input.ts). */
-const SHORT_CODES_REFUSED = 'short-codes-refused';
 
-export class TaskSession {
+export class TaskSession implements SendTarget {
   readonly #settings: SessionSettings;
   /** Instructions and codes on their way to BrowserAI. */
   readonly outbox: Outbox;
+  /** What callers send, checked and queued (wired in browser-task.ts). */
+  readonly intake: Intake;
   readonly #record: SessionRecord;
   readonly #codes: OneTimeCodes;
   readonly #publisher: Publisher;
@@ -148,6 +67,7 @@ export class TaskSession {
   readonly #requests: InputRequests;
   readonly #webhooks: Webhooks;
   readonly #waiters = new InputWaiters();
+  readonly #slot: FleetSlotHolder;
 
   // ---- This run's own state ----
   /** What BrowserAI showed last, beyond the status and the result: progress and the error. */
@@ -169,8 +89,6 @@ export class TaskSession {
   readonly #unknownStatusesLogged = new Set<string>();
   /** How the task finished, once the ending knows (answers the waiting nextInputRequest updates). */
   #finished: TaskFinished | null = null;
-  /** The limiter signalled that a slot is held for this task. */
-  #slotGranted = false;
 
   constructor(
     private readonly input: BrowserTaskInput,
@@ -181,6 +99,7 @@ export class TaskSession {
     this.#record.requests ??= newInputRequestRecord(); // a run continued from before input requests existed
     this.outbox = new Outbox(this.#record.pending);
     this.#codes = new OneTimeCodes(this.#record.codes);
+    this.intake = new Intake(this.outbox, this.#codes, input.codeInstructionTemplate, this);
     this.#publisher = new Publisher(input.project);
     this.#activities = sessionActivities(input);
     this.#requests = new InputRequests(this.#record.requests, {
@@ -189,6 +108,7 @@ export class TaskSession {
       maxCodeAttempts: this.#settings.maxCodeAttempts,
     });
     this.#webhooks = new Webhooks(input.webhook, () => this.#requests.nextWebhookEvent());
+    this.#slot = new FleetSlotHolder(input, this.#record, () => this.publish());
   }
 
   get executionId(): string | null {
@@ -248,7 +168,7 @@ export class TaskSession {
       outcome: this.#outcome,
       stopConfirmed: this.#stop.confirmed,
       inputRequest: this.#requests.open,
-      ...(record.slot ? { fleetSlot: slotView(record.slot) } : {}),
+      ...this.#slot.view(),
     };
   }
 
@@ -261,79 +181,14 @@ export class TaskSession {
 
   /** What the activities mask in BrowserAI's text: the codes received, and the TOTP codes (computed by them). */
   get #toMask(): { codes?: string[]; totp?: TotpMask } {
-    const totp = this.input.totpSecretName
-      ? { totp: { secretName: this.input.totpSecretName, steps: [...this.#requests.totpSteps] } }
-      : {};
-    return { ...this.#codes.toMask, ...totp };
+    return secretsToMask(this.input, this.#codes, this.#requests);
   }
 
-  // ---- Messages from callers (wired in browser-task.ts) ------------------------------------
-
-  /** appendInstructions and replaceInstructions: never fail the caller; invalid or late ones are logged and dropped. */
-  acceptInstructions(signal: string, kind: OutgoingInstructions['kind'], instructions: unknown): void {
-    const bad = instructionProblems(instructions);
-    if (bad.length > 0) return log.warn(`Ignored ${signal} signal with invalid instructions`, { problems: bad });
-    if (this.ended) return log.warn(`Ignored ${signal} signal: the task has ended`);
-    const item: OutgoingInstructions = { kind, instructions: instructions as Instruction[] };
-    const full = this.#queueRefusal(item);
-    if (full) return log.warn(`Ignored ${signal} signal: ${full}`);
-    this.#enqueue(item);
-  }
-
-  /** submitCode: queued once, whatever retries or repeats the caller sends. */
-  acceptCode(code: unknown, force: boolean): void {
-    const problems = codeProblems(code);
-    // A code of 1 to 3 characters was typed before 0.2.0: a history that typed one replays as it ran.
-    if (
-      typeof code !== 'string' ||
-      (problems.length > 0 && !(passedOldCodeCheck(code) && !patched(SHORT_CODES_REFUSED)))
-    )
-      return log.warn(`Ignored submitCode signal: ${problems.join('; ')}`);
-    if (this.ended) return log.warn('Ignored submitCode signal: the task has ended');
-    const refusal = this.#codes.refusal(code, force, this.outbox.codesInHand);
-    if (refusal) return log.warn(`Ignored submitCode signal: ${refusal}`);
-    const item: OutgoingInstructions = {
-      kind: 'append',
-      instructions: [codeInstruction(this.input.codeInstructionTemplate, code)],
-      code,
-    };
-    const full = this.#queueRefusal(item);
-    if (full) return log.warn(`Ignored submitCode signal: ${full}`);
-    this.#codes.received(code);
-    this.#enqueue(item);
-  }
+  // ---- Messages from callers (wired in browser-task.ts; instructions and codes: intake.ts) ----
 
   /** complete: once the instructions are done, one stop, then the results. */
   requestComplete(): void {
     this.#record.completeRequested = true;
-  }
-
-  /** The addInstructions update's validator: refuses before anything is sent. */
-  checkAddInstructions(instructions: unknown): void {
-    const bad = instructionProblems(instructions);
-    if (bad.length > 0) {
-      throw ApplicationFailure.nonRetryable(`Invalid instructions: ${bad.join('; ')}`, FailureType.InvalidInput);
-    }
-    if (this.ended) throw this.taskEnded();
-    const full = this.#queueRefusal({ kind: 'append', instructions: instructions as Instruction[] });
-    if (full) throw ApplicationFailure.nonRetryable(`Instructions refused: ${full}`, FailureType.InvalidInput);
-  }
-
-  /**
-   * Why `item` cannot be queued: the instructions waiting to be sent would exceed MAX_QUEUED_BYTES,
-   * so continue-as-new could no longer carry them (input.ts). Null when it can.
-   */
-  #queueRefusal(item: OutgoingInstructions): string | null {
-    const bytes = this.outbox.bytes + jsonBytes(item);
-    return bytes <= MAX_QUEUED_BYTES
-      ? null
-      : `the instructions waiting to be sent would be ${bytes} bytes of JSON, over the ${MAX_QUEUED_BYTES} a task holds. ` +
-          'Send fewer or shorter instructions, or wait until those queued are sent.';
-  }
-
-  /** The addInstructions update: BrowserAI's answer to this append, or why it was not sent. */
-  addInstructions(instructions: Instruction[]): Promise<TaskExecutionAnswer> {
-    return this.outbox.outcomeOf(this.#enqueue({ kind: 'append', instructions }));
   }
 
   /** The nextInputRequest update's validator: a valid message, and room for one more waiter. */
@@ -365,12 +220,6 @@ export class TaskSession {
     return this.#record.executionId;
   }
 
-  #enqueue(item: OutgoingInstructions): number {
-    const id = this.outbox.enqueue(item);
-    this.publish();
-    return id;
-  }
-
   taskEnded(): ApplicationFailure {
     return ApplicationFailure.nonRetryable(
       `BrowserAI task ${this.#record.executionId ?? '(not created)'} has ended (${this.#record.status}); it takes no more instructions.`,
@@ -393,37 +242,9 @@ export class TaskSession {
         'The workflow was cancelled before its task was created; nothing was sent to BrowserAI.',
       );
     }
-    const { input } = this;
     let created: CreatedTask;
     try {
-      for (;;) {
-        // Not cancellable: if the workflow is cancelled mid-create, we still learn the execution
-        // ID, and so can stop the task that the create may have started.
-        const answer = await CancellationScope.nonCancellable(() =>
-          this.#activities.createTask.executeWithOptions(
-            { summary: `Create ${input.type} task in project ${input.project}` },
-            [
-              {
-                instructions: input.instructions as Instruction[],
-                type: input.type,
-                project: input.project,
-                geoLocation: { ...input.geoLocation, country: input.geoLocation.country.toUpperCase() },
-                inspect: input.inspect,
-                awaitable: input.awaitable,
-                delivery: this.#settings.delivery,
-                stopRetryWindowMs: this.#settings.stopRetryWindowMs,
-                place: this.#place(),
-              },
-            ],
-          ),
-        );
-        // Under a fleet limit with no slot free, the create sent nothing: wait for the slot, then create.
-        if ('waitingForSlot' in answer) await this.#waitForSlot(answer.waitingForSlot);
-        else {
-          created = answer;
-          break;
-        }
-      }
+      created = await createTask(this.#activities, this.input, this.#settings, this.#slot);
     } catch (err) {
       // A malformed answer that named its task: the task exists, so the ending can stop it.
       const named = createdDespiteFailure(err);
@@ -435,8 +256,7 @@ export class TaskSession {
         );
       throw err;
     }
-    if (created.slot)
-      this.#record.slot = { limiterId: created.slot.limiterId, held: true, waitingSinceMs: null, position: null };
+    if (created.slot) this.#slot.held(created.slot.limiterId);
     this.#recordCreated(created.executionId);
     this.#record.kind = created.kind ?? null;
     // Running already when the create looked again: what it saw stands in for the first poll's return.
@@ -444,65 +264,14 @@ export class TaskSession {
     this.#applyAnswer(created);
   }
 
-  /** Where the task stands in the fleet's line (used only by a worker with a fleet limit). */
-  #place(): SlotPlace {
-    const info = workflowInfo();
-    const { input } = this;
-    return {
-      workflowId: info.workflowId,
-      firstExecutionRunId: info.firstExecutionRunId,
-      runId: info.runId,
-      taskQueue: info.taskQueue,
-      priority: priorityOf(input),
-      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
-      fairnessWeight: input.fairnessWeight ?? 1,
-      ...(this.#record.slot?.held ? { heldFrom: this.#record.slot.limiterId } : {}),
-    };
-  }
-
-  /**
-   * Waits (cancellably: nothing was sent) until the limiter grants a slot. The wait is no part of
-   * the task's time: the overall timeout starts over from the grant.
-   */
-  async #waitForSlot(wait: WaitingForSlot['waitingForSlot']): Promise<void> {
-    const record = this.#record;
-    const began = Date.now();
-    record.slot = { limiterId: wait.limiterId, held: false, waitingSinceMs: wait.sinceMs, position: wait.position };
-    record.status = WAITING_FOR_SLOT;
-    this.publish();
-    log.info('Waiting for a fleet slot', { limiterId: wait.limiterId, position: wait.position });
-    await condition(() => this.#slotGranted);
-    record.slot = { limiterId: wait.limiterId, held: true, waitingSinceMs: null, position: null };
-    record.startedAtMs += Date.now() - began;
-    record.status = 'starting';
-    this.publish();
-  }
-
   /** The limiter's `browserAISlotGranted`: a slot is held for this task now. */
   slotGranted(): void {
-    this.#slotGranted = true;
+    this.#slot.granted();
   }
 
-  /**
-   * Lets go of the fleet slot, once, on every ending (never on continue-as-new: the next run keeps
-   * it). A release the limiter never gets is still freed by its check once this workflow has closed.
-   */
-  async releaseSlot(): Promise<void> {
-    const slot = this.#record.slot;
-    if (!slot) return;
-    this.#record.slot = null;
-    const info = workflowInfo();
-    try {
-      await getExternalWorkflowHandle(slot.limiterId).signal(releaseSlotSignal, {
-        holderId: `${info.workflowId}/${info.firstExecutionRunId}`,
-      });
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      log.warn('Could not release the fleet slot; the limiter frees it once this workflow has closed', {
-        limiterId: slot.limiterId,
-        failure: rootFailure(err).message,
-      });
-    }
+  /** Lets go of the fleet slot, once, on every ending (never on continue-as-new: the next run keeps it). */
+  releaseSlot(): Promise<void> {
+    return this.#slot.release();
   }
 
   #recordCreated(executionId: string): void {
@@ -515,96 +284,33 @@ export class TaskSession {
 
   /** Sends queued instructions and codes, in order, for as long as the session runs. */
   startSending(): void {
-    const executionId = this.#record.executionId!;
-    const sender = this.outbox.sendForever(
-      (item) => {
-        if (item.totp) return this.#typeTotpCode(executionId);
-        const what = item.code
-          ? 'Send one-time code'
-          : item.kind === 'replace'
-            ? 'Replace instructions'
-            : 'Append instructions';
-        const request = {
-          executionId,
-          instructions: item.instructions,
-          awaitable: this.input.awaitable,
-          delivery: this.#settings.delivery,
-          ...this.#toMask,
-        };
-        return item.kind === 'replace'
-          ? this.#activities.replaceInstructions.executeWithOptions({ summary: `${what} of ${executionId}` }, [request])
-          : this.#activities.appendInstructions.executeWithOptions({ summary: `${what} to ${executionId}` }, [request]);
-      },
-      (item, outcome) => this.#onSent(item, outcome),
-      () => (this.ended ? this.taskEnded() : null),
+    const sender = new Sender(
+      this.#record.executionId!,
+      this.input,
+      this.#settings,
+      this.#activities,
+      this.#codes,
+      this.#requests,
+      this,
     );
-    sender.catch(() => undefined); // ends with the workflow's scope; its failures are outcomes
+    this.outbox.sendForever(sender).catch(() => undefined); // ends with the workflow's scope; its failures are outcomes
   }
 
   /**
-   * Types the TOTP code once one is due. The activity only computes and sends: when no code is due
-   * (too little left of the step, or the step was typed), it answers how long until one is and
-   * this workflow waits with a timer, so a deploy or a crash during the wait loses nothing
-   * (docs/design/totp-timing.md). Workflows that ran before keep the activity that waits itself.
+   * An instruction or code was answered, refused or may have arrived (SendTarget, called by the
+   * sender once per item): the task got input, or the session must end.
    */
-  async #typeTotpCode(executionId: string): Promise<TotpCodeAnswer> {
-    const summary = `Type the TOTP code of secret ${this.input.totpSecretName} into ${executionId}`;
-    const request = (): TypeTotpCodeInput => ({
-      executionId,
-      secretName: this.input.totpSecretName!,
-      codeInstructionTemplate: this.input.codeInstructionTemplate,
-      afterStep: Math.max(-1, ...this.#requests.totpSteps),
-      awaitable: this.input.awaitable,
-      delivery: this.#settings.delivery,
-      ...this.#codes.toMask,
-    });
-    if (!patched(TOTP_WAIT_IN_WORKFLOW)) {
-      return (await this.#activities.typeTotpCode.executeWithOptions({ summary }, [request()])) as TotpCodeAnswer;
-    }
-    for (;;) {
-      const answer = await this.#activities.typeTotpCode.executeWithOptions(
-        // The attempt never waits for a step: it gets a send's time, whatever the period.
-        { summary, startToCloseTimeout: TOTP_SEND_TIMEOUT_MS },
-        [{ ...request(), waitInWorkflow: true }],
-      );
-      if (!('notDueForMs' in answer)) return answer;
-      await sleep(answer.notDueForMs, {
-        summary: `Wait for the next time step of TOTP secret ${this.input.totpSecretName}`,
-      });
-      // The task may have ended during the wait (a code typed now would go nowhere).
-      if (this.ended) throw this.taskEnded();
-    }
-  }
-
-  #onSent(item: OutgoingInstructions, outcome: SendOutcome): void {
+  inputSettled({ outcome, reached, endsSession }: SendReport): void {
     const record = this.#record;
-    const type = 'error' in outcome ? failureType(outcome.error) : undefined;
-    const ambiguous = type === FailureType.AmbiguousRequest;
-    const reached = 'answer' in outcome || ambiguous;
-    if (item.code && reached) {
-      this.#codes.typed(item.code);
-      recordCodeTyped();
-    }
-    if (item.totp && 'answer' in outcome && 'totpStep' in outcome.answer) {
-      this.#requests.totpTyped(outcome.answer.totpStep as number);
-      recordCodeTyped();
-    }
-    if (reached) this.#requests.sent(item.totp ? 'totp' : item.code ? 'code' : 'instructions');
-    if (ambiguous || (item.totp && 'error' in outcome && type !== FailureType.TaskEnded)) {
+    if (endsSession) {
       // Repeating it could type a code twice; going on would wait for input BrowserAI may never
       // get (a TOTP code nobody else can type). End now (the ending stops the task): the failure
       // says what to check.
-      this.#endingSend = (outcome as { error: ApplicationFailure }).error;
+      this.#endingSend = endsSession;
       this.#pollScope?.cancel();
     }
     if ('error' in outcome) {
-      if (type !== FailureType.TaskEnded) {
-        log.warn('Sending instructions to BrowserAI failed', {
-          executionId: record.executionId,
-          failure: outcome.error.message,
-        });
-        this.#shown.error = outcome.error.message;
-      }
+      if (failureType(outcome.error) !== FailureType.TaskEnded) this.#shown.error = outcome.error.message;
     } else {
       this.#applyAnswer(outcome.answer);
     }
@@ -709,73 +415,25 @@ export class TaskSession {
     const { request } = begun;
     this.publish();
     if (request.answeredBy === 'worker' && !this.outbox.holdsTotp)
-      this.#enqueue({ kind: 'append', instructions: [], totp: true });
+      this.intake.enqueue({ kind: 'append', instructions: [], totp: true });
     this.#webhooks.send({ type: 'input.requested', data: request });
-    await this.#notifyParent(request);
-  }
-
-  /**
-   * Tells the parent workflow (or `notifyWorkflowId`) of the input request, once per wait, so it
-   * learns without polling. A workflow that is gone changes nothing here.
-   */
-  async #notifyParent(request: InputRequest): Promise<void> {
-    const { notifyWorkflowId } = this.input;
-    const target = notifyWorkflowId === false ? undefined : (notifyWorkflowId ?? workflowInfo().parent?.workflowId);
-    if (!target) return;
-    try {
-      await getExternalWorkflowHandle(target).signal(browserTaskAwaitingInputSignal, {
-        ...request,
-        status: this.#record.status,
-      });
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      log.warn('Could not tell the waiting workflow that the task awaits input', {
-        workflowId: target,
-        failure: rootFailure(err).message,
-      });
-    }
+    await notifyWaitingWorkflow(this.input, request, this.#record.status);
   }
 
   async #poll(lookOnce: boolean): Promise<void> {
     const record = this.#record;
-    const { polling } = this.#settings;
-    const executionId = record.executionId!;
-    const spanMs = lookOnce ? 1 : Math.max(1, Math.min(polling.maxSpanMs, this.#untilDeadline()));
     const settledBefore = this.outbox.settled;
-    const unconfirmed = record.unconfirmedInput;
+    const executionId = record.executionId!;
+    const [options, request] = pollRequest(record, this.#settings, {
+      lookOnce,
+      untilDeadlineMs: this.#untilDeadline(),
+      notFoundRetryUntilMs: this.#notFoundRetryUntilMs,
+      toMask: this.#toMask,
+    });
     let out: PollTaskOutput;
     this.#pollScope = new CancellationScope();
     try {
-      out = await this.#pollScope.run(() =>
-        this.#activities.pollTask.executeWithOptions(
-          {
-            summary: lookOnce
-              ? `Look at ${executionId} once`
-              : `Poll ${executionId} until it is no longer "${record.status}"`,
-            heartbeatTimeout: polling.heartbeatTimeoutMs,
-            startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
-            // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
-            scheduleToCloseTimeout: Math.max(this.#untilDeadline(), 0) + 2 * polling.maxIntervalMs + 60_000,
-          },
-          [
-            {
-              executionId,
-              knownStatus: record.status,
-              estimatedCompletion: record.estimatedCompletion,
-              initialIntervalMs: polling.initialIntervalMs,
-              maxIntervalMs: polling.maxIntervalMs,
-              targetDetectionMs: polling.targetDetectionMs,
-              ...(record.kind ? { kind: record.kind } : {}),
-              ...(record.phaseStartedAtMs !== null ? { phaseStartedAtMs: record.phaseStartedAtMs } : {}),
-              ...this.#toMask,
-              maxSpanMs: spanMs,
-              sleepFirst: !lookOnce,
-              notFoundRetryUntilMs: this.#notFoundRetryUntilMs,
-              awaitingTrustedFromMs: unconfirmed?.trustedFromMs,
-            },
-          ],
-        ),
-      );
+      out = await this.#pollScope.run(() => this.#activities.pollTask.executeWithOptions(options, [request]));
     } catch (err) {
       if (!isCancellation(err) || this.#endingSend) this.failIfItMustEnd();
       throw err;
@@ -977,44 +635,4 @@ export class TaskSession {
     log.info('Continuing as new to keep the history small', { executionId: this.#record.executionId });
     return continueAsNewWith(this.input, carried);
   }
-}
-
-/** A session's record before anything happened: the workflow's first run. */
-function newRecord(startedAtMs: number): SessionRecord {
-  return {
-    executionId: null,
-    createdAtMs: null,
-    status: 'starting',
-    started: null,
-    estimatedCompletion: null,
-    startedAtMs,
-    pending: [],
-    completeRequested: false,
-    awaitingSinceMs: null,
-    unconfirmedInput: null,
-    kind: null,
-    phaseStartedAtMs: null,
-    polls: 0,
-    codes: { received: [], typed: [] },
-    requests: newInputRequestRecord(),
-  };
-}
-
-/** The executionId a failed create still named (a malformed answer that carried one). */
-function createdDespiteFailure(err: unknown): string | undefined {
-  const root = rootFailure(err);
-  const details =
-    root instanceof ApplicationFailure ? (root.details?.[0] as { executionId?: unknown } | undefined) : undefined;
-  return typeof details?.executionId === 'string' ? details.executionId : undefined;
-}
-
-/** What `state` shows of the fleet slot. */
-function slotView(slot: FleetSlot): NonNullable<BrowserTaskState['fleetSlot']> {
-  return slot.held
-    ? { held: true }
-    : {
-        held: false,
-        waitingSince: new Date(slot.waitingSinceMs!).toISOString(),
-        ...(slot.position !== null ? { positionWhenQueued: slot.position } : {}),
-      };
 }

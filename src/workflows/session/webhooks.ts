@@ -20,6 +20,7 @@ import {
 } from '@temporalio/workflow';
 import { utf8Prefix, type TaskWebhookOptions } from '../../contract/input';
 import type { WebhookBody, WebhookDeliveryInput } from '../../contract/webhooks';
+import { WEBHOOK_CHILD_ID_PER_RUN_CHAIN } from '../patches';
 import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
 import { rootFailure } from './failures';
 
@@ -127,7 +128,7 @@ export const WEBHOOK_CHILD_PREFIX_BYTES = 100;
  */
 function webhookChildId(number: number): string {
   const { workflowId, firstExecutionRunId } = workflowInfo();
-  if (!patched('webhook-child-id-per-run-chain')) return `${workflowId}-webhook-${number}`;
+  if (!patched(WEBHOOK_CHILD_ID_PER_RUN_CHAIN)) return `${workflowId}-webhook-${number}`;
   return `${utf8Prefix(workflowId, WEBHOOK_CHILD_PREFIX_BYTES)}-webhook-${firstExecutionRunId}-${number}`;
 }
 

@@ -1,0 +1,108 @@
+// The task's fleet slot, under a worker's fleet limit (docs/design/fleet-limit.md): where the task
+// stands in line, the wait for a slot, and its release on every ending. The create activity asks
+// the limiter; this side only waits for the grant and lets go. The slot lives in the session
+// record, so continue-as-new keeps it.
+import { condition, getExternalWorkflowHandle, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import type { SlotPlace, WaitingForSlot } from '../../contract/activity-types';
+import { fairnessKeyOf, priorityOf, type BrowserTaskInput } from '../../contract/input';
+import type { BrowserTaskState } from '../../contract/messages';
+import { releaseSlotSignal } from '../../contract/fleet-messages';
+import { rootFailure } from './failures';
+import type { FleetSlot, SessionRecord } from './record';
+
+/** The status a task shows (state, `BrowserAIStatus`, the UI) while it waits for a fleet slot. */
+export const WAITING_FOR_SLOT = 'waiting_for_slot';
+
+export class FleetSlotHolder {
+  /** The limiter signalled that a slot is held for this task. */
+  #granted = false;
+
+  constructor(
+    private readonly input: BrowserTaskInput,
+    private readonly record: SessionRecord,
+    /** Shows a change of the wait (status, place in line) in `state` and the UI. */
+    private readonly changed: () => void,
+  ) {}
+
+  /** Where the task stands in the fleet's line (used only by a worker with a fleet limit). */
+  place(): SlotPlace {
+    const info = workflowInfo();
+    const { input } = this;
+    return {
+      workflowId: info.workflowId,
+      firstExecutionRunId: info.firstExecutionRunId,
+      runId: info.runId,
+      taskQueue: info.taskQueue,
+      priority: priorityOf(input),
+      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
+      fairnessWeight: input.fairnessWeight ?? 1,
+      ...(this.record.slot?.held ? { heldFrom: this.record.slot.limiterId } : {}),
+    };
+  }
+
+  /**
+   * Waits (cancellably: nothing was sent) until the limiter grants a slot. The wait is no part of
+   * the task's time: the overall timeout starts over from the grant.
+   */
+  async waitFor(wait: WaitingForSlot['waitingForSlot']): Promise<void> {
+    const record = this.record;
+    const began = Date.now();
+    record.slot = { limiterId: wait.limiterId, held: false, waitingSinceMs: wait.sinceMs, position: wait.position };
+    record.status = WAITING_FOR_SLOT;
+    this.changed();
+    log.info('Waiting for a fleet slot', { limiterId: wait.limiterId, position: wait.position });
+    await condition(() => this.#granted);
+    this.held(wait.limiterId);
+    record.startedAtMs += Date.now() - began;
+    record.status = 'starting';
+    this.changed();
+  }
+
+  /** The limiter's `browserAISlotGranted`: a slot is held for this task now. */
+  granted(): void {
+    this.#granted = true;
+  }
+
+  /** The create took a slot of `limiterId` (at once, or after the wait). */
+  held(limiterId: string): void {
+    this.record.slot = { limiterId, held: true, waitingSinceMs: null, position: null };
+  }
+
+  /**
+   * Lets go of the fleet slot, once, on every ending (never on continue-as-new: the next run keeps
+   * it). A release the limiter never gets is still freed by its check once this workflow has closed.
+   */
+  async release(): Promise<void> {
+    const slot = this.record.slot;
+    if (!slot) return;
+    this.record.slot = null;
+    const info = workflowInfo();
+    try {
+      await getExternalWorkflowHandle(slot.limiterId).signal(releaseSlotSignal, {
+        holderId: `${info.workflowId}/${info.firstExecutionRunId}`,
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('Could not release the fleet slot; the limiter frees it once this workflow has closed', {
+        limiterId: slot.limiterId,
+        failure: rootFailure(err).message,
+      });
+    }
+  }
+
+  /** What `state` shows of the fleet slot, when the task has one. */
+  view(): Pick<BrowserTaskState, 'fleetSlot'> {
+    const slot = this.record.slot;
+    return slot ? { fleetSlot: slotView(slot) } : {};
+  }
+}
+
+function slotView(slot: FleetSlot): NonNullable<BrowserTaskState['fleetSlot']> {
+  return slot.held
+    ? { held: true }
+    : {
+        held: false,
+        waitingSince: new Date(slot.waitingSinceMs!).toISOString(),
+        ...(slot.position !== null ? { positionWhenQueued: slot.position } : {}),
+      };
+}

@@ -1,0 +1,50 @@
+// What the session asks of one poll activity (src/activities/poll-task.ts): how long it may poll,
+// what the workflow already knows (so the activity returns only with news), and the timeouts that
+// keep its retries within the task's deadline (docs/design/polling.md).
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { PollTaskInput, TotpMask } from '../../contract/activity-types';
+import type { SessionRecord } from './record';
+import type { SessionSettings } from './settings';
+
+export interface PollAsk {
+  /** One look, no waiting: before the awaiting timeout gives up. */
+  lookOnce: boolean;
+  untilDeadlineMs: number;
+  notFoundRetryUntilMs: number;
+  toMask: { codes?: string[]; totp?: TotpMask };
+}
+
+/** The activity's options and input for the next poll of the task the record holds. */
+export function pollRequest(
+  record: SessionRecord,
+  { polling }: SessionSettings,
+  ask: PollAsk,
+): [ActivityOptions & { summary: string }, PollTaskInput] {
+  const executionId = record.executionId!;
+  const spanMs = ask.lookOnce ? 1 : Math.max(1, Math.min(polling.maxSpanMs, ask.untilDeadlineMs));
+  const options = {
+    summary: ask.lookOnce
+      ? `Look at ${executionId} once`
+      : `Poll ${executionId} until it is no longer "${record.status}"`,
+    heartbeatTimeout: polling.heartbeatTimeoutMs,
+    startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
+    // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
+    scheduleToCloseTimeout: Math.max(ask.untilDeadlineMs, 0) + 2 * polling.maxIntervalMs + 60_000,
+  };
+  const input: PollTaskInput = {
+    executionId,
+    knownStatus: record.status,
+    estimatedCompletion: record.estimatedCompletion,
+    initialIntervalMs: polling.initialIntervalMs,
+    maxIntervalMs: polling.maxIntervalMs,
+    targetDetectionMs: polling.targetDetectionMs,
+    ...(record.kind ? { kind: record.kind } : {}),
+    ...(record.phaseStartedAtMs !== null ? { phaseStartedAtMs: record.phaseStartedAtMs } : {}),
+    ...ask.toMask,
+    maxSpanMs: spanMs,
+    sleepFirst: !ask.lookOnce,
+    notFoundRetryUntilMs: ask.notFoundRetryUntilMs,
+    awaitingTrustedFromMs: record.unconfirmedInput?.trustedFromMs,
+  };
+  return [options, input];
+}
