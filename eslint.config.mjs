@@ -18,7 +18,7 @@ const layer = (target, mayImport, why) => ({
   except: mayImport.map((path) => `./${path}`),
   message: why,
 });
-const layers = [
+export const layers = [
   layer('contract', ['contract'], 'src/contract is the bottom layer: it imports nothing else from src.'),
   layer('browserai', ['contract', 'browserai'], 'The BrowserAI client imports only src/contract.'),
   layer(

@@ -36,6 +36,7 @@ export {
   type PollingOptions,
   type TaskActivityOptions,
   type TaskWebhookOptions,
+  type OverrideField,
 } from './contract/input';
 export { FailureType, type FailureTypeName, type BrowserAIErrorKind } from './contract/errors';
 export { BrowserAIError, type BrowserAIErrorInit } from './browserai/errors';

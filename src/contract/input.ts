@@ -399,7 +399,10 @@ export const TASK_INPUT_FIELDS = {
   fairnessWeight: { override: false, range: [0.001, 1000] },
 } as const satisfies Record<keyof BrowserTaskInput, TaskInputField>;
 
-/** The fields of `BrowserTaskInput` a run of a saved task may set: those the table marks `override`. */
+/**
+ * The fields of `BrowserTaskInput` a run of a saved task may set (`SavedTaskOverrides`): how the task runs, not
+ * what it is (its instructions, type and project come from the saved task) nor its place in line.
+ */
 export type OverrideField = {
   [K in keyof typeof TASK_INPUT_FIELDS]: (typeof TASK_INPUT_FIELDS)[K]['override'] extends true ? K : never;
 }[keyof typeof TASK_INPUT_FIELDS];

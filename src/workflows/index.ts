@@ -35,6 +35,7 @@ export {
   type PollingOptions,
   type TaskActivityOptions,
   type TaskWebhookOptions,
+  type OverrideField,
 } from '../contract/input';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from '../contract/saved-task-input';
 export type { BrowserAIActivities } from '../activities';
