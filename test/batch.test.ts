@@ -1,0 +1,135 @@
+// Batches (docs/fleet.md, "Batches"): a batch workflow runs its items as child `browserTask`s,
+// `concurrency` at a time, fed in pages; it resumes after its client or its workers are killed,
+// cancels once, and runs its failed items again.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { InvalidInputError } from '../src/workflows/input';
+import type { BatchItem } from '../src/workflows/batch/messages';
+import type { BatchItemOutcome } from '../src/starters/batch';
+import { ending, eventually, startStack, taskInput, type Stack } from './helpers/stack';
+
+let stack: Stack;
+before(async () => {
+  stack = await startStack({ emulator: { defaultDurationMs: 500, queueMs: 50 } });
+});
+after(() => stack?.stop());
+
+/** `count` items of a project of their own; each instruction names its item, so the emulator shows which ran. */
+function itemsOf(project: string, count: number, marker = (_index: number) => ''): BatchItem[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: `item-${index + 1}`,
+    input: taskInput({ project, instructions: [{ action: `Open https://example.com/${project}/${index + 1} ${marker(index)}` }] }),
+  }));
+}
+
+/** How many BrowserAI tasks each item of the project created, by item number. */
+function createsByItem(project: string): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const task of stack.emulator.listTasks().filter((t) => t.project === project)) {
+    const item = Number(/\/(\d+)\b/.exec(task.instructions[0]!.action)![1]);
+    counts.set(item, (counts.get(item) ?? 0) + 1);
+  }
+  return counts;
+}
+
+async function outcomesOf(name: string): Promise<BatchItemOutcome[]> {
+  const outcomes: BatchItemOutcome[] = [];
+  await stack.tasks.batchResults(name, (outcome) => void outcomes.push(outcome));
+  return outcomes;
+}
+
+describe('batch', () => {
+  it('runs 30 items a few at a time, with counts, and gives every outcome in input order', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 30, (index) => (index % 10 === 9 ? '[fail]' : ''));
+    // Reversed IDs: the order of the list, not of the IDs, is the results' order.
+    items.reverse();
+    const name = `batch-${randomUUID()}`;
+    // A queue of 4: the pages wait for room, so the feeding is exercised, not just one page.
+    const batch = await stack.tasks.startBatch(items, { name, concurrency: 5, maxQueued: 4 });
+    let peak = 0;
+    const watching = (async () => {
+      for (;;) {
+        const state = await stack.tasks.batchState(name).catch(() => undefined);
+        if (state) peak = Math.max(peak, state.running);
+        if (state?.status === 'completed') return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    assert.equal(await batch.added, 30);
+    const { result } = await ending(batch.workflow, 40_000, 'the batch');
+    await watching;
+    assert.ok(result);
+    const final = await stack.tasks.batchState(name);
+    assert.deepEqual(
+      { queued: final.queued, running: final.running, completed: final.completed, failed: final.failed, cancelled: final.cancelled },
+      { queued: 0, running: 0, completed: 27, failed: 3, cancelled: 0 },
+    );
+    assert.ok(peak <= 5 && peak >= 2, `at most 5 ran at once (peak ${peak})`);
+    const outcomes = await outcomesOf(name);
+    assert.deepEqual(
+      outcomes.map((o) => o.id),
+      items.map((i) => i.id),
+    );
+    assert.deepEqual(
+      outcomes.filter((o) => o.status === 'failed').map((o) => [o.id, o.failure?.type]),
+      ['item-30', 'item-20', 'item-10'].map((id) => [id, 'BrowserAITaskFailed']),
+    );
+    assert.ok(outcomes.filter((o) => o.status === 'completed').every((o) => o.result?.status === 'finalized'));
+    assert.ok([...createsByItem(project).values()].every((n) => n === 1), 'each item created once');
+    assert.equal(createsByItem(project).size, 30);
+
+    // retry-failed: the three failed items run again (now passing), under their own IDs.
+    const retried = await stack.tasks.retryFailed(name);
+    assert.equal(retried, 3);
+    const again = stack.tasks.handle(name);
+    await ending(again, 20_000, 'the retry run');
+    const afterRetry = await stack.tasks.batchState(name);
+    assert.equal(afterRetry.failed, 3, 'the [fail] items fail again');
+    assert.equal(afterRetry.completed, 27);
+    assert.equal(afterRetry.retried, 3);
+    assert.equal(createsByItem(project).get(10), 2, 'a failed item ran a second time');
+    assert.equal(createsByItem(project).get(1), 1, 'a completed item did not');
+  });
+
+  it('refuses bad items and a repeated ID before anything starts', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 5);
+    items[1] = { id: 'item-2', input: { ...items[1]!.input, geoLocation: { country: 'Atlantis' } } };
+    items[3] = { ...items[3]!, id: 'item-1' };
+    const name = `batch-${randomUUID()}`;
+    await assert.rejects(stack.tasks.startBatch(items, { name }), (err: unknown) => {
+      assert.ok(err instanceof InvalidInputError);
+      assert.match(err.problems.join('\n'), /^item 2: geoLocation\.country/m);
+      assert.match(err.problems.join('\n'), /^item 4: id "item-1" is used already at item 1/m);
+      return true;
+    });
+    await assert.rejects(stack.tasks.batchState(name), /not found/i);
+    assert.equal(createsByItem(project).size, 0);
+  });
+
+  it('cancel drops the queued items and stops each running task once', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 8, () => '[slow]');
+    const name = `batch-${randomUUID()}`;
+    const batch = await stack.tasks.startBatch(items, { name, concurrency: 3 });
+    await batch.added;
+    await eventually('three tasks running', () => stack.emulator.runningTasks().filter((t) => t.project === project).length === 3);
+    await stack.tasks.cancelBatch(name);
+    const { failure } = await ending(batch.workflow, 20_000, 'the cancelled batch');
+    assert.ok(failure, 'the batch ends cancelled');
+    const state = await stack.tasks.batchState(name);
+    assert.deepEqual([state.status, state.cancelled, state.queued, state.running, state.completed], ['cancelled', 8, 0, 0, 0]);
+    const tasks = stack.emulator.listTasks().filter((t) => t.project === project);
+    assert.equal(tasks.length, 3, 'queued items never created');
+    for (const task of tasks) {
+      assert.equal(stack.emulator.count('POST', new RegExp(`^/tasks/${task.executionId}/command$`)), 1, 'one stop each');
+    }
+    const outcomes = await outcomesOf(name);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['cancelled', 'cancelled', 'cancelled', ...Array(5).fill('not_started')],
+    );
+  });
+});
