@@ -4,46 +4,32 @@
 // Slow: the CLI run twice and two worker processes, each as a process of its own, waited for.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BrowserTasks } from '../src/starters/tasks';
 import type { BatchState } from '../src/workflows/batch/messages';
 import type { BatchItemOutcome } from '../src/starters/batch';
-import { CLI, createsByItem, exitCode, itemsOf, killProcesses, spawnProcess } from './helpers/batch';
-import { ending, eventually, startStack, workflowBundleFile, type Stack } from './helpers/stack';
+import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
+import { ending, eventually } from './helpers/stack';
 
-let stack: Stack;
-let bundleFile: string;
-const dir = mkdtempSync(join(tmpdir(), 'batch-test-'));
-before(async () => {
-  [stack, bundleFile] = await Promise.all([
-    startStack({ emulator: { defaultDurationMs: 500, queueMs: 50 } }),
-    workflowBundleFile(),
-  ]);
-});
-after(async () => {
-  killProcesses();
-  await stack?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const kit = batchTestKit();
 
 describe('batch resume', () => {
   it('the CLI killed mid-batch: the same command resumes, no item starts twice, results in order', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const items = itemsOf(project, 10, () => '[duration=1s]');
-    const file = join(dir, `${project}.jsonl`);
+    const file = join(kit.dir, `${project}.jsonl`);
     writeFileSync(file, items.map((item) => JSON.stringify({ id: item.id, ...item.input })).join('\n') + '\n');
-    const out = join(dir, `${project}-results.jsonl`);
+    const out = join(kit.dir, `${project}-results.jsonl`);
     const name = `cli-${project}`;
     const args = [CLI, 'batch', 'run', file, '--name', name, '--concurrency', '3', '--max-queued', '2', '--out', out];
-    const first = spawnProcess(stack, bundleFile, args, stack.taskQueue);
+    const first = kit.spawnProcess(args, kit.stack.taskQueue);
     // Killed while items run and the file is not all sent yet.
     await eventually(
       'some items done, some not sent',
       async () => {
-        const state = await stack.tasks.batchState(name).catch(() => undefined);
+        const state = await kit.stack.tasks.batchState(name).catch(() => undefined);
         return state && state.completed >= 2 && state.added < 10;
       },
       30_000,
@@ -51,14 +37,14 @@ describe('batch resume', () => {
     first.kill('SIGKILL');
     await exitCode(first);
     assert.match(first.output(), /Batch cli-.*: 10 items, 3 at a time/);
-    const second = spawnProcess(stack, bundleFile, args, stack.taskQueue);
+    const second = kit.spawnProcess(args, kit.stack.taskQueue);
     assert.equal(await exitCode(second), 0, second.output());
     // Not a terminal: plain progress lines, the last one complete.
     assert.match(second.output(), /\] 10\/10 done · 0 failed · 0 running · 0 queued/);
     assert.doesNotMatch(second.output(), /\r/);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as BatchItemOutcome);
     assert.deepEqual(lines.map((o) => [o.id, o.status]), items.map((i) => [i.id, 'completed']));
-    const creates = createsByItem(stack, project);
+    const creates = kit.createsByItem(project);
     assert.equal(creates.size, 10);
     assert.ok([...creates.values()].every((n) => n === 1), 'no item created twice');
   });
@@ -66,16 +52,16 @@ describe('batch resume', () => {
   it('every worker killed mid-batch: a new worker finishes it, no item lost or started twice', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const taskQueue = `batch-workers-${randomUUID()}`;
-    const tasks = new BrowserTasks(stack.env.client, taskQueue);
+    const tasks = new BrowserTasks(kit.stack.env.client, taskQueue);
     // A poll whose worker died is retried after its 2-s heartbeat timeout.
     const items = itemsOf(project, 6, () => '[duration=1500ms]').map(({ id, input }) => ({
       id,
       input: { ...input, polling: { ...input.polling, heartbeatTimeoutMs: 2_000 } },
     }));
     const name = `workers-${project}`;
-    const ready = (worker: ReturnType<typeof spawnProcess>) =>
+    const ready = (worker: ReturnType<typeof kit.spawnProcess>) =>
       eventually('the worker polls', () => worker.output().includes('browserai-temporal worker: task queue'), 30_000);
-    const worker = spawnProcess(stack, bundleFile, [require.resolve('../src/worker')], taskQueue);
+    const worker = kit.spawnProcess([require.resolve('../src/worker')], taskQueue);
     await ready(worker);
     const batch = await tasks.startBatch(items, { name, concurrency: 2 });
     // Killed while two tasks run and two wait, with no create under way: a create cut short waits
@@ -101,11 +87,11 @@ describe('batch resume', () => {
     );
     worker.kill('SIGKILL');
     await exitCode(worker);
-    await ready(spawnProcess(stack, bundleFile, [require.resolve('../src/worker')], taskQueue));
+    await ready(kit.spawnProcess([require.resolve('../src/worker')], taskQueue));
     const { result } = await ending(batch.workflow, 40_000, 'the batch');
     const counts = result as unknown as BatchState;
     assert.deepEqual([counts.completed, counts.failed], [6, 0]);
-    const creates = createsByItem(stack, project);
+    const creates = kit.createsByItem(project);
     assert.equal(creates.size, 6);
     assert.ok([...creates.values()].every((n) => n === 1), 'no item created twice');
   });

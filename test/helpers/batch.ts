@@ -2,22 +2,47 @@
 // (the CLI, a worker) run against a test's Temporal and emulator.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import type { BatchItem } from '../../src/workflows/batch/messages';
-import { taskInput, type Stack } from './stack';
+import { startStack, taskInput, workflowBundleFile, type Stack } from './stack';
 
 /** The built CLI. */
 export const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
 
-/** Our processes still running, killed by `killProcesses` at the end of a file. */
+/** Our processes still running, killed at the end of a file. */
 const processes = new Set<ChildProcess>();
 
-export function killProcesses(): void {
-  for (const child of processes) child.kill('SIGKILL');
+/**
+ * A file's stack (short emulator tasks), a bundle file for worker processes and a temporary
+ * directory, set up before its tests and removed after; with the helpers bound to them.
+ */
+export function batchTestKit() {
+  const kit = {
+    stack: undefined as unknown as Stack,
+    bundleFile: '',
+    dir: mkdtempSync(join(tmpdir(), 'batch-test-')),
+    spawnProcess: (args: string[], taskQueue: string) => spawnProcess(kit.stack, kit.bundleFile, args, taskQueue),
+    createsByItem: (project: string) => createsByItem(kit.stack, project),
+  };
+  before(async () => {
+    [kit.stack, kit.bundleFile] = await Promise.all([
+      startStack({ emulator: { defaultDurationMs: 500, queueMs: 50 } }),
+      workflowBundleFile(),
+    ]);
+  });
+  after(async () => {
+    for (const child of processes) child.kill('SIGKILL');
+    await kit.stack?.stop();
+    rmSync(kit.dir, { recursive: true, force: true });
+  });
+  return kit;
 }
 
 /** A process of ours (the CLI, a worker) against the stack's Temporal and emulator; its output collected. */
-export function spawnProcess(
+function spawnProcess(
   stack: Stack,
   bundleFile: string,
   args: string[],
@@ -33,6 +58,7 @@ export function spawnProcess(
       BROWSERAI_API_TOKEN: stack.emulator.apiToken,
       WORKER_WORKFLOW_BUNDLE: bundleFile,
       WORKER_SHUTDOWN_GRACE_MS: '1000',
+      BROWSERAI_BATCH_PROGRESS_MS: '500',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -59,7 +85,7 @@ export function itemsOf(project: string, count: number, marker = (_index: number
 }
 
 /** How many BrowserAI tasks each item of the project created, by item number. */
-export function createsByItem(stack: Stack, project: string): Map<number, number> {
+function createsByItem(stack: Stack, project: string): Map<number, number> {
   const counts = new Map<number, number>();
   for (const task of stack.emulator.listTasks().filter((t) => t.project === project)) {
     const item = Number(/\/(\d+)\b/.exec(task.instructions[0]!.action)![1]);

@@ -93,6 +93,8 @@ async function runBatch(
   if (problems.length > 0) throw new InvalidInputError(problems.sort(byLine));
   const tasks = await connect();
   const progress = new Progress(process.stderr, items.length);
+  // Each look is a query (a billed action): every 2 s on a terminal, every 5 s otherwise.
+  const pollMs = Number(process.env.BROWSERAI_BATCH_PROGRESS_MS) || (progress.tty ? 2_000 : 5_000);
   const batch = await tasks.startBatch(
     items.map(({ item }) => item),
     { name, concurrency, ...(maxQueued !== undefined ? { maxQueued } : {}), onAdded: (added) => progress.added(added) },
@@ -106,7 +108,7 @@ async function runBatch(
     if (state) progress.show(state);
     if (feeding) throw feeding;
     if (state && (state.status === 'completed' || state.status === 'cancelled')) break;
-    await sleep(progress.tty ? 500 : 1_000);
+    await sleep(pollMs);
   }
   progress.end(state!);
   if (values.out) await writeResults(tasks, name, values.out);

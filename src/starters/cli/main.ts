@@ -147,7 +147,9 @@ Our own:
   TEMPORAL_PAYLOAD_KEY, TEMPORAL_PAYLOAD_KEY_ID
                                     payload encryption, the same as the workers' (default: off)
   BROWSERAI_API_TOKEN, BROWSERAI_BASE_URL
-                                    only for result --full`;
+                                    only for result --full
+  BROWSERAI_BATCH_PROGRESS_MS       batch run: how often it looks at the batch (a query each;
+                                    default 2000 on a terminal, 5000 otherwise)`;
 
 class UsageError extends Error {}
 
