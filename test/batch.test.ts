@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { InvalidInputError } from '../src/workflows/input';
 import type { BatchItemOutcome } from '../src/starters/batch';
+import { addBatchItemsUpdate } from '../src/workflows/batch/messages';
 import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
 import { ending, eventually, taskInput } from './helpers/stack';
 
@@ -96,6 +97,11 @@ describe('batch', () => {
     const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 3 });
     await batch.added;
     await eventually('three tasks running', () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length === 3);
+    // A page sent again (its answer lost, say) adds nothing: the batch skips what it holds.
+    const again = await batch.workflow.executeUpdate(addBatchItemsUpdate, { args: [{ from: 0, items, total: 8 }] });
+    assert.equal(again.accepted, 8);
+    const counted = await kit.stack.tasks.batchState(name);
+    assert.deepEqual([counted.added, counted.queued + counted.running], [8, 8]);
     await kit.stack.tasks.cancelBatch(name);
     const { failure } = await ending(batch.workflow, 20_000, 'the cancelled batch');
     assert.ok(failure, 'the batch ends cancelled');
