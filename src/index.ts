@@ -12,7 +12,12 @@ export {
   type AwaitingTask,
   type ListAwaitingOptions,
   type NextInputRequest,
+  BatchFinishedError,
+  type BatchHandle,
+  type BatchItemOutcome,
+  type BatchStartOptions,
 } from './starters/tasks';
+export { batchStateQuery, type BatchItem, type BatchState, type BatchCounts } from './workflows/batch/messages';
 export {
   SavedTasks,
   ScheduleAfterCreateError,

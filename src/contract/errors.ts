@@ -63,6 +63,13 @@ export const FailureType = {
    * then gives up with `delivered: false`. Seen on that activity's attempts, never as a workflow's failure.
    */
   WebhookNotDelivered: 'WebhookNotDelivered',
+  // What a batch (`startBatch`, `batch run`) refuses.
+  /** A page of items for a batch of another size, under the same name: another list, not this one resumed. Pick another name. */
+  BatchMismatch: 'BatchMismatch',
+  /** A page of items that starts after the batch's last accepted item: send from `accepted` (the batch's `state`). */
+  BatchPageGap: 'BatchPageGap',
+  /** Items sent to a batch that was cancelled: nothing is added. Start a new batch under another name. */
+  BatchCancelled: 'BatchCancelled',
 } as const;
 
 /** One of the `FailureType` names. */

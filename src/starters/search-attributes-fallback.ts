@@ -2,34 +2,10 @@
 // that lacks any of them refuses the start (and the starter retries without those), instead of
 // the workflow failing its first upsert later, forever: the workflow upserts only what its start set.
 import { TypedSearchAttributes } from '@temporalio/common';
-import {
-  ALL_SEARCH_ATTRIBUTES,
-  BrowserAIAwaitingInput,
-  BrowserAIAwaitingInputSince,
-  BrowserAIEndMs,
-  BrowserAIExecutionId,
-  BrowserAIKind,
-  BrowserAIProject,
-  BrowserAIStatus,
-} from '../contract/search-attributes';
-import { keywordValue } from '../workflows/keyword-value';
+import { ALL_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { startSearchAttributes } from '../workflows/start-search-attributes';
 
-export function startSearchAttributes(project?: string): TypedSearchAttributes {
-  return new TypedSearchAttributes([
-    { key: BrowserAIStatus, value: 'starting' },
-    { key: BrowserAIAwaitingInput, value: false },
-    // "Never waited": the workflow sets it when a wait for input begins.
-    { key: BrowserAIAwaitingInputSince, value: new Date(0) },
-    // Not known until the create answers; the workflow upserts it then.
-    { key: BrowserAIExecutionId, value: '' },
-    // A saved task's project is known only once it is read: the workflow upserts it then. A
-    // project over 255 characters is cut and hashed, as SQL visibility stores no longer Keyword.
-    { key: BrowserAIProject, value: keywordValue(project ?? '') },
-    // Nothing learned yet: the workflow sets both when its task ends normally.
-    { key: BrowserAIKind, value: '' },
-    { key: BrowserAIEndMs, value: -1 },
-  ]);
-}
+export { startSearchAttributes };
 
 /** Our search attributes that a call may set: all of them, less those the namespace refused. */
 export type RegisteredOnly = (attributes: TypedSearchAttributes) => TypedSearchAttributes | undefined;

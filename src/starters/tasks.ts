@@ -12,7 +12,7 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
 import { type BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config';
@@ -22,7 +22,6 @@ import {
   codeProblems,
   instructionProblems,
   InvalidInputError,
-  fairnessKeyOf,
   taskInputProblems,
   type BrowserTaskInput,
   type BrowserTaskResult,
@@ -38,7 +37,19 @@ import {
   type BrowserTaskState,
 } from '../contract/messages';
 import type { browserTask } from '../workflows';
+import { browserTaskStartOptions } from '../workflows/start-options';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
+import {
+  batchOutcomes,
+  batchState,
+  cancelBatch,
+  retryFailedItems,
+  startBatch,
+  type BatchHandle,
+  type BatchItemOutcome,
+  type BatchStartOptions,
+} from './batch';
+import type { BatchItem, BatchState } from '../workflows/batch/messages';
 import {
   listAwaitingInput,
   waitForInputRequest,
@@ -47,8 +58,9 @@ import {
   type NextInputRequest,
 } from './awaiting-input';
 
-export { InvalidInputError, WorkflowNotFoundError };
-export type { AwaitingTask, ListAwaitingOptions, NextInputRequest };
+export { InvalidInputError, WorkflowNotFoundError, browserTaskStartOptions };
+export type { AwaitingTask, ListAwaitingOptions, NextInputRequest, BatchHandle, BatchItemOutcome, BatchStartOptions, BatchItem, BatchState };
+export { BatchFinishedError } from './batch';
 
 /** Options of `BrowserTasks.start` and `run`. */
 export interface StartOptions {
@@ -80,33 +92,6 @@ export interface FromEnvOptions {
    * workflow, its activities and its BrowserAI requests join. Default: none.
    */
   plugins?: ClientPlugin[];
-}
-
-/**
- * What every start of `browserTask` sets, here and in the Nexus service: its input, the reuse
- * policy that keeps a task from running twice, and what the Temporal UI shows of it.
- */
-export function browserTaskStartOptions(input: BrowserTaskInput) {
-  return {
-    // Even after the first run closed: a retried start must not run the task a second time.
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    args: [input] as [BrowserTaskInput],
-    // The task's place in line is its workflow's Temporal priority too, as it is its activities'.
-    priority: {
-      ...(input.priority !== undefined ? { priorityKey: input.priority } : {}),
-      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
-      ...(input.fairnessWeight !== undefined ? { fairnessWeight: input.fairnessWeight } : {}),
-    },
-    // Shown in the Temporal UI: what and where, never the instructions themselves.
-    staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
-    staticDetails: [
-      `**Type:** ${input.type}`,
-      `**Project:** ${input.project}`,
-      `**Location:** ${[input.geoLocation.country.toUpperCase(), input.geoLocation.city, input.geoLocation.zipcode].filter(Boolean).join(', ')}`,
-      `**Instructions:** ${input.instructions.length}`,
-      `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
-    ].join('\n'),
-  };
 }
 
 /**
@@ -303,6 +288,36 @@ export class BrowserTasks {
   /** Waits for the task's result; rejects with the workflow's typed failure. */
   async result(workflowId: string): Promise<BrowserTaskResult> {
     return this.handle(workflowId).result();
+  }
+
+  /**
+   * Starts a batch of tasks (docs/fleet.md, "Batches"), or resumes the one of that name: its items
+   * are sent in pages as it has room, so keep the process running until `added` resolves (or call
+   * again, with the same items, to resume). Every item is checked first: InvalidInputError, with
+   * nothing sent, for a bad item or a repeated ID.
+   */
+  async startBatch(items: BatchItem[], options: BatchStartOptions): Promise<BatchHandle> {
+    return startBatch(this.client, this.taskQueue, items, options);
+  }
+
+  /** A batch's counts: queued, running, completed, failed, cancelled. */
+  async batchState(name: string): Promise<BatchState> {
+    return batchState(this.client, name);
+  }
+
+  /** Every item's outcome, in the list's order, each handed to `write` as it is read. Returns how many. */
+  async batchResults(name: string, write: (outcome: BatchItemOutcome) => void | Promise<void>): Promise<number> {
+    return batchOutcomes(this.client, name, write);
+  }
+
+  /** Cancels a batch: its queued items are dropped, each running task is stopped once. */
+  async cancelBatch(name: string): Promise<void> {
+    return cancelBatch(this.client, name);
+  }
+
+  /** Runs a batch's failed items again (under their own IDs); returns how many were sent again. */
+  async retryFailed(name: string): Promise<number> {
+    return retryFailedItems(this.client, this.taskQueue, name);
   }
 }
 

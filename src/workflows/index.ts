@@ -10,6 +10,18 @@ export { runSavedTask, savedTaskCreate, savedTaskGet, savedTaskList, type SavedT
 export { browserAIWebhook } from './webhook-delivery';
 export { browserAIFleetLimiter, type LimiterRecord } from './fleet/limiter';
 export type { SlotsRecord } from './fleet/slots';
+export { browserAIBatch } from './batch/batch';
+export {
+  addBatchItemsUpdate,
+  batchStateQuery,
+  type BatchCounts,
+  type BatchItem,
+  type BatchOptions,
+  type BatchPage,
+  type BatchPageAnswer,
+  type BatchRecord,
+  type BatchState,
+} from './batch/messages';
 export * from '../contract/messages';
 export type { WebhookBody, WebhookReference } from '../contract/webhooks';
 export * from '../contract/search-attributes';

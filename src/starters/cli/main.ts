@@ -23,6 +23,7 @@ const load = {
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),
+  batchCommand: () => require('./batch-command') as typeof import('./batch-command'),
   savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
   browserai: () => require('../../browserai') as typeof import('../../browserai'),
   config: () => require('../../config') as typeof import('../../config'),
@@ -57,6 +58,7 @@ const COMMANDS = new Set([
   'saved-task',
   'schedule',
   'replay',
+  'batch',
 ]);
 
 /** How the user ran us, for the usage and the follow-up hints. */
@@ -108,6 +110,15 @@ const USAGE = `Usage: ${CLI} <command> [options]
   result WORKFLOW_ID [--full]     wait for and print the result (--full fetches untrimmed
                                   results from BrowserAI; needs BROWSERAI_API_TOKEN)
 ${SAVED_TASK_USAGE}
+
+  batch run FILE [--name NAME] [--concurrency N] [--max-queued N] [--out results.jsonl]
+                                  run every task of FILE (.jsonl: one task input per line, with an
+                                  optional "id", else the ID is line-N; .csv: a header row naming the
+                                  fields): every line is checked first; the name defaults to the
+                                  file's and its content's hash. Shows progress; run it again to resume
+  batch status NAME | results NAME [--out FILE] | cancel NAME | retry-failed NAME
+                                  counts; every item's outcome in input order (JSON lines); drop the
+                                  queued items and stop each running task once; run the failed again
 ${MCP_USAGE}
 
   replay FILE.json [FILE.json ...] [--workflows PATH] [--timeout-ms N]
@@ -136,7 +147,9 @@ Our own:
   TEMPORAL_PAYLOAD_KEY, TEMPORAL_PAYLOAD_KEY_ID
                                     payload encryption, the same as the workers' (default: off)
   BROWSERAI_API_TOKEN, BROWSERAI_BASE_URL
-                                    only for result --full`;
+                                    only for result --full
+  BROWSERAI_BATCH_PROGRESS_MS       batch run: how often it looks at the batch (a query each;
+                                    default 2000 on a terminal, 5000 otherwise)`;
 
 class UsageError extends Error {}
 
@@ -164,6 +177,9 @@ const OPTIONS = {
   after: { type: 'string' },
   details: { type: 'boolean' },
   workflows: { type: 'string' },
+  concurrency: { type: 'string' },
+  out: { type: 'string' },
+  'max-queued': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -209,6 +225,12 @@ async function main(argv: string[]): Promise<number> {
     if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
       throw new UsageError('--timeout-ms takes a number of milliseconds, e.g. 60000');
     return load.replayCommand().replayCommand(files, values.workflows, timeoutMs);
+  }
+  if (command === 'batch') {
+    const fail = (message: string): never => {
+      throw new UsageError(message);
+    };
+    return load.batchCommand().batchCommand(connect, workflowId, extra, values, fail, CLI);
   }
   if (command === 'saved-task' || command === 'schedule') {
     const fail = (message: string): never => {
@@ -390,6 +412,10 @@ async function reportError(err: unknown): Promise<number> {
   if (err instanceof ConfigError) {
     console.error(`${err.message}\nNothing was started or sent.`);
     return 2;
+  }
+  if (err instanceof load.tasks().BatchFinishedError) {
+    console.error(err.message);
+    return 1;
   }
   if (err instanceof ScheduleAfterCreateError) {
     console.error(err.message);

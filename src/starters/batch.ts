@@ -1,0 +1,322 @@
+// The client side of a batch (docs/fleet.md, "Batches"): start it, feed it its items in pages as it
+// has room, watch its counts, cancel it, read every item's outcome in order, run its failed items
+// again. Everything here can be killed and run again: the pages are idempotent by position, and
+// each item's child has a deterministic workflow ID.
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { browserAIBatch } from '../workflows';
+import { batchItemWorkflowId, batchItemsProblems, batchNameProblems, concurrencyProblems } from '../workflows/batch/items';
+import {
+  addBatchItemsUpdate,
+  batchStateQuery,
+  type BatchItem,
+  type BatchPage,
+  type BatchRecord,
+  type BatchState,
+} from '../workflows/batch/messages';
+import { InvalidInputError, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
+import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
+
+/** Options of `BrowserTasks.startBatch`. */
+export interface BatchStartOptions {
+  /** The batch's name: its workflow ID, and the first part of each item's (`<name>/<item id>`). Run again with the same name to resume. */
+  name: string;
+  /** Tasks of this batch running at once, at most (1-1000; default 10). The fleet limit may hold them to fewer. */
+  concurrency?: number;
+  /** Items the batch keeps waiting to start (default 1,000); the rest are sent as it has room. */
+  maxQueued?: number;
+  /** Called after each page the batch took, with how many items of the list it holds. */
+  onAdded?: (added: number) => void;
+  /** How long to wait before offering a page again when the batch took none (default 1 s). */
+  retryPageMs?: number;
+}
+
+/** A page's limits: well under Temporal's 2 MB per payload, so history grows in bounded steps. */
+const PAGE_ITEMS = 500;
+const PAGE_BYTES = 256 * 1024;
+
+/** A batch that has ended cannot be resumed: its results are ready. */
+export class BatchFinishedError extends Error {
+  override readonly name = 'BatchFinishedError';
+  constructor(readonly batchName: string) {
+    super(`batch ${batchName} has finished: read its outcomes with \`batch results ${batchName}\` (or retry its failed items)`);
+  }
+}
+
+/** A started (or resumed) batch. */
+export interface BatchHandle {
+  name: string;
+  workflow: WorkflowHandle<typeof browserAIBatch>;
+  /** Resolves with the number of items added once every item is in the batch; the caller must keep running until then (or run `startBatch` again later to resume). */
+  added: Promise<number>;
+}
+
+/** One item's outcome, as `batch results` writes it (one JSON line each, in the list's order). */
+export interface BatchItemOutcome {
+  id: string;
+  workflowId: string;
+  status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'running' | 'not_started';
+  result?: BrowserTaskResult;
+  failure?: { type?: string; message: string };
+}
+
+export function batchOptionProblems(name: string, concurrency: number): string[] {
+  return [...batchNameProblems(name), ...concurrencyProblems(concurrency)];
+}
+
+/** Starts (or resumes) a batch and feeds it `items`. Throws InvalidInputError, before anything is sent, for any bad item or duplicate ID. */
+export async function startBatch(
+  client: Client,
+  taskQueue: string,
+  items: BatchItem[],
+  options: BatchStartOptions,
+): Promise<BatchHandle> {
+  const concurrency = options.concurrency ?? 10;
+  const problems = [...batchOptionProblems(options.name, concurrency), ...batchItemsProblems(items)];
+  if (problems.length > 0) throw new InvalidInputError(problems);
+  const total = items.length;
+  const first: BatchPage = { from: 0, items: [], total };
+  let accepted: number;
+  try {
+    accepted = await withSearchAttributeFallback(async (registered) => {
+      const start = new WithStartWorkflowOperation<typeof browserAIBatch>('browserAIBatch', {
+        workflowId: options.name,
+        taskQueue,
+        args: [{ concurrency, total, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}) }],
+        // The same name while it runs is this batch resumed; after it ended, nothing starts again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: `BrowserAI batch · ${total} items · ${concurrency} at a time`,
+        typedSearchAttributes: registered(startSearchAttributes()),
+      });
+      return (await client.workflow.executeUpdateWithStart(addBatchItemsUpdate, { args: [first], startWorkflowOperation: start })).accepted;
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new BatchFinishedError(options.name);
+    throw err;
+  }
+  const workflow = client.workflow.getHandle<typeof browserAIBatch>(options.name);
+  options.onAdded?.(accepted);
+  const added = feed(workflow, items, accepted, { total, ...options });
+  // Marked handled here; whoever awaits `added` still gets its rejection.
+  added.catch(() => undefined);
+  return { name: options.name, workflow, added };
+}
+
+/**
+ * Sends the items from `from` on, a page at a time, as the batch has room. `items[0]` is index
+ * `offset` of the batch's list (retry-failed's list continues where its last one stopped).
+ */
+async function feed(
+  workflow: WorkflowHandle<typeof browserAIBatch>,
+  items: BatchItem[],
+  from: number,
+  options: {
+    total: number;
+    offset?: number;
+    retry?: boolean;
+    onAdded?: (added: number) => void;
+    retryPageMs?: number;
+  },
+): Promise<number> {
+  const offset = options.offset ?? 0;
+  while (from - offset < items.length) {
+    const page = nextPage(items, from - offset);
+    const { accepted } = await workflow.executeUpdate(addBatchItemsUpdate, {
+      args: [
+        {
+          from,
+          items: page,
+          total: options.total,
+          ...(options.retry ? { retry: true, retryTarget: offset + items.length } : {}),
+        },
+      ],
+    });
+    // None taken: the batch is about to continue as new; offer the page again shortly.
+    if (accepted === from) await sleep(options.retryPageMs ?? 1_000);
+    from = accepted;
+    options.onAdded?.(from);
+  }
+  return from - offset;
+}
+
+/** Up to PAGE_ITEMS items from `from`, at most PAGE_BYTES of JSON (always at least one item). */
+function nextPage(items: BatchItem[], from: number): BatchItem[] {
+  let bytes = 0;
+  let end = from;
+  while (end < items.length && end - from < PAGE_ITEMS) {
+    bytes += JSON.stringify(items[end]).length;
+    if (bytes > PAGE_BYTES && end > from) break;
+    end++;
+  }
+  return items.slice(from, end);
+}
+
+/** The batch's counts: the query while it runs (or a worker answers it), else its result. */
+export async function batchState(client: Client, name: string): Promise<BatchState> {
+  const workflow = client.workflow.getHandle<typeof browserAIBatch>(name);
+  const { status } = await workflow.describe();
+  if (status.name === 'COMPLETED') return workflow.result();
+  return workflow.query(batchStateQuery);
+}
+
+/** Cancels the batch: queued items are dropped, each running task gets its one stop. */
+export async function cancelBatch(client: Client, name: string): Promise<void> {
+  await client.workflow.getHandle(name).cancel();
+}
+
+/**
+ * The list's item IDs in order, read from the batch's own history (the pages it took), every run
+ * from the first: nothing of the list is kept in the batch's state.
+ */
+export async function batchItemIds(client: Client, name: string): Promise<string[]> {
+  const converter = client.options.loadedDataConverter;
+  type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+  const runs: History[] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(name).describe()).runId;
+  while (runId) {
+    const history: History = await client.workflow.getHandle(name, runId).fetchHistory();
+    runs.unshift(history);
+    const started: { continuedExecutionRunId?: string | null; input?: { payloads?: Payload[] | null } | null } | null | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    runId = started?.continuedExecutionRunId || undefined;
+    if (!runId && started?.input?.payloads && started.input.payloads.length > 1)
+      runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))?.previousRunId;
+  }
+  const ids: string[] = [];
+  for (const history of runs) {
+    const pages = new Map<string, BatchPage>();
+    for (const event of history.events ?? []) {
+      const acceptedUpdate = event.workflowExecutionUpdateAcceptedEventAttributes;
+      if (acceptedUpdate?.acceptedRequest?.input?.name === addBatchItemsUpdate.name) {
+        const page = await decodeFromPayloadsAtIndex<BatchPage>(converter, 0, acceptedUpdate.acceptedRequest.input.args?.payloads);
+        pages.set(String(event.eventId), page);
+      }
+      const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+      const page = completed && pages.get(String(completed.acceptedEventId));
+      if (page && !page.retry && completed.outcome?.success) {
+        const { accepted } = await decodeFromPayloadsAtIndex<{ accepted: number }>(converter, 0, completed.outcome.success.payloads);
+        for (let index = ids.length; index < accepted; index++) ids.push(page.items[index - page.from]!.id);
+      }
+    }
+  }
+  return ids;
+}
+
+/** One item's outcome, from its child workflow (a describe, and its result once closed). */
+export async function batchItemOutcome(client: Client, name: string, id: string): Promise<BatchItemOutcome> {
+  const workflowId = batchItemWorkflowId(name, id);
+  const handle = client.workflow.getHandle(workflowId);
+  let status: string;
+  try {
+    status = (await handle.describe()).status.name;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'WorkflowNotFoundError') return { id, workflowId, status: 'not_started' };
+    throw err;
+  }
+  if (status === 'RUNNING') return { id, workflowId, status: 'running' };
+  try {
+    return { id, workflowId, status: 'completed', result: (await handle.result()) as BrowserTaskResult };
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const cause = err.cause;
+    const outcome: BatchItemOutcome['status'] =
+      cause instanceof CancelledFailure ? 'cancelled' : status === 'TERMINATED' ? 'terminated' : status === 'TIMED_OUT' ? 'timed_out' : 'failed';
+    return {
+      id,
+      workflowId,
+      status: outcome,
+      failure: { ...(cause instanceof ApplicationFailure && cause.type ? { type: cause.type } : {}), message: cause?.message ?? err.message },
+    };
+  }
+}
+
+/**
+ * Every item's outcome in the list's order, `concurrency` children read at a time, handed to
+ * `write` in order as they come: 100,000 items need no more memory than their IDs.
+ */
+export async function batchOutcomes(
+  client: Client,
+  name: string,
+  write: (outcome: BatchItemOutcome) => void | Promise<void>,
+  concurrency = 16,
+): Promise<number> {
+  const ids = await batchItemIds(client, name);
+  let next = 0;
+  const ready = new Map<number, BatchItemOutcome>();
+  let written = 0;
+  const flush = async () => {
+    while (ready.has(written)) {
+      const outcome = ready.get(written)!;
+      ready.delete(written++);
+      await write(outcome);
+    }
+  };
+  // Readers take indexes in order; one finished far ahead waits in `ready` (at most `concurrency` apart... plus the writer's lag).
+  const reader = async () => {
+    while (next < ids.length) {
+      const index = next++;
+      ready.set(index, await batchItemOutcome(client, name, ids[index]!));
+      await flush();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, reader));
+  await flush();
+  return written;
+}
+
+/**
+ * Runs the batch's failed items again (failed, timed out or terminated; not cancelled), each under
+ * its own workflow ID again. A finished batch is started again for them, with its counts.
+ */
+export async function retryFailedItems(
+  client: Client,
+  taskQueue: string,
+  name: string,
+  options: { retryPageMs?: number } = {},
+): Promise<number> {
+  const failed: BatchItem[] = [];
+  const converter = client.options.loadedDataConverter;
+  await batchOutcomes(client, name, async (outcome) => {
+    if (!['failed', 'terminated', 'timed_out'].includes(outcome.status)) return;
+    const history = await client.workflow.getHandle(outcome.workflowId).fetchHistory();
+    const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+    failed.push({ id: outcome.id, input: await decodeFromPayloadsAtIndex<BrowserTaskInput>(converter, 0, payloads) });
+  });
+  if (failed.length === 0) return 0;
+  const workflow = client.workflow.getHandle<typeof browserAIBatch>(name);
+  let state: BatchState;
+  for (;;) {
+    const description = await workflow.describe();
+    if (description.status.name === 'RUNNING') state = await workflow.query(batchStateQuery);
+    else if (description.status.name === 'COMPLETED') {
+      const ended = await workflow.result();
+      state = { ...ended, retryTarget: ended.retried + failed.length };
+      const carried: BatchRecord = { state, queue: [], previousRunId: description.runId };
+      await withSearchAttributeFallback((registered) =>
+        client.workflow.start('browserAIBatch', {
+          workflowId: name,
+          taskQueue,
+          args: [{ concurrency: state.concurrency, total: state.total }, carried],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          staticSummary: `BrowserAI batch · ${state.total} items · retrying ${failed.length} failed`,
+          typedSearchAttributes: registered(startSearchAttributes()),
+        }),
+      );
+    } else throw new BatchFinishedError(name);
+    try {
+      return await feed(workflow, failed, state.retried, { total: state.total, offset: state.retried, retry: true, ...options });
+    } catch (err) {
+      // It ended between our look and our first page: start it again for them.
+      if (!(err instanceof WorkflowNotFoundError) || description.status.name !== 'RUNNING') throw err;
+    }
+  }
+}

@@ -1,0 +1,148 @@
+// Batches (docs/fleet.md, "Batches"): a batch workflow runs its items as child `browserTask`s,
+// `concurrency` at a time, fed in pages, with counts and every outcome in input order; it cancels
+// once, runs its failed items again, and refuses bad items before anything starts.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { InvalidInputError } from '../src/contract/input';
+import type { BatchItemOutcome } from '../src/starters/batch';
+import { addBatchItemsUpdate } from '../src/workflows/batch/messages';
+import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
+import { ending, eventually, taskInput } from './helpers/stack';
+
+const kit = batchTestKit();
+
+async function outcomesOf(name: string): Promise<BatchItemOutcome[]> {
+  const outcomes: BatchItemOutcome[] = [];
+  await kit.stack.tasks.batchResults(name, (outcome) => void outcomes.push(outcome));
+  return outcomes;
+}
+
+describe('batch', () => {
+  it('runs 30 items a few at a time, with counts, and gives every outcome in input order', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 30, (index) => (index % 10 === 9 ? '[fail]' : ''));
+    // Reversed IDs: the order of the list, not of the IDs, is the results' order.
+    items.reverse();
+    const name = `batch-${randomUUID()}`;
+    // A queue of 4: the pages wait for room, so the feeding is exercised, not just one page.
+    const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 15, maxQueued: 4 });
+    let peak = 0;
+    const watching = (async () => {
+      for (;;) {
+        const state = await kit.stack.tasks.batchState(name).catch(() => undefined);
+        if (state) peak = Math.max(peak, state.running);
+        if (state?.status === 'completed') return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    assert.equal(await batch.added, 30);
+    const { result } = await ending(batch.workflow, 40_000, 'the batch');
+    await watching;
+    assert.ok(result);
+    const final = await kit.stack.tasks.batchState(name);
+    assert.deepEqual(
+      { queued: final.queued, running: final.running, completed: final.completed, failed: final.failed, cancelled: final.cancelled },
+      { queued: 0, running: 0, completed: 27, failed: 3, cancelled: 0 },
+    );
+    assert.ok(peak <= 15 && peak >= 2, `at most 15 ran at once (peak ${peak})`);
+    const outcomes = await outcomesOf(name);
+    assert.deepEqual(
+      outcomes.map((o) => o.id),
+      items.map((i) => i.id),
+    );
+    assert.deepEqual(
+      outcomes.filter((o) => o.status === 'failed').map((o) => [o.id, o.failure?.type]),
+      ['item-30', 'item-20', 'item-10'].map((id) => [id, 'BrowserAITaskFailed']),
+    );
+    assert.ok(outcomes.filter((o) => o.status === 'completed').every((o) => o.result?.status === 'finalized'));
+    assert.ok([...kit.createsByItem(project).values()].every((n) => n === 1), 'each item created once');
+    assert.equal(kit.createsByItem(project).size, 30);
+
+    // retry-failed: the three failed items run again (now passing), under their own IDs.
+    const retried = await kit.stack.tasks.retryFailed(name);
+    assert.equal(retried, 3);
+    const again = kit.stack.tasks.handle(name);
+    await ending(again, 20_000, 'the retry run');
+    const afterRetry = await kit.stack.tasks.batchState(name);
+    assert.equal(afterRetry.failed, 3, 'the [fail] items fail again');
+    assert.equal(afterRetry.completed, 27);
+    assert.equal(afterRetry.retried, 3);
+    assert.equal(kit.createsByItem(project).get(10), 2, 'a failed item ran a second time');
+    assert.equal(kit.createsByItem(project).get(1), 1, 'a completed item did not');
+  });
+
+  it('refuses bad items and a repeated ID before anything starts', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 5);
+    items[1] = { id: 'item-2', input: { ...items[1]!.input, geoLocation: { country: 'Atlantis' } } };
+    items[3] = { ...items[3]!, id: 'item-1' };
+    const name = `batch-${randomUUID()}`;
+    await assert.rejects(kit.stack.tasks.startBatch(items, { name }), (err: unknown) => {
+      assert.ok(err instanceof InvalidInputError);
+      assert.match(err.problems.join('\n'), /^item 2: geoLocation\.country/m);
+      assert.match(err.problems.join('\n'), /^item 4: id "item-1" is used already at item 1/m);
+      return true;
+    });
+    await assert.rejects(kit.stack.tasks.batchState(name), /not found/i);
+    assert.equal(kit.createsByItem(project).size, 0);
+  });
+
+  it('cancel drops the queued items and stops each running task once', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 8, () => '[slow]');
+    const name = `batch-${randomUUID()}`;
+    const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 3 });
+    await batch.added;
+    await eventually('three tasks running', () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length === 3);
+    // A page sent again (its answer lost, say) adds nothing: the batch skips what it holds.
+    const again = await batch.workflow.executeUpdate(addBatchItemsUpdate, { args: [{ from: 0, items, total: 8 }] });
+    assert.equal(again.accepted, 8);
+    const counted = await kit.stack.tasks.batchState(name);
+    assert.deepEqual([counted.added, counted.queued + counted.running], [8, 8]);
+    await kit.stack.tasks.cancelBatch(name);
+    const { failure } = await ending(batch.workflow, 20_000, 'the cancelled batch');
+    assert.ok(failure, 'the batch ends cancelled');
+    const state = await kit.stack.tasks.batchState(name);
+    assert.deepEqual([state.status, state.cancelled, state.queued, state.running, state.completed], ['cancelled', 8, 0, 0, 0]);
+    const tasks = kit.stack.emulator.listTasks().filter((t) => t.project === project);
+    assert.equal(tasks.length, 3, 'queued items never created');
+    for (const task of tasks) {
+      assert.equal(kit.stack.emulator.count('POST', new RegExp(`^/tasks/${task.executionId}/command$`)), 1, 'one stop each');
+    }
+    const outcomes = await outcomesOf(name);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['cancelled', 'cancelled', 'cancelled', ...Array(5).fill('not_started')],
+    );
+  });
+
+  it('bad lines are reported with their line numbers before anything starts', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const good = (id: string) => JSON.stringify({ id, ...taskInput({ project }) });
+    const file = join(kit.dir, `${project}.jsonl`);
+    writeFileSync(
+      file,
+      [good('a'), '', '{not json', JSON.stringify({ id: 'c', ...taskInput({ project, type: 'nope' as never }) }), good('a')].join('\n'),
+    );
+    const run = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', `bad-${project}`], kit.stack.taskQueue);
+    assert.equal(await exitCode(run), 2);
+    const output = run.output();
+    assert.match(output, /line 3: not JSON/);
+    assert.match(output, /line 4: type must be one of crawler_automation, script_automation/);
+    assert.match(output, /line 5: id "a" is used already at line 1/);
+    assert.match(output, /Nothing was started or sent/);
+    await assert.rejects(kit.stack.tasks.batchState(`bad-${project}`), /not found/i);
+
+    // CSV: the header names the fields; a bad country on line 3.
+    const csv = join(kit.dir, `${project}.csv`);
+    writeFileSync(csv, 'id,instructions,project,type,geoLocation.country\nx,"Open https://example.com, then read it",p,crawler_automation,US\ny,Read,p,crawler_automation,Atlantis\n');
+    const csvRun = kit.spawnProcess([CLI, 'batch', 'run', csv, '--name', `bad-csv-${project}`], kit.stack.taskQueue);
+    assert.equal(await exitCode(csvRun), 2);
+    assert.match(csvRun.output(), /line 3: geoLocation\.country/);
+    assert.doesNotMatch(csvRun.output(), /line 2:/);
+  });
+
+});
