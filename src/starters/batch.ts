@@ -62,6 +62,7 @@ export class BatchFinishedError extends Error {
 /** A started (or resumed) batch. */
 export interface BatchHandle {
   name: string;
+  /** The batch workflow: `result()` waits for its final counts. */
   workflow: WorkflowHandle<typeof browserAIBatch>;
   /** Resolves with the number of items added once every item is in the batch; the caller must keep running until then (or run `startBatch` again later to resume). */
   added: Promise<number>;
