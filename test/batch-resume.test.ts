@@ -42,11 +42,20 @@ describe('batch resume', () => {
     // Not a terminal: plain progress lines, the last one complete.
     assert.match(second.output(), /\] 10\/10 done · 0 failed · 0 running · 0 queued/);
     assert.doesNotMatch(second.output(), /\r/);
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as BatchItemOutcome);
-    assert.deepEqual(lines.map((o) => [o.id, o.status]), items.map((i) => [i.id, 'completed']));
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as BatchItemOutcome);
+    assert.deepEqual(
+      lines.map((o) => [o.id, o.status]),
+      items.map((i) => [i.id, 'completed']),
+    );
     const creates = kit.createsByItem(project);
     assert.equal(creates.size, 10);
-    assert.ok([...creates.values()].every((n) => n === 1), 'no item created twice');
+    assert.ok(
+      [...creates.values()].every((n) => n === 1),
+      'no item created twice',
+    );
   });
 
   it('every worker killed mid-batch: a new worker finishes it, no item lost or started twice', async () => {
@@ -78,10 +87,15 @@ describe('batch resume', () => {
             tasks
               .handle(id)
               .describe()
-              .then((d) => d.raw.pendingActivities ?? [], () => []),
+              .then(
+                (d) => d.raw.pendingActivities ?? [],
+                () => [],
+              ),
           ),
         );
-        return activities.every((pending) => pending.length > 0 && pending.every((a) => a.activityType?.name === 'browserAIPollTask'));
+        return activities.every(
+          (pending) => pending.length > 0 && pending.every((a) => a.activityType?.name === 'browserAIPollTask'),
+        );
       },
       30_000,
     );
@@ -93,6 +107,9 @@ describe('batch resume', () => {
     assert.deepEqual([counts.completed, counts.failed], [6, 0]);
     const creates = kit.createsByItem(project);
     assert.equal(creates.size, 6);
-    assert.ok([...creates.values()].every((n) => n === 1), 'no item created twice');
+    assert.ok(
+      [...creates.values()].every((n) => n === 1),
+      'no item created twice',
+    );
   });
 });

@@ -44,7 +44,13 @@ describe('batch', () => {
     assert.ok(result);
     const final = await kit.stack.tasks.batchState(name);
     assert.deepEqual(
-      { queued: final.queued, running: final.running, completed: final.completed, failed: final.failed, cancelled: final.cancelled },
+      {
+        queued: final.queued,
+        running: final.running,
+        completed: final.completed,
+        failed: final.failed,
+        cancelled: final.cancelled,
+      },
       { queued: 0, running: 0, completed: 27, failed: 3, cancelled: 0 },
     );
     assert.ok(peak <= 15 && peak >= 2, `at most 15 ran at once (peak ${peak})`);
@@ -58,7 +64,10 @@ describe('batch', () => {
       ['item-30', 'item-20', 'item-10'].map((id) => [id, 'BrowserAITaskFailed']),
     );
     assert.ok(outcomes.filter((o) => o.status === 'completed').every((o) => o.result?.status === 'finalized'));
-    assert.ok([...kit.createsByItem(project).values()].every((n) => n === 1), 'each item created once');
+    assert.ok(
+      [...kit.createsByItem(project).values()].every((n) => n === 1),
+      'each item created once',
+    );
     assert.equal(kit.createsByItem(project).size, 30);
 
     // retry-failed: the three failed items run again (now passing), under their own IDs.
@@ -96,7 +105,10 @@ describe('batch', () => {
     const name = `batch-${randomUUID()}`;
     const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 3 });
     await batch.added;
-    await eventually('three tasks running', () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length === 3);
+    await eventually(
+      'three tasks running',
+      () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length === 3,
+    );
     // A page sent again (its answer lost, say) adds nothing: the batch skips what it holds.
     const again = await batch.workflow.executeUpdate(addBatchItemsUpdate, { args: [{ from: 0, items, total: 8 }] });
     assert.equal(again.accepted, 8);
@@ -106,11 +118,18 @@ describe('batch', () => {
     const { failure } = await ending(batch.workflow, 20_000, 'the cancelled batch');
     assert.ok(failure, 'the batch ends cancelled');
     const state = await kit.stack.tasks.batchState(name);
-    assert.deepEqual([state.status, state.cancelled, state.queued, state.running, state.completed], ['cancelled', 8, 0, 0, 0]);
+    assert.deepEqual(
+      [state.status, state.cancelled, state.queued, state.running, state.completed],
+      ['cancelled', 8, 0, 0, 0],
+    );
     const tasks = kit.stack.emulator.listTasks().filter((t) => t.project === project);
     assert.equal(tasks.length, 3, 'queued items never created');
     for (const task of tasks) {
-      assert.equal(kit.stack.emulator.count('POST', new RegExp(`^/tasks/${task.executionId}/command$`)), 1, 'one stop each');
+      assert.equal(
+        kit.stack.emulator.count('POST', new RegExp(`^/tasks/${task.executionId}/command$`)),
+        1,
+        'one stop each',
+      );
     }
     const outcomes = await outcomesOf(name);
     assert.deepEqual(
@@ -125,7 +144,13 @@ describe('batch', () => {
     const file = join(kit.dir, `${project}.jsonl`);
     writeFileSync(
       file,
-      [good('a'), '', '{not json', JSON.stringify({ id: 'c', ...taskInput({ project, type: 'nope' as never }) }), good('a')].join('\n'),
+      [
+        good('a'),
+        '',
+        '{not json',
+        JSON.stringify({ id: 'c', ...taskInput({ project, type: 'nope' as never }) }),
+        good('a'),
+      ].join('\n'),
     );
     const run = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', `bad-${project}`], kit.stack.taskQueue);
     assert.equal(await exitCode(run), 2);
@@ -138,11 +163,13 @@ describe('batch', () => {
 
     // CSV: the header names the fields; a bad country on line 3.
     const csv = join(kit.dir, `${project}.csv`);
-    writeFileSync(csv, 'id,instructions,project,type,geoLocation.country\nx,"Open https://example.com, then read it",p,crawler_automation,US\ny,Read,p,crawler_automation,Atlantis\n');
+    writeFileSync(
+      csv,
+      'id,instructions,project,type,geoLocation.country\nx,"Open https://example.com, then read it",p,crawler_automation,US\ny,Read,p,crawler_automation,Atlantis\n',
+    );
     const csvRun = kit.spawnProcess([CLI, 'batch', 'run', csv, '--name', `bad-csv-${project}`], kit.stack.taskQueue);
     assert.equal(await exitCode(csvRun), 2);
     assert.match(csvRun.output(), /line 3: geoLocation\.country/);
     assert.doesNotMatch(csvRun.output(), /line 2:/);
   });
-
 });

@@ -21,7 +21,10 @@ export function readBatchFile(path: string, text: string): { items: FileItem[]; 
  */
 function itemOf(line: number, fields: Record<string, unknown>): FileItem {
   const { id, ...input } = fields;
-  return { line, item: { id: id === undefined ? `line-${line}` : (id as string), input: input as unknown as BrowserTaskInput } };
+  return {
+    line,
+    item: { id: id === undefined ? `line-${line}` : (id as string), input: input as unknown as BrowserTaskInput },
+  };
 }
 
 function readJsonLines(text: string): { items: FileItem[]; problems: string[] } {
@@ -55,7 +58,13 @@ function readJsonLines(text: string): { items: FileItem[]; problems: string[] } 
 function readCsv(text: string): { items: FileItem[]; problems: string[] } {
   const rows = csvRows(text);
   const header = rows.shift();
-  if (!header) return { items: [], problems: ['line 1: a CSV batch needs a header row naming the fields (id, instructions, project, geoLocation.country, ...)'] };
+  if (!header)
+    return {
+      items: [],
+      problems: [
+        'line 1: a CSV batch needs a header row naming the fields (id, instructions, project, geoLocation.country, ...)',
+      ],
+    };
   const items: FileItem[] = [];
   const problems: string[] = [];
   for (const { line, cells } of rows) {

@@ -14,7 +14,12 @@ import {
 import { ApplicationFailure, CancelledFailure, WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { browserAIBatch } from '../workflows';
-import { batchItemWorkflowId, batchItemsProblems, batchNameProblems, concurrencyProblems } from '../workflows/batch/items';
+import {
+  batchItemWorkflowId,
+  batchItemsProblems,
+  batchNameProblems,
+  concurrencyProblems,
+} from '../workflows/batch/items';
 import {
   addBatchItemsUpdate,
   batchStateQuery,
@@ -48,13 +53,16 @@ const PAGE_BYTES = 256 * 1024;
 export class BatchFinishedError extends Error {
   override readonly name = 'BatchFinishedError';
   constructor(readonly batchName: string) {
-    super(`batch ${batchName} has finished: read its outcomes with \`batch results ${batchName}\` (or retry its failed items)`);
+    super(
+      `batch ${batchName} has finished: read its outcomes with \`batch results ${batchName}\` (or retry its failed items)`,
+    );
   }
 }
 
 /** A started (or resumed) batch. */
 export interface BatchHandle {
   name: string;
+  /** The batch workflow: `result()` waits for its final counts. */
   workflow: WorkflowHandle<typeof browserAIBatch>;
   /** Resolves with the number of items added once every item is in the batch; the caller must keep running until then (or run `startBatch` again later to resume). */
   added: Promise<number>;
@@ -98,7 +106,12 @@ export async function startBatch(
         staticSummary: `BrowserAI batch · ${total} items · ${concurrency} at a time`,
         typedSearchAttributes: registered(startSearchAttributes()),
       });
-      return (await client.workflow.executeUpdateWithStart(addBatchItemsUpdate, { args: [first], startWorkflowOperation: start })).accepted;
+      return (
+        await client.workflow.executeUpdateWithStart(addBatchItemsUpdate, {
+          args: [first],
+          startWorkflowOperation: start,
+        })
+      ).accepted;
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new BatchFinishedError(options.name);
@@ -186,10 +199,13 @@ export async function batchItemIds(client: Client, name: string): Promise<string
   while (runId) {
     const history: History = await client.workflow.getHandle(name, runId).fetchHistory();
     runs.unshift(history);
-    const started: { continuedExecutionRunId?: string | null; input?: { payloads?: Payload[] | null } | null } | null | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const started:
+      { continuedExecutionRunId?: string | null; input?: { payloads?: Payload[] | null } | null } | null | undefined =
+      history.events?.[0]?.workflowExecutionStartedEventAttributes;
     runId = started?.continuedExecutionRunId || undefined;
     if (!runId && started?.input?.payloads && started.input.payloads.length > 1)
-      runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))?.previousRunId;
+      runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))
+        ?.previousRunId;
   }
   const ids: string[] = [];
   for (const history of runs) {
@@ -197,13 +213,21 @@ export async function batchItemIds(client: Client, name: string): Promise<string
     for (const event of history.events ?? []) {
       const acceptedUpdate = event.workflowExecutionUpdateAcceptedEventAttributes;
       if (acceptedUpdate?.acceptedRequest?.input?.name === addBatchItemsUpdate.name) {
-        const page = await decodeFromPayloadsAtIndex<BatchPage>(converter, 0, acceptedUpdate.acceptedRequest.input.args?.payloads);
+        const page = await decodeFromPayloadsAtIndex<BatchPage>(
+          converter,
+          0,
+          acceptedUpdate.acceptedRequest.input.args?.payloads,
+        );
         pages.set(String(event.eventId), page);
       }
       const completed = event.workflowExecutionUpdateCompletedEventAttributes;
       const page = completed && pages.get(String(completed.acceptedEventId));
       if (page && !page.retry && completed.outcome?.success) {
-        const { accepted } = await decodeFromPayloadsAtIndex<{ accepted: number }>(converter, 0, completed.outcome.success.payloads);
+        const { accepted } = await decodeFromPayloadsAtIndex<{ accepted: number }>(
+          converter,
+          0,
+          completed.outcome.success.payloads,
+        );
         for (let index = ids.length; index < accepted; index++) ids.push(page.items[index - page.from]!.id);
       }
     }
@@ -229,12 +253,21 @@ export async function batchItemOutcome(client: Client, name: string, id: string)
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause;
     const outcome: BatchItemOutcome['status'] =
-      cause instanceof CancelledFailure ? 'cancelled' : status === 'TERMINATED' ? 'terminated' : status === 'TIMED_OUT' ? 'timed_out' : 'failed';
+      cause instanceof CancelledFailure
+        ? 'cancelled'
+        : status === 'TERMINATED'
+          ? 'terminated'
+          : status === 'TIMED_OUT'
+            ? 'timed_out'
+            : 'failed';
     return {
       id,
       workflowId,
       status: outcome,
-      failure: { ...(cause instanceof ApplicationFailure && cause.type ? { type: cause.type } : {}), message: cause?.message ?? err.message },
+      failure: {
+        ...(cause instanceof ApplicationFailure && cause.type ? { type: cause.type } : {}),
+        message: cause?.message ?? err.message,
+      },
     };
   }
 }
@@ -313,7 +346,12 @@ export async function retryFailedItems(
       );
     } else throw new BatchFinishedError(name);
     try {
-      return await feed(workflow, failed, state.retried, { total: state.total, offset: state.retried, retry: true, ...options });
+      return await feed(workflow, failed, state.retried, {
+        total: state.total,
+        offset: state.retried,
+        retry: true,
+        ...options,
+      });
     } catch (err) {
       // It ended between our look and our first page: start it again for them.
       if (!(err instanceof WorkflowNotFoundError) || description.status.name !== 'RUNNING') throw err;

@@ -59,7 +59,16 @@ import {
 } from './awaiting-input';
 
 export { InvalidInputError, WorkflowNotFoundError, browserTaskStartOptions };
-export type { AwaitingTask, ListAwaitingOptions, NextInputRequest, BatchHandle, BatchItemOutcome, BatchStartOptions, BatchItem, BatchState };
+export type {
+  AwaitingTask,
+  ListAwaitingOptions,
+  NextInputRequest,
+  BatchHandle,
+  BatchItemOutcome,
+  BatchStartOptions,
+  BatchItem,
+  BatchState,
+};
 export { BatchFinishedError } from './batch';
 
 /** Options of `BrowserTasks.start` and `run`. */

@@ -80,7 +80,10 @@ export async function exitCode(child: ChildProcess): Promise<number | null> {
 export function itemsOf(project: string, count: number, marker = (_index: number) => ''): BatchItem[] {
   return Array.from({ length: count }, (_, index) => ({
     id: `item-${index + 1}`,
-    input: taskInput({ project, instructions: [{ action: `Open https://example.com/${project}/${index + 1} ${marker(index)}` }] }),
+    input: taskInput({
+      project,
+      instructions: [{ action: `Open https://example.com/${project}/${index + 1} ${marker(index)}` }],
+    }),
   }));
 }
 

@@ -42,13 +42,17 @@ export async function batchCommand(
     case 'cancel': {
       const name = need('a batch NAME');
       await (await connect()).cancelBatch(name);
-      console.log(`Cancellation requested: queued items are dropped, each running task gets one stop. Follow it: ${cli} batch status ${name}`);
+      console.log(
+        `Cancellation requested: queued items are dropped, each running task gets one stop. Follow it: ${cli} batch status ${name}`,
+      );
       return 0;
     }
     case 'retry-failed': {
       const name = need('a batch NAME');
       const sent = await (await connect()).retryFailed(name);
-      console.log(sent === 0 ? 'No failed items.' : `${sent} failed items sent again. Follow them: ${cli} batch status ${name}`);
+      console.log(
+        sent === 0 ? 'No failed items.' : `${sent} failed items sent again. Follow them: ${cli} batch status ${name}`,
+      );
       return 0;
     }
     default:
@@ -58,7 +62,10 @@ export async function batchCommand(
 
 /** The default name: the file's, and a hash of its content, so the same command resumes the same batch and an edited file is another. */
 function batchNameOf(path: string, text: string): string {
-  const stem = basename(path, extname(path)).replace(/[^A-Za-z0-9._:@+=-]/g, '-').slice(0, 80) || 'batch';
+  const stem =
+    basename(path, extname(path))
+      .replace(/[^A-Za-z0-9._:@+=-]/g, '-')
+      .slice(0, 80) || 'batch';
   return `${stem}-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
 }
 
@@ -99,7 +106,9 @@ async function runBatch(
     items.map(({ item }) => item),
     { name, concurrency, ...(maxQueued !== undefined ? { maxQueued } : {}), onAdded: (added) => progress.added(added) },
   );
-  console.log(`Batch ${name}: ${items.length} items, ${concurrency} at a time. Run the same command again to resume it.`);
+  console.log(
+    `Batch ${name}: ${items.length} items, ${concurrency} at a time. Run the same command again to resume it.`,
+  );
   let state: BatchState | undefined;
   let feeding: Error | undefined;
   batch.added.catch((err: Error) => (feeding = err));

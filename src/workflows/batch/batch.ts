@@ -61,22 +61,29 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
     ...(Number.isInteger(options.total) && options.total >= 0 ? [] : ['total must be a whole number of items']),
   ];
   if (problems.length > 0)
-    throw ApplicationFailure.create({ type: FailureType.InvalidInput, message: problems.join('; '), nonRetryable: true, details: [{ problems }] });
+    throw ApplicationFailure.create({
+      type: FailureType.InvalidInput,
+      message: problems.join('; '),
+      nonRetryable: true,
+      details: [{ problems }],
+    });
   const { workflowId: name } = workflowInfo();
-  const state: BatchState = carried ? { ...carried.state, retryTarget: carried.state.retryTarget ?? 0 } : {
-    name,
-    status: 'running',
-    concurrency: options.concurrency,
-    total: options.total,
-    added: 0,
-    retried: 0,
-    retryTarget: 0,
-    queued: 0,
-    running: 0,
-    completed: 0,
-    failed: 0,
-    cancelled: 0,
-  };
+  const state: BatchState = carried
+    ? { ...carried.state, retryTarget: carried.state.retryTarget ?? 0 }
+    : {
+        name,
+        status: 'running',
+        concurrency: options.concurrency,
+        total: options.total,
+        added: 0,
+        retried: 0,
+        retryTarget: 0,
+        queued: 0,
+        running: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+      };
   state.status = 'running';
   // A retry-failed run of a finished batch brings its counts; the queue is carried only by continue-as-new.
   const queue: BatchItem[] = [...(carried?.queue ?? [])];
@@ -100,7 +107,8 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
       // Wait for room: the sender's call waits on the server meanwhile, at no action.
       await condition(() => room() > 0 || cancelled || historyFull());
       if (cancelled) throw batchCancelled();
-      if (page.retry && page.retryTarget !== undefined) state.retryTarget = Math.max(state.retryTarget, page.retryTarget);
+      if (page.retry && page.retryTarget !== undefined)
+        state.retryTarget = Math.max(state.retryTarget, page.retryTarget);
       let taken = 0;
       for (const item of page.items.slice(received(page) - page.from)) {
         if (room() <= 0) break;
@@ -152,7 +160,9 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
   );
 
   // The children get the search attributes this batch was started with (the namespace has those).
-  const registered = startSearchAttributes().getAll().filter(({ key }) => workflowInfo().typedSearchAttributes.get(key) !== undefined);
+  const registered = startSearchAttributes()
+    .getAll()
+    .filter(({ key }) => workflowInfo().typedSearchAttributes.get(key) !== undefined);
   const publish = () =>
     setCurrentDetails(
       `**Batch** ${state.status}: ${state.completed} completed, ${state.failed} failed, ${state.cancelled} cancelled, ` +

@@ -23,7 +23,9 @@ export function batchNameProblems(name: unknown): string[] {
 }
 
 export function concurrencyProblems(concurrency: unknown): string[] {
-  return Number.isInteger(concurrency) && (concurrency as number) >= 1 && (concurrency as number) <= MAX_BATCH_CONCURRENCY
+  return Number.isInteger(concurrency) &&
+    (concurrency as number) >= 1 &&
+    (concurrency as number) <= MAX_BATCH_CONCURRENCY
     ? []
     : [`concurrency must be a whole number from 1 to ${MAX_BATCH_CONCURRENCY}`];
 }
@@ -48,7 +50,8 @@ export function batchItemsProblems(
     const { id, input } = item as Partial<BatchItem>;
     if (typeof id !== 'string' || !ITEM_ID.test(id))
       problems.push(`${where}: id must be 1-128 letters, digits or ._:@+=- (got ${JSON.stringify(id ?? null)})`);
-    else if (seen.has(id)) problems.push(`${where}: id ${JSON.stringify(id)} is used already at ${seen.get(id)}; item IDs must be unique`);
+    else if (seen.has(id))
+      problems.push(`${where}: id ${JSON.stringify(id)} is used already at ${seen.get(id)}; item IDs must be unique`);
     else seen.set(id, where);
     for (const problem of taskInputProblems(input)) problems.push(`${where}: ${problem}`);
   });
