@@ -17,7 +17,7 @@ export {
   type BatchItemOutcome,
   type BatchStartOptions,
 } from './starters/tasks';
-export { batchStateQuery, type BatchItem, type BatchState, type BatchCounts } from './workflows/batch/messages';
+export { batchStateQuery, type BatchItem, type BatchState, type BatchCounts } from './contract/batch-messages';
 export {
   SavedTasks,
   ScheduleAfterCreateError,

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { BatchState } from '../src/workflows/batch/messages';
+import type { BatchState } from '../src/contract/batch-messages';
 import type { BatchItemOutcome } from '../src/starters/batch';
 import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
 import { ending, eventually } from './helpers/stack';

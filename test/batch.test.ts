@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { InvalidInputError } from '../src/contract/input';
 import type { BatchItemOutcome } from '../src/starters/batch';
-import { addBatchItemsUpdate } from '../src/workflows/batch/messages';
+import { addBatchItemsUpdate } from '../src/contract/batch-messages';
 import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
 import { ending, eventually, taskInput } from './helpers/stack';
 

@@ -1,7 +1,7 @@
 // Reading a batch from a file (`batch run FILE`): JSON Lines, or CSV with a header row. Each item
 // keeps the line it came from, so every problem is reported with its line number.
 import { extname } from 'node:path';
-import type { BatchItem } from '../workflows/batch/messages';
+import type { BatchItem } from '../contract/batch-messages';
 import type { BrowserTaskInput } from '../contract/input';
 
 /** An item as read, and where. `input` is unchecked: `batchItemsProblems` checks it with the line number. */

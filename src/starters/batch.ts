@@ -27,7 +27,7 @@ import {
   type BatchPage,
   type BatchRecord,
   type BatchState,
-} from '../workflows/batch/messages';
+} from '../contract/batch-messages';
 import { InvalidInputError, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 

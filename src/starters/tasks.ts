@@ -49,7 +49,7 @@ import {
   type BatchItemOutcome,
   type BatchStartOptions,
 } from './batch';
-import type { BatchItem, BatchState } from '../workflows/batch/messages';
+import type { BatchItem, BatchState } from '../contract/batch-messages';
 import {
   listAwaitingInput,
   waitForInputRequest,

@@ -21,7 +21,7 @@ export {
   type BatchPageAnswer,
   type BatchRecord,
   type BatchState,
-} from './batch/messages';
+} from '../contract/batch-messages';
 export * from '../contract/messages';
 export type { WebhookBody, WebhookReference } from '../contract/webhooks';
 export * from '../contract/search-attributes';

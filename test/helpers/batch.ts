@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before } from 'node:test';
-import type { BatchItem } from '../../src/workflows/batch/messages';
+import type { BatchItem } from '../../src/contract/batch-messages';
 import { startStack, taskInput, workflowBundleFile, type Stack } from './stack';
 
 /** The built CLI. */

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserTasks } from '../tasks';
 import { batchItemsProblems } from '../../workflows/batch/items';
 import { InvalidInputError } from '../../contract/input';
-import type { BatchState } from '../../workflows/batch/messages';
+import type { BatchState } from '../../contract/batch-messages';
 import { batchOptionProblems, type BatchItemOutcome } from '../batch';
 import { readBatchFile } from '../batch-file';
 

@@ -44,7 +44,7 @@ import {
   type BatchOptions,
   type BatchRecord,
   type BatchState,
-} from './messages';
+} from '../../contract/batch-messages';
 
 /** Items waiting to start that a batch keeps by default: about 1,000 × 1 KB, well inside a continue-as-new input. */
 export const DEFAULT_MAX_QUEUED = 1_000;

@@ -1,7 +1,7 @@
 // The checks of a batch's name and items, shared by the client, the CLI and the workflow, so every
 // one refuses the same things with the same words. Pure and workflow-safe.
 import { taskInputProblems } from '../../contract/input';
-import type { BatchItem } from './messages';
+import type { BatchItem } from '../../contract/batch-messages';
 
 /** An item ID: part of its child's workflow ID (`<batch>/<id>`), so no `/`, and short enough for SQL visibility. */
 const ITEM_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;

@@ -1,7 +1,7 @@
 // A batch's messages and the shapes they carry: the pages of items a client adds, the counts the
 // `state` query answers, and what a batch hands its next run (continue-as-new) or returns.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { BrowserTaskInput } from '../../contract/input';
+import type { BrowserTaskInput } from './input';
 
 /** One item of a batch: a `browserTask` input and the item's ID (its child workflow is `<batch>/<id>`). */
 export interface BatchItem {
