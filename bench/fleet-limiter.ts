@@ -79,7 +79,16 @@ export async function measureCeiling(
     while (Date.now() < until) {
       const holderId = randomUUID();
       const started = Date.now();
-      await fleet.acquire(client, { ...place, holderId, workflowId: holderId }, taskQueue);
+      // Refused while the limiter continues as new: retried, as a create's activity would.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await fleet.acquire(client, { ...place, holderId, workflowId: holderId }, taskQueue);
+          break;
+        } catch (err) {
+          if (attempt >= 5) throw err;
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
       await limiter.signal('browserAIReleaseSlot', { holderId });
       latencies.push(Date.now() - started);
       pairs++;
