@@ -6,7 +6,16 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { duration, fraction, integer } from '../dev/flag-values';
 
-export const SCENARIOS = ['realistic', 'learned', 'mixed', 'actions', 'recovery', 'scale', 'codeloop'] as const;
+export const SCENARIOS = [
+  'realistic',
+  'learned',
+  'mixed',
+  'actions',
+  'recovery',
+  'scale',
+  'codeloop',
+  'fleet',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface RealisticSettings {
@@ -79,6 +88,20 @@ export interface CodeLoopSettings {
   totpTasks: number;
 }
 
+export interface FleetSettings {
+  /** All tasks: 75 % one project's batch, 20 % another's, 2.5 % a late project, 2.5 % interactive. */
+  tasks: number;
+  durationMs: number;
+  /** BROWSERAI_FLEET_LIMIT of both workers. */
+  limit: number;
+  /** SIGKILLs of a worker mid-run (each replaced by a new one). */
+  kills: number;
+  /** How long the Temporal dev server is paused mid-run. */
+  outageMs: number;
+  /** How long the limiter's ceiling (acquire+release pairs per second) is measured. */
+  ceilingMs: number;
+}
+
 export interface BenchConfig {
   scenarios: ScenarioName[];
   quick: boolean;
@@ -92,6 +115,7 @@ export interface BenchConfig {
   recovery: RecoverySettings;
   scale: ScaleSettings;
   codeloop: CodeLoopSettings;
+  fleet: FleetSettings;
 }
 
 /** Flag → [full default, quick default]. */
@@ -134,6 +158,12 @@ const DEFAULTS = {
   'scale-cached-workflows': ['0', '0'],
   'codeloop-tasks': ['200', '10'],
   'codeloop-totp-tasks': ['50', '4'],
+  'fleet-tasks': ['2000', '120'],
+  'fleet-duration': ['30s', '8s'],
+  'fleet-limit': ['50', '10'],
+  'fleet-kills': ['1', '1'],
+  'fleet-outage': ['20s', '10s'],
+  'fleet-ceiling': ['20s', '5s'],
 } as const;
 type Flag = keyof typeof DEFAULTS | 'quick';
 
@@ -164,9 +194,12 @@ export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads 
   --scale-cached-workflows N (0: the worker's default)
   codeloop (code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed):
   --codeloop-tasks N (200)  --codeloop-totp-tasks N (50)
+  fleet (two workers under BROWSERAI_FLEET_LIMIT; two batches, a late project, interactive tasks; a kill, an outage):
+  --fleet-tasks N (2000)  --fleet-duration D (30s)  --fleet-limit N (50)  --fleet-kills N (1)  --fleet-outage D (20s)
+  --fleet-ceiling D (20s: how long the limiter's acquire+release ceiling is measured)
 
 Quick defaults: realistic 6 × 8–20 s; learned 3 kinds × 2 × 3 rounds of 8–20 s; actions 3 × 20 s, 2 × 2 min,
-2 × 2 min at a 40-s span; scale 60 × 20 s with 5 + 5 codes. Durations: 500ms, 30s, 12m; a bare number is seconds.`;
+2 × 2 min at a 40-s span; scale 60 × 20 s with 5 + 5 codes; fleet 120 × 8 s at limit 10, a 10-s outage. Durations: 500ms, 30s, 12m; a bare number is seconds.`;
 
 /** Flag values as given: environment first, flags over it. */
 function givenValues(argv: string[], env: NodeJS.ProcessEnv): Map<Flag, string> {
@@ -256,6 +289,14 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     codeloop: {
       tasks: integer('codeloop-tasks', get('codeloop-tasks'), 1),
       totpTasks: integer('codeloop-totp-tasks', get('codeloop-totp-tasks'), 0),
+    },
+    fleet: {
+      tasks: integer('fleet-tasks', get('fleet-tasks'), 40),
+      durationMs: duration('fleet-duration', get('fleet-duration'), 1_000),
+      limit: integer('fleet-limit', get('fleet-limit'), 1),
+      kills: integer('fleet-kills', get('fleet-kills'), 0),
+      outageMs: duration('fleet-outage', get('fleet-outage'), 0),
+      ceilingMs: duration('fleet-ceiling', get('fleet-ceiling'), 0),
     },
   };
   if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks)

@@ -6,6 +6,7 @@
 // 2. Its cost: the Temporal actions of 6 one-second tasks on the emulator without a limit, with a
 //    limit nobody reaches, and with a limit of 2 (four of them wait), per task.
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { FleetLimit } from '../src/activities/fleet';
 import { BrowserAIClient } from '../src/browserai';
@@ -21,9 +22,8 @@ const SECONDS = Number(process.argv[2] ?? 20);
 const CONCURRENCY = Number(process.argv[3] ?? 32);
 const TASKS = 6;
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
 async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const metricsPort = await freePort();
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const env = await startTemporal(['--metrics-port', String(metricsPort)]);
@@ -41,13 +41,81 @@ async function main(): Promise<void> {
 
 type Env = Awaited<ReturnType<typeof startTemporal>>;
 
-/** Acquire + release pairs per second through one limiter. */
-async function ceiling(client: Env['client'], connection: Env['nativeConnection']): Promise<string> {
-  const taskQueue = `ceiling-${randomUUID()}`;
+/** What `measureCeiling` found: the limiter's own throughput with no one waiting. */
+export interface LimiterCeiling {
+  pairsPerSecond: number;
+  callers: number;
+  seconds: number;
+  pairP50Ms: number;
+  pairP99Ms: number;
+  /** Held at the end, by the limiter's count: 0 unless a slot leaked. */
+  heldAtEnd: number;
+  historyEvents: number;
+}
+
+/**
+ * Acquire + release pairs per second through one new limiter (its own account), run by whatever
+ * worker polls `taskQueue`: `callers` acquire and release as fast as they can for `seconds`.
+ */
+export async function measureCeiling(
+  client: Client,
+  taskQueue: string,
+  seconds: number,
+  callers: number,
+): Promise<LimiterCeiling> {
   const fleet = new FleetLimit(
     { maxRunning: 100_000, checkIntervalMs: 3_600_000, account: `ceiling-${randomUUID()}` },
     '',
   );
+  const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: 'bench', runId: 'r' };
+  // The first acquire starts the limiter; the clock starts after it.
+  await fleet.acquire(client, { ...place, holderId: 'warm-up', workflowId: 'warm-up' }, taskQueue);
+  const limiter = client.workflow.getHandle(fleet.limiterId);
+  await limiter.signal('browserAIReleaseSlot', { holderId: 'warm-up' });
+  let pairs = 0;
+  const latencies: number[] = [];
+  const until = Date.now() + seconds * 1000;
+  const caller = async () => {
+    while (Date.now() < until) {
+      const holderId = randomUUID();
+      const started = Date.now();
+      // Refused while the limiter continues as new: retried, as a create's activity would.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await fleet.acquire(client, { ...place, holderId, workflowId: holderId }, taskQueue);
+          break;
+        } catch (err) {
+          if (attempt >= 5) throw err;
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+      await limiter.signal('browserAIReleaseSlot', { holderId });
+      latencies.push(Date.now() - started);
+      pairs++;
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: callers }, caller));
+  const elapsed = (Date.now() - started) / 1000;
+  const state = await limiter.query(limiterStateQuery);
+  const described = await limiter.describe();
+  await limiter.terminate('ceiling measured');
+  latencies.sort((a, b) => a - b);
+  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return {
+    pairsPerSecond: pairs / elapsed,
+    callers,
+    seconds: elapsed,
+    pairP50Ms: p(0.5),
+    pairP99Ms: p(0.99),
+    heldAtEnd: state.held,
+    historyEvents: described.historyLength,
+  };
+}
+
+/** The ceiling through an in-process worker of its own, as one line. */
+async function ceiling(client: Client, connection: Env['nativeConnection']): Promise<string> {
+  const taskQueue = `ceiling-${randomUUID()}`;
   const worker = await createWorker({
     connection,
     taskQueue,
@@ -55,35 +123,10 @@ async function ceiling(client: Env['client'], connection: Env['nativeConnection'
   });
   const running = worker.run();
   try {
-    const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: 'bench', runId: 'r' };
-    // The first acquire starts the limiter; the clock starts after it.
-    await fleet.acquire(client, { ...place, holderId: 'warm-up', workflowId: 'warm-up' }, taskQueue);
-    const limiter = client.workflow.getHandle(fleet.limiterId);
-    await limiter.signal('browserAIReleaseSlot', { holderId: 'warm-up' });
-    let pairs = 0;
-    const latencies: number[] = [];
-    const until = Date.now() + SECONDS * 1000;
-    const caller = async () => {
-      while (Date.now() < until) {
-        const holderId = randomUUID();
-        const started = Date.now();
-        await fleet.acquire(client, { ...place, holderId, workflowId: holderId }, taskQueue);
-        await limiter.signal('browserAIReleaseSlot', { holderId });
-        latencies.push(Date.now() - started);
-        pairs++;
-      }
-    };
-    const started = Date.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, caller));
-    const seconds = (Date.now() - started) / 1000;
-    const state = await limiter.query(limiterStateQuery);
-    const described = await limiter.describe();
-    latencies.sort((a, b) => a - b);
-    const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+    const c = await measureCeiling(client, taskQueue, SECONDS, CONCURRENCY);
     return (
-      `ceiling: ${(pairs / seconds).toFixed(1)} acquire+release pairs/s (${CONCURRENCY} callers, ${seconds.toFixed(0)} s; ` +
-      `pair p50 ${p(0.5)} ms, p99 ${p(0.99)} ms); held at the end ${state.held}, granted ${state.granted}, released ${state.released}; ` +
-      `limiter run ${described.runId.slice(0, 8)}, history ${described.historyLength} events`
+      `ceiling: ${c.pairsPerSecond.toFixed(1)} acquire+release pairs/s (${c.callers} callers, ${c.seconds.toFixed(0)} s; ` +
+      `pair p50 ${c.pairP50Ms} ms, p99 ${c.pairP99Ms} ms); held at the end ${c.heldAtEnd}; limiter history ${c.historyEvents} events`
     );
   } finally {
     worker.shutdown();
@@ -134,7 +177,10 @@ async function actionsPerTask(
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+// Also a module: the bench's `fleet` scenario measures the ceiling with `measureCeiling`.
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -2,7 +2,8 @@
 // emulator and a Temporal dev server, all on 127.0.0.1, scenario by scenario, each on a fresh
 // stack: `realistic`, `learned` and `mixed` beside the public MCP client's polling loop, `actions`
 // (Temporal actions and history per task), `recovery` (a killed worker, a Temporal outage), `scale` (many concurrent tasks on one worker),
-// `codeloop` (how fast a one-time-code request reaches a webhook and a waiting client). Each
+// `codeloop` (how fast a one-time-code request reaches a webhook and a waiting client), `fleet`
+// (the fleet limit on two workers through a kill and an outage). Each
 // scenario's section of BENCHMARKS.md is replaced as soon as it finishes. Exits 1 when a target
 // is missed. `--help` lists the settings; `--quick` checks the bench itself in a few minutes.
 import { writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { measureRecovery } from './scenarios/recovery/measure';
 import { measureRealistic } from './scenarios/realistic/measure';
 import { measureScale } from './scenarios/scale/measure';
 import { measureCodeLoop } from './scenarios/codeloop/measure';
+import { measureFleet } from './scenarios/fleet/measure';
 import { stopLiveStacks } from './stack';
 
 const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<ScenarioReport>> = {
@@ -29,6 +31,7 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
   recovery: measureRecovery,
   scale: measureScale,
   codeloop: measureCodeLoop,
+  fleet: measureFleet,
 };
 
 async function bench(config: BenchConfig): Promise<number> {

@@ -11,9 +11,10 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';
+import { FleetLimit } from '../src/activities/fleet';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
-import { limiterStateQuery, type LimiterState } from '../src/contract/fleet-messages';
+import { limiterStateQuery, releaseSlotSignal, type LimiterState } from '../src/contract/fleet-messages';
 import type { BrowserTaskInput } from '../src/contract/input';
 import { stateQuery } from '../src/contract/messages';
 import { eventually, startTemporal, taskInput, workflowBundleFile } from './helpers/stack';
@@ -253,4 +254,33 @@ test('a terminated holder frees its slot within the check interval', async () =>
   assert.ok(elapsed < CHECK_INTERVAL_MS + 29_000, `reclaimed after ${elapsed} ms`);
   assert.equal((await limiter()).reclaimed, before.reclaimed + 1);
   await noSlotHeld();
+});
+
+test('the limiter continues as new while its history is still quick to replay', async () => {
+  // A worker without the limiter in its cache (the one that had it was killed, or an outage cut it
+  // off) replays the whole run inside one 10-s workflow task. The bench's fleet scenario saw a run
+  // of 3,940 events (1.3 MB) take 40 s to replay on this loaded machine: every attempt timed out,
+  // and no slot was granted until the load fell.
+  const fleet = new FleetLimit({ maxRunning: 1_000, account: `history-${randomUUID().slice(0, 8)}` }, '');
+  const handle = env.client.workflow.getHandle(fleet.limiterId);
+  const place = { priority: 3, fairnessKey: 'history', fairnessWeight: 1, project, runId: 'r' };
+  const pair = async () => {
+    const holderId = randomUUID();
+    await fleet.acquire(env.client, { ...place, holderId, workflowId: holderId }, taskQueue);
+    await handle.signal(releaseSlotSignal, { holderId });
+  };
+  await pair();
+  const firstRun = env.client.workflow.getHandle(fleet.limiterId, (await handle.describe()).runId);
+  // A pair adds about 9 events when few ask at once (the update, the release, their workflow tasks).
+  let left = 120;
+  await Promise.all(
+    Array.from({ length: 2 }, async () => {
+      while (left-- > 0) await pair();
+    }),
+  );
+  const described = await firstRun.describe();
+  assert.equal(described.status.name, 'CONTINUED_AS_NEW', `the first run has ${described.historyLength} events`);
+  assert.ok(described.historyLength <= 600, `the first run had ${described.historyLength} events`);
+  assert.equal((await handle.query(limiterStateQuery)).held, 0);
+  await handle.terminate('test done');
 });

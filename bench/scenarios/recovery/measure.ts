@@ -15,7 +15,7 @@ import { emulatorEndTime } from '../../emulator/end-time';
 import { log } from '../../format';
 import { taskInput, uniform } from '../../plan';
 import { QUEUE_MS, type ScenarioContext, type ScenarioReport } from '../../scenario';
-import { findChild } from '../../sampling';
+import { pauseTemporal } from '../../temporal-outage';
 import { withStack, type BenchStack } from '../../stack';
 import type { WorkerProcess } from '../../worker-process';
 import { renderRecovery, type KillTrial, type OutageTask } from './report';
@@ -123,14 +123,7 @@ async function measureOutage(
       { workflowId: task.workflowId },
     );
   await sleep(leadMs - 2_000);
-  const server = findChild(process.pid, 'temporal');
-  if (!server) throw new Error('the dev server process was not found');
-  log(`recovery: pausing the Temporal dev server for ${Math.round(outageMs / 1000)} s`);
-  process.kill(server, 'SIGSTOP');
-  await sleep(outageMs);
-  process.kill(server, 'SIGCONT');
-  const resumedAt = Date.now();
-  log('recovery: the dev server runs again');
+  const resumedAt = await pauseTemporal(outageMs, 'recovery');
   const closed = new Map<string, number>();
   await waitFor(async () => {
     for (const task of planned) {

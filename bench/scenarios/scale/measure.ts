@@ -21,7 +21,7 @@ const PROBE_EVERY_MS = 10_000;
 const BUILD_BUNDLE = resolve(__dirname, '../../../scripts/build-workflow-bundle.js');
 
 /** The image's workflow bundle (Dockerfile): built once by the same script, into a temporary file. */
-function buildWorkflowBundle(): string {
+export function buildWorkflowBundle(): string {
   const file = join(mkdtempSync(join(os.tmpdir(), 'bench-scale-')), 'workflow-bundle.js');
   execFileSync(process.execPath, [BUILD_BUNDLE, file], { stdio: 'ignore' });
   return file;

@@ -43,10 +43,13 @@ export interface LimiterRecord {
 const RECENT_GRANTS = 20;
 
 /**
- * Continue as new well before Temporal would suggest it: a limiter's history is replayed by
- * whichever worker picks it up after a restart, and every acquire and release adds to it.
+ * Continue as new while a run is still quick to replay: a worker that does not have the limiter
+ * cached (the one that had it was killed, or an outage cut it off) replays the whole run inside one
+ * 10-s workflow task. A run of 3,940 events (1.3 MB) took 40 s to replay on a loaded 2-core machine
+ * in the bench's fleet scenario: every attempt timed out and no slot was granted meanwhile. The
+ * carried record is one event, however long the line.
  */
-const MAX_HISTORY_EVENTS = 4_000;
+const MAX_HISTORY_EVENTS = 500;
 
 // The check heartbeats per holder: one whose worker died is retried after 10 s, not after a minute.
 const { browserAIFleetCheckHolders } = proxyActivities<BrowserAIActivities>({
