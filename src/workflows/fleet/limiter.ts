@@ -76,6 +76,8 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
   const limiterId = workflowInfo().workflowId;
   /** Grants made that the waiter has not been told of yet. */
   let toTell: SlotHolder[] = [];
+  /** Grant signals on their way: the run does not continue as new before they are delivered. */
+  const telling = new Set<Promise<void>>();
   const granted = (holders: SlotHolder[], except?: string) => {
     record.counts.granted += holders.length;
     record.recentGrants = [...record.recentGrants, ...holders.map((h) => h.workflowId)].slice(-RECENT_GRANTS);
@@ -141,11 +143,14 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
       checking === null && slots.held > 0 ? Math.max(1, nextCheckMs - Date.now()) : undefined,
     );
     checkEnded = false;
-    if (toTell.length > 0) {
-      const telling = toTell;
-      toTell = [];
-      await Promise.all(telling.map((holder) => tell(holder)));
+    // Each grant is told on its own: awaiting a batch's deliveries before the next batch held every
+    // later grant behind the slowest signal (p90 37 s, max 80 s in the bench's fleet scenario, after
+    // an outage), and slots stood free while tasks waited.
+    for (const holder of toTell) {
+      const told: Promise<void> = tell(holder).finally(() => telling.delete(told));
+      telling.add(told);
     }
+    toTell = [];
     if (checking === null && slots.held > 0 && Date.now() >= nextCheckMs) {
       checking = checkHolders().finally(() => {
         checking = null;
@@ -155,6 +160,7 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
     }
     if (mustContinue() && toTell.length === 0) {
       await checking;
+      await Promise.all(telling);
       await condition(allHandlersFinished);
       if (toTell.length > 0) continue;
       slots.prune();
