@@ -404,8 +404,8 @@ describe('browserTask', () => {
   });
 
   test('addInstructions is rejected by its validator once the task has ended', async () => {
-    // The workflow's results read fails once and is then slowed, so the workflow is still open
-    // after it saw the task end.
+    // The poll's results read fails, and the workflow's own is slowed, so the workflow is still
+    // open after it saw the task end.
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, status: 500 });
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=300ms]' }] }));
@@ -424,14 +424,15 @@ describe('browserTask', () => {
   });
 
   test('once a poll has seen the task end, no instruction or code is sent: the update is refused while the results are read', async () => {
-    // The first results read is slow: without the end coming back first, the workflow would not
-    // know of it yet while the read runs.
+    // The poll's results read fails, so the workflow reads them itself, slowly: it knows of the end
+    // from the moment that read starts (docs/design/polling.md, "When it returns").
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, status: 500 });
     stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 3_000 });
     const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=500ms]' }] }));
     const executionId = await eventually('task created', async () => (await handle.query(stateQuery)).executionId);
     await eventually(
-      'the first results read',
-      () => stack.emulator.count('GET', new RegExp(`^/results/${executionId}$`)) > 0,
+      "the workflow's own results read",
+      () => stack.emulator.count('GET', new RegExp(`^/results/${executionId}$`)) > 1,
     );
     const appendsBefore = stack.emulator.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`));
     await assert.rejects(

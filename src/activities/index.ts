@@ -147,7 +147,7 @@ export function createActivities(
   return {
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask | WaitingForSlot> {
-      const { delivery, stopRetryWindowMs, place, ...body } = input;
+      const { delivery, stopRetryWindowMs, place, lookInPoll, ...body } = input;
       const slot = fleet && place ? await acquireSlot(fleet, place, body.project) : undefined;
       if (slot && 'waitingForSlot' in slot) return slot;
       try {
@@ -162,7 +162,8 @@ export function createActivities(
               stopLateTask(client, late.executionId, stopRetryWindowMs ?? DEFAULTS.stopRetryWindowMs),
           }),
         );
-        const created = await lookWhenQueued(client, { ...answer, kind: taskKind(body) });
+        const answered = { ...answer, kind: taskKind(body) };
+        const created = lookInPoll ? leaveLookToPoll(answered) : await lookWhenQueued(client, answered);
         return slot ? { ...created, slot } : created;
       } catch (err) {
         // Refused for good: the slot goes to the next in line now. A retryable refusal (BrowserAI's
@@ -208,7 +209,8 @@ export function createActivities(
 
     /**
      * Polls `GET /tasks/{id}` in one long, heartbeating activity until the status changes or `maxSpanMs` passes;
-     * an end comes back at once, without the results (the workflow reads them with browserAIGetResults).
+     * an end comes back at once, with the results when `resultsMaxBytes` asks for them (else the workflow reads them with
+     * browserAIGetResults).
      */
     async browserAIPollTask(input: PollTaskInput): Promise<PollTaskOutput> {
       return pollUntilStatusChanges({ client, durations, secretCodes }, input);
@@ -278,10 +280,12 @@ async function countingAmbiguous<T>(delivery: Promise<T>): Promise<T> {
 
 /**
  * A create answers `queued`, and a task usually leaves the queue within a second. Looking once a
- * second later, inside the create, lets the workflow start with `running` and go straight to the
- * poll that waits for the end: one poll activity and one search-attribute upsert fewer per task
- * (two Temporal actions; a 1-minute task costs 8 with them saved, BENCHMARKS.md). A task still queued, or a look that fails, returns
- * the create's own answer, and the workflow polls the queue as before.
+ * second later, inside the create, let the workflow start with `running` and go straight to the
+ * poll that waits for the end: one poll activity and one search-attribute upsert fewer per task.
+ * But an instruction or code signalled during that second waited for the create to return. A
+ * workflow that asks `lookInPoll` (every run since) gets the answer at once and looks with a
+ * first poll of a second instead (docs/design/polling.md); this look serves the runs from before.
+ * A task still queued, or a look that fails, returns the create's own answer.
  */
 async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAnswer): Promise<CreatedTask> {
   if (normalizeStatus(created.status) !== 'queued') return created;
@@ -304,6 +308,11 @@ async function lookWhenQueued(client: BrowserAIClient, created: TaskExecutionAns
     // A shutdown or a failed read: the created task is what matters; the workflow's poll looks again.
     return created;
   }
+}
+
+/** The create's answer as it is, marked when the workflow's first poll is to look (it answered `queued`). */
+function leaveLookToPoll(created: TaskExecutionAnswer): CreatedTask {
+  return normalizeStatus(created.status) === 'queued' ? { ...created, lookInPoll: true } : created;
 }
 
 // `browserai-temporal/activities` also gives what the activities are built from.

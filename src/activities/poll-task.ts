@@ -4,9 +4,10 @@ import { isFailedStatus, isUnknownStatus, normalizeStatus } from '../contract/st
 import { toActivityFailure } from './failures';
 import { maskCodes, maskCodesInFailure } from './mask-codes';
 import { nextPollDelay, parseTime, type EndKnowledge } from './poll-schedule';
+import { readResults } from './results';
 import { snapshotOf } from './snapshot';
 import type { TaskDurations } from './task-durations';
-import type { PollTaskInput, PollTaskOutput, TaskSnapshot } from '../contract/activity-types';
+import type { PollTaskInput, PollTaskOutput, TaskResultsSummary, TaskSnapshot } from '../contract/activity-types';
 
 /** Checkpoint heartbeated now and then: a retry (on any worker) resumes from it, and the UI shows it. */
 interface PollProgress {
@@ -32,6 +33,13 @@ interface PollProgress {
 const HEARTBEAT_LEAD_MS = 3_000;
 const MIN_HEARTBEAT_SHARE = 0.8;
 
+/**
+ * The most the results read may add to the moment between the poll seeing the end and the workflow
+ * knowing it (when instructions could still be sent): a slower BrowserAI costs the workflow an
+ * activity of its own instead (docs/design/polling.md, "When it returns").
+ */
+const RESULTS_WITH_END_TIMEOUT_MS = 5_000;
+
 function heartbeatEveryMs(heartbeatTimeoutMs: number): number {
   return Math.max(MIN_HEARTBEAT_SHARE * heartbeatTimeoutMs, heartbeatTimeoutMs - HEARTBEAT_LEAD_MS);
 }
@@ -47,8 +55,8 @@ export interface PollDependencies {
  * Polls `GET /tasks/{id}` inside one long activity until BrowserAI reports a status other than the
  * one the workflow knows (queued -> running -> awaiting -> ended), or `maxSpanMs` passes. Many
  * polls cost no history and no Temporal actions; the workflow hears of every status change within
- * one poll of it. The end comes back at once, without the results: the workflow refuses input
- * from the moment it knows, so it must know as soon as a poll does (docs/design/polling.md, "When it returns").
+ * one poll of it. The end comes back at once, with the results when the workflow asks for them
+ * (one more request here, rather than an activity of its own: docs/design/polling.md, "When it returns").
  */
 export async function pollUntilStatusChanges(deps: PollDependencies, input: PollTaskInput): Promise<PollTaskOutput> {
   const { client, durations } = deps;
@@ -117,14 +125,16 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
     if (snapshot.category !== 'awaiting') progress.sawInputTaken = true;
     const changed = isNews(input, snapshot, progress);
     if (changed || Date.now() - progress.spanStartedAt >= input.maxSpanMs) {
-      const learnedEndMs =
-        snapshot.category === 'ended' ? learnDuration(durations, input, snapshot.status, progress) : undefined;
+      const ended = snapshot.category === 'ended';
+      const learnedEndMs = ended ? learnDuration(durations, input, snapshot.status, progress) : undefined;
+      const results = ended ? await resultsAtTheEnd(client, input, codesNow()) : undefined;
       return {
         snapshot,
         changed,
         polls: progress.polls,
         unknownStatuses,
         ...(learnedEndMs !== undefined ? { learnedEndMs } : {}),
+        ...(results ? { results } : {}),
       };
     }
     if (snapshot.category !== 'ended') progress.lastRunningAt = Date.now();
@@ -136,6 +146,37 @@ export async function pollUntilStatusChanges(deps: PollDependencies, input: Poll
         ? Math.min(delayMs, Math.max(input.awaitingTrustedFromMs! - Date.now(), 0) + 50)
         : delayMs,
     );
+  }
+}
+
+/**
+ * The results of a task the poll just saw end, when the workflow asked for them: one request more
+ * in this activity instead of an activity (a dispatch and a workflow task) of its own. A read that
+ * fails, or takes longer than RESULTS_WITH_END_TIMEOUT_MS, returns none, and the workflow reads
+ * them itself; a cancellation still cancels.
+ */
+async function resultsAtTheEnd(
+  client: BrowserAIClient,
+  input: PollTaskInput,
+  codes: string[] | undefined,
+): Promise<TaskResultsSummary | undefined> {
+  if (input.resultsMaxBytes === undefined) return undefined;
+  const ctx = Context.current();
+  try {
+    return await readResults(
+      client,
+      { executionId: input.executionId, codes },
+      input.resultsMaxBytes,
+      ctx.cancellationSignal,
+      RESULTS_WITH_END_TIMEOUT_MS,
+    );
+  } catch (err) {
+    if (ctx.cancellationSignal.aborted) throw err;
+    log.warn('Could not read the results with the end; the workflow reads them itself', {
+      executionId: input.executionId,
+      failure: err instanceof Error ? err.message : String(err),
+    });
+    return undefined;
   }
 }
 

@@ -12,10 +12,11 @@ export async function readResults(
   task: { executionId: string; codes?: string[] },
   maxBytes: number,
   signal?: AbortSignal,
+  timeoutMs?: number,
 ): Promise<TaskResultsSummary> {
   const { executionId } = task;
   const answer = maskCodes(
-    await client.getResults(executionId, { signal }).catch((err: unknown) => {
+    await client.getResults(executionId, { signal, ...(timeoutMs ? { timeoutMs } : {}) }).catch((err: unknown) => {
       throw maskCodesInFailure(err, task.codes);
     }),
     task.codes,

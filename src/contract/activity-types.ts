@@ -34,6 +34,12 @@ export interface CreateTaskInput {
   stopRetryWindowMs?: number;
   /** The task's place in the fleet's line, used when the worker has a fleet limit (activities/fleet.ts). */
   place?: SlotPlace;
+  /**
+   * Answer at once, without the look a second after a `queued` answer: the workflow's first poll
+   * looks instead, so instructions and codes sent meanwhile are not held behind the look. Unset
+   * (runs from before it): the create looks itself.
+   */
+  lookInPoll?: boolean;
 }
 
 /** Who asks for a fleet slot, and where it stands in line. */
@@ -125,6 +131,12 @@ export interface PollTaskInput {
    * may still report the state from before it took them), unless another status was seen first.
    */
   awaitingTrustedFromMs?: number;
+  /**
+   * Read the results too when the task is seen ended, cut to this many bytes of JSON, and return
+   * them with the end: the workflow then needs no activity of its own to read them. Unset (runs
+   * from before it): the end comes back without them.
+   */
+  resultsMaxBytes?: number;
 }
 
 /**
@@ -139,6 +151,8 @@ export interface PollTaskOutput {
   unknownStatuses: string[];
   /** Where a task of a known kind ended (ms after `phaseStartedAtMs`), when it taught its kind something. */
   learnedEndMs?: number;
+  /** The results, read right after the poll saw the end (`resultsMaxBytes`); absent when that read failed. */
+  results?: TaskResultsSummary;
 }
 
 /** Input of `browserAIGetResults`: the task, and the byte budget its results are cut to. */
@@ -181,6 +195,8 @@ export interface CreatedTask extends TaskExecutionAnswer {
   seen?: TaskSnapshot;
   /** The fleet limiter whose slot the task holds, when the worker has a fleet limit. */
   slot?: { limiterId: string };
+  /** Answered `queued` and did not look (`lookInPoll`): the workflow's first poll is the look. */
+  lookInPoll?: true;
 }
 
 /** Input of `browserAIStopTask`. */

@@ -87,7 +87,7 @@ function handleMessages(session: TaskSession): void {
     { validator: (message) => session.checkNextInputRequest(message) },
   );
   setHandler(stateQuery, () => session.view());
-  setHandler(slotGrantedSignal, () => session.slotGranted());
+  setHandler(slotGrantedSignal, () => session.fleetSlot.granted());
 }
 
 /**

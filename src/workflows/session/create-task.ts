@@ -30,6 +30,8 @@ export async function createTask(
           delivery: settings.delivery,
           stopRetryWindowMs: settings.stopRetryWindowMs,
           place: slot.place(),
+          // The first poll looks a second later, so nothing signalled meanwhile waits for the create.
+          lookInPoll: true,
         },
       ]),
     );

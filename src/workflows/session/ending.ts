@@ -35,7 +35,7 @@ export async function endSession(
     throw await endEarly(session, err);
   }
   const ended = outcomeOfStatus(outcome.status);
-  await CancellationScope.nonCancellable(() => session.releaseSlot());
+  await CancellationScope.nonCancellable(() => session.fleetSlot.release());
   await CancellationScope.nonCancellable(() =>
     session.finish({
       // A stop of our own on this path is `complete`'s; a task stopped elsewhere was cancelled there.
@@ -75,7 +75,7 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
   const soFar = await CancellationScope.nonCancellable(async () => {
     await session.stop(reason);
     // Stopped (or never created): the next task in line may start.
-    await session.releaseSlot();
+    await session.fleetSlot.release();
     const results = session.executionId ? await session.resultsSoFar() : null;
     const timedOut = outcomeOfFailure(cancelled, type) === 'timed_out';
     await session.finish({

@@ -6,9 +6,20 @@ import type { PollTaskInput, TotpMask } from '../../contract/activity-types';
 import type { SessionRecord } from './record';
 import type { SessionSettings } from './settings';
 
+/**
+ * The first poll after a create that answered `queued` (CreatedTask.lookInPoll) returns within this
+ * long, the task running or not: the look the create made itself before, without holding back
+ * what is signalled meanwhile (the activity's LOOK_AFTER_CREATE_MS).
+ */
+export const LOOK_AFTER_CREATE_MS = 1_000;
+
 export interface PollAsk {
   /** One look, no waiting: before the awaiting timeout gives up. */
   lookOnce: boolean;
+  /** The look a second after a `queued` create (LOOK_AFTER_CREATE_MS). */
+  lookAfterCreate: boolean;
+  /** Read the results with the end, cut to this many bytes (the session's result budget). */
+  resultsMaxBytes: number;
   untilDeadlineMs: number;
   notFoundRetryUntilMs: number;
   toMask: { codes?: string[]; totp?: TotpMask };
@@ -45,6 +56,7 @@ export function pollRequest(
     sleepFirst: !ask.lookOnce,
     notFoundRetryUntilMs: ask.notFoundRetryUntilMs,
     awaitingTrustedFromMs: record.unconfirmedInput?.trustedFromMs,
+    resultsMaxBytes: ask.resultsMaxBytes,
   };
   return [options, input];
 }

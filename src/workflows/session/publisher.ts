@@ -43,20 +43,23 @@ export class Publisher {
 
   /**
    * Shows `state` in the UI. Secrets (codes received) are masked in the details. `awaitingSinceMs`:
-   * when the current wait for input began, while the task awaits input.
+   * when the current wait for input began, while the task awaits input. `holdUpsert`: the search
+   * attributes wait for the next publish (the look right after a create, a second away, would
+   * change them again: one upsert instead of two).
    */
   publish(
     state: BrowserTaskState,
     results: TaskResultsSummary | null,
     secrets: readonly string[],
     awaitingSinceMs: number | null,
+    holdUpsert = false,
   ): void {
     setCurrentDetails(renderDetails(state, results, secrets));
     this.#latest = state;
     this.#awaitingSinceMs = awaitingSinceMs;
     // Every upsert is a history event: changes made in one activation go out as one upsert,
     // from a microtask that runs after them but before the activation completes.
-    if (this.#on.size > 0 && !this.#upsertQueued) {
+    if (this.#on.size > 0 && !this.#upsertQueued && !holdUpsert) {
       this.#upsertQueued = true;
       void Promise.resolve().then(() => this.#upsertChanges());
     }

@@ -67,7 +67,8 @@ export class TaskSession implements SendTarget {
   readonly #requests: InputRequests;
   readonly #webhooks: Webhooks;
   readonly #waiters = new InputWaiters();
-  readonly #slot: FleetSlotHolder;
+  /** The fleet slot, under a worker's fleet limit: granted by the limiter, released by the ending. */
+  readonly fleetSlot: FleetSlotHolder;
 
   // ---- This run's own state ----
   /** What BrowserAI showed last, beyond the status and the result: progress and the error. */
@@ -87,6 +88,14 @@ export class TaskSession implements SendTarget {
   /** The poll in flight, cancelled when the session must end without waiting for it. */
   #pollScope: CancellationScope | null = null;
   readonly #unknownStatusesLogged = new Set<string>();
+  /**
+   * The create answered `queued` and left the look to the first poll (CreatedTask.lookInPoll):
+   * until that poll returns, the search attributes wait, so the look's news goes out in the same
+   * upsert as the create's.
+   */
+  #lookPending = false;
+  /** The results the poll read when it saw the end: no activity of their own is needed. */
+  #resultsWithEnd: TaskResultsSummary | null = null;
   /** How the task finished, once the ending knows (answers the waiting nextInputRequest updates). */
   #finished: TaskFinished | null = null;
 
@@ -108,7 +117,7 @@ export class TaskSession implements SendTarget {
       maxCodeAttempts: this.#settings.maxCodeAttempts,
     });
     this.#webhooks = new Webhooks(input.webhook, () => this.#requests.nextWebhookEvent());
-    this.#slot = new FleetSlotHolder(input, this.#record, () => this.publish());
+    this.fleetSlot = new FleetSlotHolder(input, this.#record, () => this.publish());
   }
 
   get executionId(): string | null {
@@ -168,7 +177,7 @@ export class TaskSession implements SendTarget {
       outcome: this.#outcome,
       stopConfirmed: this.#stop.confirmed,
       inputRequest: this.#requests.open,
-      ...this.#slot.view(),
+      ...this.fleetSlot.view(),
     };
   }
 
@@ -176,7 +185,7 @@ export class TaskSession implements SendTarget {
     // The wait begins in the activation that saw `awaiting` (the workflow's clock stands still
     // within one), so its start is known here already and goes out in the same upsert.
     const awaitingSinceMs = this.awaitsInput ? (this.#record.awaitingSinceMs ?? Date.now()) : null;
-    this.#publisher.publish(this.view(), this.#latestResults, this.#codes.secrets, awaitingSinceMs);
+    this.#publisher.publish(this.view(), this.#latestResults, this.#codes.secrets, awaitingSinceMs, this.#lookPending);
   }
 
   /** What the activities mask in BrowserAI's text: the codes received, and the TOTP codes (computed by them). */
@@ -244,7 +253,7 @@ export class TaskSession implements SendTarget {
     }
     let created: CreatedTask;
     try {
-      created = await createTask(this.#activities, this.input, this.#settings, this.#slot);
+      created = await createTask(this.#activities, this.input, this.#settings, this.fleetSlot);
     } catch (err) {
       // A malformed answer that named its task: the task exists, so the ending can stop it.
       const named = createdDespiteFailure(err);
@@ -256,22 +265,13 @@ export class TaskSession implements SendTarget {
         );
       throw err;
     }
-    if (created.slot) this.#slot.held(created.slot.limiterId);
+    if (created.slot) this.fleetSlot.held(created.slot.limiterId);
+    this.#lookPending = created.lookInPoll === true;
     this.#recordCreated(created.executionId);
     this.#record.kind = created.kind ?? null;
     // Running already when the create looked again: what it saw stands in for the first poll's return.
     if (created.seen) this.#applySnapshot(created.seen);
     this.#applyAnswer(created);
-  }
-
-  /** The limiter's `browserAISlotGranted`: a slot is held for this task now. */
-  slotGranted(): void {
-    this.#slot.granted();
-  }
-
-  /** Lets go of the fleet slot, once, on every ending (never on continue-as-new: the next run keeps it). */
-  releaseSlot(): Promise<void> {
-    return this.#slot.release();
   }
 
   #recordCreated(executionId: string): void {
@@ -426,6 +426,8 @@ export class TaskSession implements SendTarget {
     const executionId = record.executionId!;
     const [options, request] = pollRequest(record, this.#settings, {
       lookOnce,
+      lookAfterCreate: this.#lookPending,
+      resultsMaxBytes: this.#settings.resultBytes,
       untilDeadlineMs: this.#untilDeadline(),
       notFoundRetryUntilMs: this.#notFoundRetryUntilMs,
       toMask: this.#toMask,
@@ -439,7 +441,9 @@ export class TaskSession implements SendTarget {
       throw err;
     } finally {
       this.#pollScope = null;
+      this.#lookPending = false;
     }
+    if (out.results) this.#resultsWithEnd = out.results;
     for (const status of out.unknownStatuses) {
       if (this.#unknownStatusesLogged.has(status)) continue;
       this.#unknownStatusesLogged.add(status);
@@ -551,10 +555,12 @@ export class TaskSession implements SendTarget {
   async collectResults(): Promise<BrowserTaskResult> {
     const record = this.#record;
     const executionId = record.executionId!;
-    const summary = await this.#activities.getResults.executeWithOptions(
-      { summary: `Fetch results of ${executionId}` },
-      [{ executionId, maxBytes: this.#settings.resultBytes, ...this.#toMask }],
-    );
+    // Read by the poll that saw the end, when its worker could (runs from before read them here).
+    const summary =
+      this.#resultsWithEnd ??
+      (await this.#activities.getResults.executeWithOptions({ summary: `Fetch results of ${executionId}` }, [
+        { executionId, maxBytes: this.#settings.resultBytes, ...this.#toMask },
+      ]));
     this.#latestResults = summary;
     // After our own stop, the results answer is the freshest word on the status.
     if (summary.status && (this.#stop.sent || categorize(summary.status) === 'ended')) record.status = summary.status;
@@ -577,6 +583,7 @@ export class TaskSession implements SendTarget {
 
   #recordOutcome(summary: TaskResultsSummary | null): BrowserTaskResult {
     const record = this.#record;
+    this.#lookPending = false; // the ending's upsert is never held
     this.#outcome = {
       executionId: record.executionId!,
       status: record.status,
