@@ -32,11 +32,18 @@ export function pollRequest(
   ask: PollAsk,
 ): [ActivityOptions & { summary: string }, PollTaskInput] {
   const executionId = record.executionId!;
-  const spanMs = ask.lookOnce ? 1 : Math.max(1, Math.min(polling.maxSpanMs, ask.untilDeadlineMs));
+  // The look after a `queued` create returns when its second is up, news or not: until it does,
+  // the UI shows nothing of the task (the search attributes wait for the look), and a long queue
+  // would otherwise never be shown as `queued`.
+  const spanMs = ask.lookOnce
+    ? 1
+    : Math.max(1, Math.min(ask.lookAfterCreate ? LOOK_AFTER_CREATE_MS : polling.maxSpanMs, ask.untilDeadlineMs));
   const options = {
     summary: ask.lookOnce
       ? `Look at ${executionId} once`
-      : `Poll ${executionId} until it is no longer "${record.status}"`,
+      : ask.lookAfterCreate
+        ? `Look at ${executionId} a second after its create`
+        : `Poll ${executionId} until it is no longer "${record.status}"`,
     heartbeatTimeout: polling.heartbeatTimeoutMs,
     startToCloseTimeout: spanMs + 2 * polling.maxIntervalMs + 60_000,
     // Retries of a failing poll (BrowserAI down) must not outlive the task's deadline.
