@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -241,7 +242,12 @@ test('SIGKILL of every worker while tasks hold and wait for slots: the slots sta
   await noSlotHeld();
 });
 
-test('a terminated holder frees its slot within the check interval', async () => {
+test('a terminated holder frees its slot within the check interval, also when it came to an idle limiter', async () => {
+  // The limiter is idle first (it held slots, all were released): an acquire granted at once then
+  // tells no one, and a limiter that timed no check for it kept a terminated holder's slot for good.
+  await (await start('before-idle', 1)).result();
+  await noSlotHeld();
+  await sleep(3 * CHECK_INTERVAL_MS); // past the last check and its timer: nothing left to wake the limiter
   const holder = await start('terminated', 30);
   await eventually('it holds a slot', async () => (await holder.query(stateQuery)).fleetSlot?.held === true);
   const before = await limiter();

@@ -137,11 +137,17 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
     }
   };
   const mustContinue = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
+  /** Holders that no check is timed for yet: the loop must wake to time one. */
+  const checkUntimed = (timed: boolean) => !timed && checking === null && slots.held > 0;
   for (;;) {
+    // An acquire granted at once tells no one, so a limiter idle when it came (no holder, no check
+    // timed) would otherwise sleep on, and a holder terminated then would keep its slot for good.
+    const timed = checking === null && slots.held > 0;
     await condition(
-      () => toTell.length > 0 || mustContinue() || checkEnded,
-      checking === null && slots.held > 0 ? Math.max(1, nextCheckMs - Date.now()) : undefined,
+      () => toTell.length > 0 || mustContinue() || checkEnded || checkUntimed(timed),
+      timed ? Math.max(1, nextCheckMs - Date.now()) : undefined,
     );
+    if (checkUntimed(timed) && Date.now() >= nextCheckMs) nextCheckMs = Date.now() + record.limits.checkIntervalMs;
     checkEnded = false;
     // Each grant is told on its own: awaiting a batch's deliveries before the next batch held every
     // later grant behind the slowest signal (p90 37 s, max 80 s in the bench's fleet scenario, after
