@@ -3,9 +3,8 @@
 // read). The workflow function (browser-task.ts) tells the story in order and wires the messages
 // to these methods; ending.ts decides how it ends.
 //
-// The state is grouped by how long it lives (record.ts): the record is carried across
-// continue-as-new; the rest belongs to this run. Sending (sender.ts), the fleet slot (fleet-slot.ts)
-// and the parent's notice (parent-notice.ts) live beside it.
+// The record (record.ts) is carried across continue-as-new; the rest belongs to this run. Sending
+// (sender.ts), the fleet slot (fleet-slot.ts) and the parent's notice (parent-notice.ts) live beside it.
 import {
   ApplicationFailure,
   CancellationScope,
