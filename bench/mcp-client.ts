@@ -8,7 +8,6 @@
 import type { BrowserAIEmulator } from '../src/emulator';
 import type { BrowserTaskInput } from '../src/workflows/input';
 import { errorText, sleep } from '../dev/async';
-import { emulatorEndTime } from './emulator/end-time';
 
 export const MCP_POLL_MS = 3_000;
 const MCP_WAIT_AFTER_APPEND_MS = 1_000;
@@ -58,7 +57,7 @@ export async function runMcpTasks(
       } catch (err) {
         record.error = errorText(err);
       }
-      if (record.executionId) record.endedAt = emulatorEndTime(emulator, record.executionId);
+      if (record.executionId) record.endedAt = emulator.task(record.executionId)?.endedAt ?? undefined;
     }),
   );
   return records;

@@ -7,9 +7,29 @@
 // they cost beyond a default task of their length, divided by the poll activities they have
 // beyond a short task, is the cost of one span. A 3-h task at the 1-h span has 2 more than a
 // 1-minute task (its poll activity reports back at 1 h and 2 h).
-import { mean } from '../../statistics';
-import { completedOk, type TaskRecord } from '../../task';
-import type { MeasuredGroup } from './measure';
+import { mean } from '../statistics';
+import type { RunOutcome } from '../run';
+import { completedOk, type PlannedTask, type TaskRecord } from '../task';
+import type { ActionCounts } from '../temporal-actions';
+import type { WorkerProcess } from '../worker-process';
+
+export interface ActionsGroup {
+  name: 'short' | 'long' | 'span';
+  namespace: string;
+  taskQueue: string;
+  durationMs: number;
+  /** Non-default polling.maxSpanMs (the span group only). */
+  maxSpanMs?: number;
+  tasks: PlannedTask[];
+}
+
+export interface MeasuredGroup {
+  group: ActionsGroup;
+  records: TaskRecord[];
+  actions: ActionCounts;
+  outcome: RunOutcome;
+  worker: WorkerProcess;
+}
 
 export const HOUR_MS = 3_600_000;
 export const THREE_HOURS_MS = 3 * HOUR_MS;
