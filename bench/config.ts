@@ -5,7 +5,7 @@
 // to a few short tasks, to check that the bench itself works; its figures mean nothing.
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { duration, fraction, integer } from '../dev/flag-values';
+import { duration, flagValues, fraction, integer } from '../dev/flag-values';
 
 interface Setting<T> {
   full: string;
@@ -123,7 +123,6 @@ export type BenchConfig = { [N in ScenarioName]: ScenarioSettings<N> } & {
 const flagOf = (scenario: string, key: string) =>
   `${scenario}-${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 const GENERAL = ['scenarios', 'seed', 'output', 'raw-json', 'quick', 'allow-dirty'];
-const BOOLEAN = ['quick', 'allow-dirty'];
 const SCENARIO_FLAGS = new Map(
   SCENARIOS.flatMap((name) =>
     Object.entries(SETTINGS[name])
@@ -153,27 +152,9 @@ ${SCENARIOS.map(
 
 Durations: 500ms, 30s, 12m; a bare number is seconds. Ranges: 30s-100s.`;
 
-/** Flag values as given: environment first, flags over it. */
-function givenValues(argv: string[], env: NodeJS.ProcessEnv): Map<string, string> {
-  const values = new Map<string, string>();
-  const known = [...GENERAL, ...SCENARIO_FLAGS.keys()];
-  for (const name of known) {
-    const value = env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
-    if (value) values.set(name, value);
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]!);
-    const name = match?.[1];
-    if (!match || !name || !known.includes(name)) throw new Error(`Unknown argument "${argv[i]}"\n\n${USAGE}`);
-    const value = match[2] ?? (BOOLEAN.includes(name) ? '1' : argv[++i]);
-    if (value === undefined) throw new Error(`--${name} needs a value\n\n${USAGE}`);
-    values.set(name, value);
-  }
-  return values;
-}
-
 export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchConfig {
-  const values = givenValues(argv, env);
+  const known = [...GENERAL, ...SCENARIO_FLAGS.keys()];
+  const values = flagValues(argv, env, { prefix: 'BENCH', known, booleans: ['quick', 'allow-dirty'], usage: USAGE });
   const quick = yes(values.get('quick') ?? '0');
   const scenarios: Record<string, Record<string, unknown>> = Object.fromEntries(SCENARIOS.map((n) => [n, {}]));
   for (const [name, { name: scenario, key, setting }] of SCENARIO_FLAGS)
@@ -218,14 +199,4 @@ function durationRange(flag: string, raw: string): [number, number] {
   if (a === undefined || b === undefined || a > b)
     throw new Error(`--${flag} must be "A-B" with A <= B, e.g. 30s-100s (got "${raw}")`);
   return [a, b];
-}
-
-/** How the run was asked for, for the report. */
-export function commandLine(): string {
-  const fromEnv = Object.keys(process.env)
-    .filter((name) => name.startsWith('BENCH_') && process.env[name])
-    .map((name) => `${name}=${process.env[name]}`);
-  const args = process.argv.slice(2);
-  const base = process.env.npm_lifecycle_event === 'bench' ? 'npm run bench' : 'node lib/bench/main.js';
-  return [...fromEnv, base, ...(args.length > 0 && base === 'npm run bench' ? ['--', ...args] : args)].join(' ');
 }

@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { errorText } from '../dev/async';
-import { commandLine, readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
+import { commandLine } from '../dev/flag-values';
+import { readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
 import { log } from './format';
 import { writeBenchmarks, type ScenarioOutcome } from './report/benchmarks-file';
 import { runEnvironment } from './report/environment';
@@ -34,7 +35,7 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
 };
 
 async function bench(config: BenchConfig): Promise<number> {
-  const env = runEnvironment(commandLine());
+  const env = runEnvironment(commandLine('bench', 'lib/bench/main.js', 'BENCH'));
   if (env.changes.length > 0 && !config.quick && !config.allowDirty) {
     console.error(
       `[bench] the tree has uncommitted changes; BENCHMARKS.md measures one commit. Commit or stash them (or pass --allow-dirty, and the report says so):\n  ${env.changes.join('\n  ')}`,

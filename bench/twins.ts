@@ -55,57 +55,35 @@ export interface SideBySide {
 }
 
 /** Both sides started at the same moments until both are done; then our side's facts are collected. */
-export async function runSideBySide(
-  target: RunTarget,
-  planned: Twins,
-  options: { label: string; deadlineAt: number },
-): Promise<SideBySide> {
+export async function runSideBySide(target: RunTarget, planned: Twins, options: { label: string; deadlineAt: number }) {
   const records = planned.ours.map((plan): TaskRecord => ({ plan }));
   const firstStartAt = Date.now();
+  const ours = runTasks(records, target, { batch: 50, ...options, firstStartAt });
   const [outcome, mcp] = await Promise.all([
-    runTasks(records, target, { batch: 50, deadlineAt: options.deadlineAt, label: options.label, firstStartAt }),
+    ours,
     runMcpTasks(planned.mcp, target.emulator, firstStartAt, options.deadlineAt),
   ]);
   await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
-  return { records, mcp, outcome };
+  return { records, mcp, outcome } satisfies SideBySide;
 }
 
-export interface Comparison {
-  tasks: number;
-  oursCompleted: number;
-  mcpEnded: number;
-  oursRequests: number;
-  mcpRequests: number;
-  /** ours / MCP, per task, over the tasks each side finished. */
-  requestRatio?: number;
-  oursRequestsPerTask?: Stats;
-  mcpRequestsPerTask?: Stats;
-  /** Emulator's end of the task → workflow closeTime. */
-  endToClosed?: Stats;
-  /** Emulator's end of the task → MCP client got the answer showing it. */
-  endToMcpSeen?: Stats;
-  side: SideBySide;
-}
+/** Requests per task of both sides and how long after each task's end each side noticed it. */
+export type Comparison = ReturnType<typeof compare>;
 
-export function compare(side: SideBySide): Comparison {
+export function compare(side: SideBySide) {
   const done = side.records.filter(completedOk);
   const mcpDone = side.mcp.filter((r) => !r.error && r.endSeenAt !== undefined && r.finalStatus !== undefined);
   const oursRequests = sum(done.map(count.requests));
   const mcpRequests = sum(mcpDone.map((r) => r.requests));
   // Ratio per task: a side that lost tasks must not look cheaper for it.
   const ratio = done.length && mcpRequests ? oursRequests / done.length / (mcpRequests / mcpDone.length) : undefined;
+  // Task end (the emulator's) → workflow closed, and → the MCP client had the answer showing it.
+  const endToMcpSeen = stats(mcpDone.map((r) => (r.endedAt && r.endSeenAt ? r.endSeenAt - r.endedAt : undefined)));
+  // prettier-ignore
   return {
-    tasks: side.records.length,
-    oursCompleted: done.length,
-    mcpEnded: mcpDone.length,
-    oursRequests,
-    mcpRequests,
-    requestRatio: ratio,
-    oursRequestsPerTask: stats(done.map(count.requests)),
-    mcpRequestsPerTask: stats(mcpDone.map((r) => r.requests)),
-    endToClosed: between(done, at.ended, at.closed),
-    endToMcpSeen: stats(mcpDone.map((r) => (r.endedAt && r.endSeenAt ? r.endSeenAt - r.endedAt : undefined))),
-    side,
+    tasks: side.records.length, oursCompleted: done.length, mcpEnded: mcpDone.length, oursRequests, mcpRequests, requestRatio: ratio,
+    oursRequestsPerTask: stats(done.map(count.requests)), mcpRequestsPerTask: stats(mcpDone.map((r) => r.requests)),
+    endToClosed: between(done, at.ended, at.closed), endToMcpSeen, side,
   };
 }
 
@@ -212,7 +190,6 @@ export function notCompleted(records: TaskRecord[]): string[] {
 export function outcomeLines(o: RunOutcome, label = ''): string[] {
   const hit = o.deadlineHit ? ' (**deadline hit**: unfinished tasks count as not completed)' : '';
   const died = o.workerDied ? ` (**${o.workerDied}**)` : '';
-  return [
-    `- ${label}Wall time: ${fmtMs(o.endedAt - o.firstStartAt)} from the first start to the last close${hit}${died}.`,
-  ];
+  const wall = fmtMs(o.endedAt - o.firstStartAt);
+  return [`- ${label}Wall time: ${wall} from the first start to the last close${hit}${died}.`];
 }

@@ -144,7 +144,7 @@ async function measureOutage(
   planned: Array<{ workflowId: string; input: Parameters<BrowserTasks['start']>[0] }>,
   outageMs: number,
 ): Promise<Outage> {
-  const client = stack.temporal.client;
+  const handle = (workflowId: string) => stack.temporal.client.workflow.getHandle(workflowId);
   for (const task of planned) await tasks.start(task.input, { workflowId: task.workflowId });
   await sleep(OUTAGE_LEAD_MS - 2_000);
   const server = findChild(process.pid, 'temporal');
@@ -157,8 +157,7 @@ async function measureOutage(
   const closed = new Map<string, number>();
   await waitFor(async () => {
     for (const { workflowId } of planned.filter((t) => !closed.has(t.workflowId))) {
-      const description = await client.workflow
-        .getHandle(workflowId)
+      const description = await handle(workflowId)
         .describe()
         .catch(() => undefined);
       if (description?.closeTime) closed.set(workflowId, description.closeTime.getTime());
@@ -166,8 +165,7 @@ async function measureOutage(
     return closed.size === planned.length;
   }, GIVE_UP_MS);
   const endOf = async (workflowId: string) => {
-    const result = await client.workflow
-      .getHandle(workflowId)
+    const result = await handle(workflowId)
       .result()
       .catch(() => undefined);
     return result ? (stack.emulator.task(result.executionId)?.endedAt ?? undefined) : undefined;
@@ -182,10 +180,7 @@ async function measureOutage(
 }
 
 /** The running poll of each workflow (its worker and when its current attempt started). */
-async function pollsOf(
-  client: Client,
-  workflowIds: string[],
-): Promise<Map<string, { identity: string; startedAtMs: number }>> {
+async function pollsOf(client: Client, workflowIds: string[]) {
   const found = new Map<string, { identity: string; startedAtMs: number }>();
   for (const workflowId of workflowIds) {
     const { raw } = await client.workflow.getHandle(workflowId).describe();
@@ -193,10 +188,8 @@ async function pollsOf(
     // STARTED is 2 in the API's enum (SCHEDULED 1, CANCEL_REQUESTED 3).
     if (!poll || poll.state !== 2 || !poll.lastWorkerIdentity || !poll.lastStartedTime) continue;
     const { seconds, nanos } = poll.lastStartedTime;
-    found.set(workflowId, {
-      identity: poll.lastWorkerIdentity,
-      startedAtMs: Number(seconds) * 1000 + Math.floor((nanos ?? 0) / 1e6),
-    });
+    const startedAtMs = Number(seconds) * 1000 + Math.floor((nanos ?? 0) / 1e6);
+    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs });
   }
   return found;
 }

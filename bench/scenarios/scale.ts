@@ -55,19 +55,10 @@ function planScale(settings: ScenarioSettings<'scale'>, seed: number): PlannedTa
         : { value: codes.next(), tag, when: 'awaiting', delayMs: 0 };
     }
     const action = `Benchmark crawl ${tag} [duration=${Math.round(settings.durationMs / 1000)}s]${code ? ' [needs-code]' : ''}`;
-    return {
-      workflowId: `bench-scale-${i}`,
-      group: code ? (code.when === 'awaiting' ? 'code during burst' : 'code after burst') : 'plain',
-      startAtMs: 0,
-      durationMs: settings.durationMs,
-      code,
-      input: {
-        type: 'crawler_automation',
-        project: PROJECT,
-        geoLocation: { country: 'US' },
-        instructions: [{ action }],
-      },
-    };
+    const group = code ? (code.when === 'awaiting' ? 'code during burst' : 'code after burst') : 'plain';
+    const input = { type: 'crawler_automation' as const, project: PROJECT, geoLocation: { country: 'US' } };
+    // prettier-ignore
+    return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: { ...input, instructions: [{ action }] } };
   });
 }
 
@@ -100,11 +91,12 @@ export const measureScale = scenario({
     const probes: TimedProbe[] = [];
     const probe = () => void worker.probeMemory().then((report) => report && probes.push({ at: Date.now(), report }));
     const probing = setInterval(probe, PROBE_EVERY_MS);
-    const outcome = await runTasks(records, target, {
+    const options = {
       batch: settings.batch,
       deadlineAt: deadlineAt + Math.max(0, length - 2_000) * 100,
       label: 'scale',
-    }).finally(() => clearInterval(probing));
+    };
+    const outcome = await runTasks(records, target, options).finally(() => clearInterval(probing));
     worker.sampler.sample();
     log('scale: collecting per-task results and histories');
     await collectFacts(stack.temporal.client, records, stack.emulator, [...stack.emulator.requests]);
@@ -156,31 +148,24 @@ function measures(records: TaskRecord[], outcome: RunOutcome, stack: BenchStack)
   const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
   const windowEnd = closes.length === records.length && closes.length > 0 ? Math.max(...closes) : outcome.endedAt;
   const sampler = stack.workers[0]!.sampler;
+  const { firstStartAt: windowStart } = outcome;
+  // prettier-ignore
   return {
-    records,
-    done,
-    plain,
-    coded,
+    records, done, plain, coded, windowStart, windowEnd,
     requests: stats(done.map(count.requests)),
-    rpm: stats(done.map(count.perMinute)),
-    rpmPlain: stats(plain.map(count.perMinute)),
-    rpmCoded: stats(coded.map(count.perMinute)),
-    events: stats(done.map(count.events)),
-    eventsPlain: stats(plain.map(count.events)),
-    eventsCoded: stats(coded.map(count.events)),
+    rpm: stats(done.map(count.perMinute)), rpmPlain: stats(plain.map(count.perMinute)), rpmCoded: stats(coded.map(count.perMinute)),
+    events: stats(done.map(count.events)), eventsPlain: stats(plain.map(count.events)), eventsCoded: stats(coded.map(count.events)),
     close: between(done, at.ended, at.closed),
     codeBurst: between(sent(true), at.codeSent, at.appended),
     codeLate: between(sent(false), at.codeSent, at.appended),
     codesAfterBurst: sent(false).length,
     codeRpc: between(records, at.codeSent, at.codeAccepted),
-    windowStart: outcome.firstStartAt,
-    windowEnd,
     rssPeakKb: sampler.peakEverKb(),
-    rssUnderLoadKb: sampler.peakRssKb(outcome.firstStartAt, windowEnd),
+    rssUnderLoadKb: sampler.peakRssKb(windowStart, windowEnd),
     // The idle worker (start-up done, nothing started yet): what each task adds is measured from it.
-    rssIdleKb: sampler.lastRssKbBefore(outcome.firstStartAt),
-    cpuAvg: sampler.cpuPercent(outcome.firstStartAt, windowEnd),
-    cpuPeak: sampler.peakCpuPercent(outcome.firstStartAt, windowEnd),
+    rssIdleKb: sampler.lastRssKbBefore(windowStart),
+    cpuAvg: sampler.cpuPercent(windowStart, windowEnd),
+    cpuPeak: sampler.peakCpuPercent(windowStart, windowEnd),
   };
 }
 type ScaleMeasures = ReturnType<typeof measures>;
@@ -228,9 +213,8 @@ function distributionTables(m: ScaleMeasures, settings: ScenarioSettings<'scale'
 /** Where the latency goes, from history event times and emulator arrivals (one clock: all on this machine). */
 function latencyBreakdown(m: ScaleMeasures, records: TaskRecord[]): string[] {
   const coded = records.filter((r) => r.plan.code && r.facts);
-  const steps: Array<
-    [string, TaskRecord[], (r: TaskRecord) => number | undefined, (r: TaskRecord) => number | undefined]
-  > = [
+  type Moment = (r: TaskRecord) => number | undefined;
+  const steps: Array<[string, TaskRecord[], Moment, Moment]> = [
     ['Task end → last `GET /tasks` (polling schedule)', m.done, at.ended, at.lastGet],
     ['Last `GET /tasks` → pollTask completed', m.done, at.lastGet, at.pollCompleted],
     ['pollTask completed → workflow closed (results fetch, completion)', m.done, at.pollCompleted, at.closed],
@@ -246,16 +230,10 @@ function latencyBreakdown(m: ScaleMeasures, records: TaskRecord[]): string[] {
 
 /** The largest number of workflows between their start call and their close at one moment. */
 function mostOpenAtOnce(records: TaskRecord[]): number {
-  const edges = records
-    .filter((r) => r.startCalledAt !== undefined && r.facts?.closeTime !== undefined)
-    .flatMap((r) => [
-      { at: r.startCalledAt!, step: 1 },
-      { at: r.facts!.closeTime!, step: -1 },
-    ])
-    .sort((a, b) => a.at - b.at || a.step - b.step);
-  let open = 0;
-  let most = 0;
-  for (const edge of edges) most = Math.max(most, (open += edge.step));
+  const known = records.filter((r) => r.startCalledAt !== undefined && r.facts?.closeTime !== undefined);
+  const edges = known.flatMap((r) => [[r.startCalledAt!, 1] as const, [r.facts!.closeTime!, -1] as const]);
+  let [open, most] = [0, 0];
+  for (const [, step] of edges.sort((a, b) => a[0] - b[0] || a[1] - b[1])) most = Math.max(most, (open += step));
   return most;
 }
 
@@ -276,6 +254,7 @@ function checks(records: TaskRecord[], stack: BenchStack, m: ScaleMeasures): str
   ];
 }
 
+// prettier-ignore
 const HOW_MEASURED = [
   '### How it is measured',
   '',
