@@ -7,32 +7,40 @@
 // they cost beyond a default task of their length, divided by the poll activities they have
 // beyond a short task, is the cost of one span. A 3-h task at the 1-h span has 2 more than a
 // 1-minute task (its poll activity reports back at 1 h and 2 h).
-import { mean } from '../../statistics';
-import { completedOk, type TaskRecord } from '../../task';
-import type { MeasuredGroup } from './measure';
+import { mean } from '../statistics';
+import type { RunOutcome } from '../run';
+import { completedOk, type PlannedTask, type TaskRecord } from '../task';
+import type { ActionCounts } from '../temporal-actions';
+import type { WorkerProcess } from '../worker-process';
+
+export interface ActionsGroup {
+  name: 'short' | 'long' | 'span';
+  namespace: string;
+  taskQueue: string;
+  durationMs: number;
+  /** Non-default polling.maxSpanMs (the span group only). */
+  maxSpanMs?: number;
+  tasks: PlannedTask[];
+}
+
+export interface MeasuredGroup {
+  group: ActionsGroup;
+  records: TaskRecord[];
+  actions: ActionCounts;
+  outcome: RunOutcome;
+  worker: WorkerProcess;
+}
 
 export const HOUR_MS = 3_600_000;
 export const THREE_HOURS_MS = 3 * HOUR_MS;
 /** At the default maxSpanMs (1 h): poll activities of a 3-h task beyond a short one's. */
 export const EXTRA_SPANS_3H = 2;
 
-export interface Extrapolation {
-  short: number;
-  long: number;
-  /** Per hour of task. */
-  slopePerHour: number;
-  /** One more polling span; undefined without the span group. */
-  perSpan?: number;
-  threeHours: number;
-  /** A 1-hour task: no span boundary crossed at the default 1-h span. */
-  oneHour: number;
-}
+/** Per task at the short and long lengths, per hour of task, per further span, and at 1 h and 3 h. */
+export type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
 
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
-export function extrapolate(
-  groups: MeasuredGroup[],
-  perTask: (group: MeasuredGroup) => number | undefined,
-): Extrapolation | undefined {
+export function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
   const short = groups.find((g) => g.group.name === 'short');
   const long = groups.find((g) => g.group.name === 'long');
   const span = groups.find((g) => g.group.name === 'span');
@@ -46,14 +54,9 @@ export function extrapolate(
   const extraPolls = span && (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0);
   if (span && c !== undefined && extraPolls && extraPolls > 0)
     perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
-  return {
-    short: a,
-    long: b,
-    slopePerHour,
-    perSpan,
-    threeHours: atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0),
-    oneHour: atLength(HOUR_MS),
-  };
+  // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
+  const threeHours = atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
+  return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
 }
 
 export function meanPollActivities(group: MeasuredGroup): number | undefined {
@@ -65,10 +68,7 @@ export function completed(group: MeasuredGroup): TaskRecord[] {
 }
 
 /** Actions per task of the group, all types or those `match` picks. */
-export function actionsPerTask(
-  group: MeasuredGroup,
-  match: (type: string) => boolean = () => true,
-): number | undefined {
+export function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
   const tasks = group.records.filter((r) => r.firstRunId).length;
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
