@@ -87,7 +87,7 @@ export function compare(side: SideBySide) {
   };
 }
 
-export const MCP_COUNTING = `- **The MCP client's loop** (brightdata/browserai-mcp \`poll_task_result\`) runs for real against the same emulator, on a twin of every task (same text, same duration, same start moment, its own project): \`POST /tasks\`, then \`GET /tasks/{id}\` at once and ${MCP_POLL_MS / 1000} s after every answer until the task ends; a code task's code is appended when the loop returns \`awaiting\`, then 1 s of waiting and the same loop. It reads its result from the last \`GET /tasks\` answer, so it never calls \`GET /results\`. **Counted on both sides:** every request of the task, create included: ours are the create plus every request naming the execution ID (polls, \`GET /results\`, appends, stops); the MCP side's are its create, polls and append. The ratio is ours / MCP per task, over the tasks each side finished.`;
+export const MCP_COUNTING = `- **The MCP client's loop** (brightdata/browserai-mcp \`poll_task_result\`, a \`GET /tasks/{id}\` every ${MCP_POLL_MS / 1000} s) runs for real against the same emulator, on a twin of every task; requests are counted alike on both sides: [docs/benchmarks-method.md](docs/benchmarks-method.md#the-mcp-clients-loop).`;
 
 /** Requests per task and per task-minute, and task end → noticed, of both sides. */
 export function comparisonDistributions(c: Comparison): string[] {

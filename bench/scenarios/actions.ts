@@ -1,8 +1,8 @@
 // Temporal actions and history events per task: three groups of plain tasks, each in its own
 // namespace with its own worker, all at once, so the dev server's `action` counter (labelled by
-// namespace) tells them apart: one-minute tasks (what a task costs at least), long tasks (what
-// every further hour adds: the slope), and tasks with a short polling span (what every further
-// span adds; at the default 1-h span a 3-h task has 2 more). A group's count is read before its
+// namespace) tells them apart: one-minute tasks, long tasks (the slope per hour) and tasks with a
+// short polling span (the cost of one more span), extrapolated to 3 hours as
+// docs/benchmarks-method.md, "Actions of a 3-hour task" says. A group's count is read before its
 // first start and 3 s after its last close, before the bench reads any history (the bench's own
 // calls must not be counted).
 import { Client } from '@temporalio/client';
@@ -12,25 +12,14 @@ import { collectFacts } from '../collect';
 import { fmt, fmtMs, log } from '../format';
 import { PROJECT, taskInput } from '../plan';
 import { distributions, row, typicalHistory } from '../report/markdown';
-import { runTasks } from '../run';
+import { runTasks, type RunOutcome } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
 import type { BenchStack } from '../stack';
-import { stats } from '../statistics';
-import { count, type TaskRecord } from '../task';
-import { actionCategory, actionLabels, actionsBetween, readActions } from '../temporal-actions';
+import { mean, stats } from '../statistics';
+import { completedOk, count, type PlannedTask, type TaskRecord } from '../task';
+import { actionCategory, actionLabels, actionsBetween, readActions, type ActionCounts } from '../temporal-actions';
 import { completedRow, outcomeLines } from '../twins';
 import type { WorkerProcess } from '../worker-process';
-import {
-  actionsPerTask,
-  completed,
-  eventsPerTask,
-  extrapolate,
-  EXTRA_SPANS_3H,
-  meanPollActivities,
-  type ActionsGroup,
-  type Extrapolation,
-  type MeasuredGroup,
-} from './actions-extrapolation';
 
 /** The server's metrics may lag its last RPCs a little. */
 const METRICS_SETTLE_MS = 3_000;
@@ -171,5 +160,71 @@ function extrapolationText(total: Extrapolation | undefined, events: Extrapolati
     e
       ? `${what}: ${fmt(e.short, 1)} + ${fmt(e.slopePerHour, 2)}/h × (3 h − short) + ${EXTRA_SPANS_3H} × ${fmt(e.perSpan ?? 0, 2)} = ${fmt(e.threeHours, 1)}. `
       : '';
-  return `**How the 3-hour figures are extrapolated** (no 3-hour task is run): cost(3 h) = cost(short task) + slope × (3 h − short duration) + ${EXTRA_SPANS_3H} × cost of one more polling span. The slope is (long − short) / their difference in duration: what keeping a task polled costs per hour (heartbeats, mostly). Neither group crosses a span boundary (1 h by default), so a span is measured apart: the span group's tasks cross several; what they cost beyond a default task of their length, over the poll activities they have beyond a short task, is the cost of one more span. A 3-hour task at the default 1-h span has ${EXTRA_SPANS_3H} more poll activities than a one-minute one. ${sum('Actions', total)}${sum('History events', events)}Note the default \`timeoutMs\` is 2 h: a real 3-hour task must be started with a larger one.`;
+  return `**The 3-hour figures are extrapolated** ([how](docs/benchmarks-method.md#actions-of-a-3-hour-task)): cost(3 h) = cost(short) + slope × (3 h − short duration) + ${EXTRA_SPANS_3H} × cost of one more span. ${sum('Actions', total)}${sum('History events', events)}The default \`timeoutMs\` is 2 h: a real 3-hour task must be started with a larger one.`;
+}
+
+interface ActionsGroup {
+  name: 'short' | 'long' | 'span';
+  namespace: string;
+  taskQueue: string;
+  durationMs: number;
+  /** Non-default polling.maxSpanMs (the span group only). */
+  maxSpanMs?: number;
+  tasks: PlannedTask[];
+}
+
+interface MeasuredGroup {
+  group: ActionsGroup;
+  records: TaskRecord[];
+  actions: ActionCounts;
+  outcome: RunOutcome;
+  worker: WorkerProcess;
+}
+
+const HOUR_MS = 3_600_000;
+const THREE_HOURS_MS = 3 * HOUR_MS;
+/** At the default maxSpanMs (1 h): poll activities of a 3-h task beyond a short one's. */
+const EXTRA_SPANS_3H = 2;
+
+/** Per task at the short and long lengths, per hour of task, per further span, and at 1 h and 3 h. */
+type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
+
+/** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
+function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
+  const short = groups.find((g) => g.group.name === 'short');
+  const long = groups.find((g) => g.group.name === 'long');
+  const span = groups.find((g) => g.group.name === 'span');
+  const a = short && perTask(short);
+  const b = long && perTask(long);
+  if (!short || !long || a === undefined || b === undefined) return undefined;
+  const slopePerHour = (b - a) / ((long.group.durationMs - short.group.durationMs) / HOUR_MS);
+  const atLength = (durationMs: number) => a + slopePerHour * ((durationMs - short.group.durationMs) / HOUR_MS);
+  let perSpan: number | undefined;
+  const c = span && perTask(span);
+  const extraPolls = span && (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0);
+  if (span && c !== undefined && extraPolls && extraPolls > 0)
+    perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
+  // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
+  const threeHours = atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
+  return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
+}
+
+function meanPollActivities(group: MeasuredGroup): number | undefined {
+  return mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
+}
+
+function completed(group: MeasuredGroup): TaskRecord[] {
+  return group.records.filter(completedOk);
+}
+
+/** Actions per task of the group, all types or those `match` picks. */
+function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
+  const tasks = group.records.filter((r) => r.firstRunId).length;
+  if (tasks === 0) return undefined;
+  const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
+  return total / tasks;
+}
+
+function eventsPerTask(group: MeasuredGroup): number | undefined {
+  return mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 }

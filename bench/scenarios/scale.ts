@@ -133,7 +133,7 @@ export const measureScale = scenario({
         '',
         ...checks(records, stack, m),
         '',
-        ...HOW_MEASURED,
+        'How each figure is measured: [docs/benchmarks-method.md](docs/benchmarks-method.md#per-task-figures).',
       ],
       raw: { records, outcome, samples: stack.workers[0]?.sampler.samples, memoryProbes: probes },
     };
@@ -258,14 +258,3 @@ function checks(records: TaskRecord[], stack: BenchStack, m: ScaleMeasures): str
     ...notCompleted(records),
   ];
 }
-
-// prettier-ignore
-const HOW_MEASURED = [
-  '### How it is measured',
-  '',
-  `- **API requests per task**: every request the emulator recorded for the task: its \`POST /tasks\` plus every request naming its execution ID (\`GET /tasks/{id}\`, \`GET /results/{id}\`, \`POST|PUT /tasks/{id}/instructions\`, \`POST /tasks/{id}/command\`); per task-minute: divided by the task's emulated lifetime (create → end, so a \`[needs-code]\` task's minutes include its wait for the code).`,
-  '- **History events per task**: `fetchHistory()` event count, summed over every run if the workflow continued as new.',
-  "- **Task end → workflow closed**: from the emulator's recorded end of the task to the workflow's `closeTime` (`describe()`).",
-  `- **submitCode → append request**: from just before the client sends \`submitCode\` to the arrival of \`POST /tasks/{id}/instructions\` at the emulator (one clock: both in the bench process).`,
-  `- **Worker peak RSS**: the worker process alone: the larger of its kernel high-water mark (\`VmHWM\`, start-up included, when the workflow bundle is built) and the largest \`VmRSS\` sample. CPU is \`utime + stime\` from \`/proc/<pid>/stat\`, in % of one core; the peak is the busiest 5-s window.`,
-];
