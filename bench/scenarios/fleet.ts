@@ -33,7 +33,7 @@ const COST_LIMITS = [undefined, 100, 2] as const;
 const COST_TASK_MS = 1_000;
 /** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */
 const START_SPACING_MS = 20;
-const METHOD = '[how each figure is computed](docs/benchmarks-method.md#fleet)';
+const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
 type Settings = ScenarioSettings<'fleet'>;
 type Steps = { at: number; running: number }[];
 interface Session {
@@ -66,13 +66,8 @@ function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Setti
   );
   const lastStartMs = Math.max(...records.map((r) => r.plan.startAtMs));
   const killAtMs = Array.from({ length: kills }, (_, k) => Math.round(idealMs * (0.3 + (0.1 * k) / kills)));
-  return {
-    records,
-    idealMs,
-    lateAtMs,
-    killAtMs,
-    outageAtMs: Math.max(Math.round(idealMs * 0.55), lastStartMs + 5_000),
-  };
+  const outageAtMs = Math.max(Math.round(idealMs * 0.55), lastStartMs + 5_000);
+  return { records, idealMs, lateAtMs, killAtMs, outageAtMs };
 }
 
 export const measureFleet = scenario({
@@ -87,16 +82,14 @@ export const measureFleet = scenario({
     for (const limit of COST_LIMITS) {
       const env: Record<string, string> = {};
       if (limit) Object.assign(env, { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() });
-      costs.push({ limit, ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, `limit-${limit}`)) });
+      costs.push({
+        limit,
+        ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, `limit-${limit ?? 'none'}`)),
+      });
     }
     // This run's baseline: tasks as long as its own, without a limit.
-    const noLimit = await actionsPerTask(
-      stack,
-      bundle,
-      settings.durationMs,
-      Math.ceil(settings.tasks / 100),
-      'baseline',
-    );
+    const baselineTasks = Math.ceil(settings.tasks / 100);
+    const noLimit = await actionsPerTask(stack, bundle, settings.durationMs, baselineTasks, 'baseline');
     const startWorker = () => stack.startWorker('default', TASK_QUEUE, limited);
     const workers = [await startWorker(), await startWorker()];
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
@@ -165,10 +158,8 @@ export const measureFleet = scenario({
     const fairP50 = stats(Array.from({ length: lateCount }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
     const [late, interactive] = [stats(waits('late')), stats(waits('interactive'))];
     const added = actions.run.total - actions.noLimit.total;
-    const creates = window
-      ? sessions.all.filter((s) => s.createdAt > window.from && s.createdAt <= window.to).length
-      : 0;
-    const lostPerCreate = window && ((1 - utilisation!) * limit * (window.to - window.from)) / creates;
+    const creates = sessions.all.filter((s) => window && s.createdAt > window.from && s.createdAt <= window.to);
+    const lostPerCreate = window && ((1 - utilisation!) * limit * (window.to - window.from)) / creates.length;
     const steady = window && steadyUtilisation(steps, window, faults, limit);
     const seenAfter = stats(sessions.all.map((s) => (s.endSeenAt && s.endedAt ? s.endSeenAt - s.endedAt : undefined)));
     const need = limit / (durationMs / 1000);
@@ -190,7 +181,7 @@ export const measureFleet = scenario({
       row(`Fairness: ${lateCount} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
         `p50 ${fmtMs(late?.p50)}, max ${fmtMs(late?.max)} (first in, first out would be ≈ ${fmtMs((inLine.length * durationMs) / limit)})`, late ? late.p50 <= 2 * fairP50 : false),
       row('Priority: interactive priority-1 tasks started one by one mid-batch: p50 wait for a slot', `≤ one task's length (${fmtMs(durationMs)})`, `p50 ${fmtMs(interactive?.p50)}, max ${fmtMs(interactive?.max)}`, interactive ? interactive.p50 <= durationMs : false),
-      ...actions.costs.map((c) => row(`Temporal actions per ${fmtMs(COST_TASK_MS)} task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${settings.costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
+      ...actions.costs.map((c) => row(`Temporal actions per one-second task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${settings.costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
       row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(added, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
       row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
@@ -202,7 +193,7 @@ export const measureFleet = scenario({
       setup: [
         `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${counts}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
         `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.byWorkflow.size} of ${records.length} tasks finished with their session found.`,
-        `- **Cost and ceiling:** before the run, ${settings.costTasks} tasks of ${fmtMs(COST_TASK_MS)} started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
+        `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
       ],
       details: [
         ...distributions([
