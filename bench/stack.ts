@@ -121,16 +121,9 @@ export async function stopLiveStacks(): Promise<void> {
   await Promise.all([...liveStacks].map((stack) => stack.stop()));
 }
 
-/** What a scenario's tasks run against: its worker on `taskQueue` of the stack's default namespace. */
-export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string): RunTarget {
-  const { client } = stack.temporal;
-  return {
-    tasks: new BrowserTasks(client, taskQueue),
-    client,
-    taskQueue,
-    emulator: stack.emulator,
-    project,
-    worker,
-    machine: stack.machine,
-  };
+/** What a scenario's tasks run against: its worker on `taskQueue` of `client`'s namespace (default: `default`). */
+// prettier-ignore
+export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client): RunTarget {
+  const { emulator, machine } = stack;
+  return { tasks: new BrowserTasks(client, taskQueue), client, taskQueue, emulator, project, worker, machine };
 }

@@ -6,23 +6,19 @@
 // first start and 3 s after its last close, before the bench reads any history (the bench's own
 // calls must not be counted).
 import { Client } from '@temporalio/client';
-import { sleep } from '../../dev/async';
-import { BrowserTasks } from '../../src/starters/tasks';
 import { collectFacts } from '../collect';
 import { fmt, fmtMs, log } from '../format';
 import { PROJECT, taskInput } from '../plan';
 import { distributions, row, typicalHistory } from '../report/markdown';
 import { runTasks, type RunOutcome } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
-import type { BenchStack } from '../stack';
+import { runTargetOf, type BenchStack } from '../stack';
 import { mean, stats } from '../statistics';
 import { completedOk, count, type PlannedTask, type TaskRecord } from '../task';
-import { actionCategory, actionLabels, actionsBetween, readActions, type ActionCounts } from '../temporal-actions';
+import { actionCategory, actionLabels, countActions, type ActionCounts } from '../temporal-actions';
 import { completedRow, outcomeLines } from '../twins';
 import type { WorkerProcess } from '../worker-process';
 
-/** The server's metrics may lag its last RPCs a little. */
-const METRICS_SETTLE_MS = 3_000;
 // 8 for a 1-minute task and 12 for a 5-minute one, with crash recovery within 60 s (issue 17).
 // Longer tasks cost what the heartbeat slope says: reported, with no target of its own.
 const TARGETS = { shortActions: 8, longActions: 12, historyEvents: 60 } as const;
@@ -123,15 +119,11 @@ export const measureActions = scenario({
 async function measureGroup(stack: BenchStack, group: ActionsGroup, worker: WorkerProcess, deadlineAt: number) {
   const client = new Client({ connection: stack.temporal.connection, namespace: group.namespace });
   const records = group.tasks.map((plan): TaskRecord => ({ plan }));
-  const before = await readActions(stack.metricsUrl, group.namespace);
-  const { emulator, machine } = stack;
-  const tasks = new BrowserTasks(client, group.taskQueue);
-  const target = { tasks, client, taskQueue: group.taskQueue, emulator, project: PROJECT, worker, machine };
-  const outcome = await runTasks(records, target, { batch: 50, deadlineAt, label: `actions ${group.name}` });
-  await sleep(METRICS_SETTLE_MS);
-  const actions = actionsBetween(before, await readActions(stack.metricsUrl, group.namespace));
-  await collectFacts(client, records, emulator, [...emulator.requests]);
-  return { group, records, actions, outcome, worker };
+  const target = runTargetOf(stack, worker, group.taskQueue, PROJECT, client);
+  const options = { batch: 50, deadlineAt, label: `actions ${group.name}` };
+  const counted = await countActions(stack.metricsUrl, group.namespace, () => runTasks(records, target, options));
+  await collectFacts(client, records, stack.emulator, [...stack.emulator.requests]);
+  return { group, records, actions: counted.actions, outcome: counted.result, worker };
 }
 
 /** Per action type: per task in each group, per hour of task, and at 3 h. */

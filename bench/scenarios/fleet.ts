@@ -20,7 +20,7 @@ import { scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
 import { stats } from '../statistics';
 import type { TaskRecord } from '../task';
-import { actionsBetween, readActions, type ActionCounts } from '../temporal-actions';
+import { countActions, type ActionCounts } from '../temporal-actions';
 import { pauseTemporal } from '../temporal-outage';
 import { buildWorkflowBundle } from './scale';
 
@@ -94,40 +94,39 @@ export const measureFleet = scenario({
     const workers = [await startWorker(), await startWorker()];
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
     stack.emulator.resetPeakRunning();
-    const before = await readActions(stack.metricsUrl, 'default');
-    const firstStartAt = Date.now();
     const samples: { at: number; held: number }[] = [];
-    const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
-    const sampling = setInterval(sample, SAMPLE_MS);
     const faults = { kills: [] as number[], outage: undefined as { from: number; to: number } | undefined };
-    const causingFaults = (async () => {
-      for (const at of plan.killAtMs) {
-        await sleep(firstStartAt + at - Date.now());
-        // Never the first worker: the run watches it to tell a crashed bench from a planned kill.
-        workers.splice(1, 1)[0]!.kill();
-        faults.kills.push(Date.now());
-        log('fleet: SIGKILL to a worker; a new one replaces it');
-        workers.push(await startWorker());
-      }
-      if (settings.outageMs <= 0) return;
-      await sleep(firstStartAt + plan.outageAtMs - Date.now());
-      const from = Date.now();
-      faults.outage = { from, to: await pauseTemporal(settings.outageMs, 'fleet') };
-    })();
-    const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
-    const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
-    const outcome = await runTasks(plan.records, target, { batch: 50, deadlineAt, label: 'fleet', firstStartAt });
-    clearInterval(sampling);
-    await causingFaults;
-    const limiterAtEnd = await settledLimiter(client);
-    await sleep(2_000); // the last counters
-    const spent = perTask(actionsBetween(before, await readActions(stack.metricsUrl, 'default')), plan.records.length);
+    const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
+      const firstStartAt = Date.now();
+      const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
+      const sampling = setInterval(sample, SAMPLE_MS);
+      const causingFaults = (async () => {
+        for (const at of plan.killAtMs) {
+          await sleep(firstStartAt + at - Date.now());
+          // Never the first worker: the run watches it to tell a crashed bench from a planned kill.
+          workers.splice(1, 1)[0]!.kill();
+          faults.kills.push(Date.now());
+          log('fleet: SIGKILL to a worker; a new one replaces it');
+          workers.push(await startWorker());
+        }
+        if (settings.outageMs <= 0) return;
+        await sleep(firstStartAt + plan.outageAtMs - Date.now());
+        const from = Date.now();
+        faults.outage = { from, to: await pauseTemporal(settings.outageMs, 'fleet') };
+      })();
+      const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
+      const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
+      const outcome = await runTasks(plan.records, target, { batch: 50, deadlineAt, label: 'fleet', firstStartAt });
+      clearInterval(sampling);
+      await causingFaults;
+      return { firstStartAt, outcome, limiterAtEnd: await settledLimiter(client) };
+    });
     log('fleet: reading each task’s BrowserAI session');
     const sessions = await sessionsOf(stack, plan.records);
     const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
-    const actions = { noLimit, run: spent, costs };
-    return { plan, firstStartAt, outcome, sessions, emulatorPeak, samples, limiterAtEnd, faults, actions, ceiling };
+    const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
+    return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling };
   },
   report(m, _stack, { config: { fleet: settings } }) {
     const { records, lateAtMs, idealMs } = m.plan;
@@ -213,17 +212,15 @@ export const measureFleet = scenario({
 async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, durationMs: number, count: number, name: string) {
   const taskQueue = `bench-fleet-cost-${name}`;
   const worker = await stack.startWorker('default', taskQueue, extra);
-  const before = await readActions(stack.metricsUrl, 'default');
   const records = Array.from({ length: count }, (_, i) => {
     const input = taskInput(stack, { text: 'Fleet cost: read a price list', durationMs, project: 'fleet-cost' });
     return { plan: { workflowId: `bench-fleet-cost-${name}-${i}`, group: name, input, startAtMs: 0, durationMs } };
   });
-  const deadlineAt = Date.now() + durationMs + 5 * 60_000;
-  await runTasks(records, runTargetOf(stack, worker, taskQueue, 'fleet-cost'), { batch: 50, deadlineAt, label: `fleet ${name}` });
-  await sleep(2_000); // late counters: the last releases, the limiter's answers
-  const spent = actionsBetween(before, await readActions(stack.metricsUrl, 'default'));
+  const target = runTargetOf(stack, worker, taskQueue, 'fleet-cost');
+  const options = { batch: 50, deadlineAt: Date.now() + durationMs + 5 * 60_000, label: `fleet ${name}` };
+  const { actions } = await countActions(stack.metricsUrl, 'default', () => runTasks(records, target, options));
   await worker.stop();
-  return perTask(spent, count);
+  return perTask(actions, count);
 }
 
 /** Per task, without the bench's own queries of the limiter. */
