@@ -19,6 +19,7 @@ import { runTasks } from '../run';
 import { scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
 import { stats } from '../statistics';
+import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
 import { pauseTemporal } from '../temporal-outage';
@@ -35,7 +36,6 @@ const COST_TASK_MS = 1_000;
 const START_SPACING_MS = 20;
 const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
 type Settings = ScenarioSettings<'fleet'>;
-type Steps = { at: number; running: number }[];
 interface Session {
   createdAt: number;
   endedAt?: number;
@@ -137,10 +137,10 @@ export const measureFleet = scenario({
         .filter((r) => r.plan.group === group)
         .map((r) => (sessions.byWorkflow.get(r.plan.workflowId)?.createdAt ?? NaN) - (r.startCalledAt ?? NaN))
         .filter(Number.isFinite);
-    const steps = runningSteps(sessions.all, Date.now());
-    const peak = Math.max(0, ...steps.map((s) => s.running));
+    const steps = openSteps(sessions.all.map((s) => [s.createdAt, s.endedAt ?? Date.now()] as const));
+    const peak = Math.max(0, ...steps.map((s) => s.open));
     // Work waits from the first moment the limit is reached until the last session is created.
-    const busyFrom = steps.find((s) => s.running >= limit)?.at ?? Infinity;
+    const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
     const lastCreate = Math.max(...[...sessions.byWorkflow.values()].map((s) => s.createdAt));
     const window = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
     const utilisation = window && meanOver(steps, window.from, window.to) / limit;
@@ -312,30 +312,6 @@ async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
     if (task) byWorkflow.set(workflowId, session(task));
   });
   return { all: tasks.map(session), byWorkflow };
-}
-
-/** Sessions running at each change, in time order: the emulator's count at every instant. */
-function runningSteps(sessions: Session[], now: number): Steps {
-  const changes = sessions.flatMap((s) => [
-    { at: s.createdAt, by: 1 },
-    { at: s.endedAt ?? now, by: -1 },
-  ]);
-  // An end and a create at the same millisecond: the end first, as the emulator counts.
-  changes.sort((a, b) => a.at - b.at || a.by - b.by);
-  let running = 0;
-  return changes.map((c) => ({ at: c.at, running: (running += c.by) }));
-}
-
-/** The mean of a step function over [from, to]. */
-function meanOver(steps: Steps, from: number, to: number): number {
-  let [area, level, last] = [0, 0, from];
-  for (const step of steps) {
-    if (step.at > to) break;
-    if (step.at > from) area += level * (step.at - last);
-    if (step.at >= from) last = step.at;
-    level = step.running;
-  }
-  return (area + level * (to - Math.max(last, from))) / (to - from);
 }
 
 /** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */

@@ -21,6 +21,7 @@ import { runTasks, type RunOutcome } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
 import { between, stats } from '../statistics';
+import { openSteps } from '../time-series';
 import { at, completedOk, count, type PlannedCode, type PlannedTask, type TaskRecord } from '../task';
 import { completedRow, notCompleted } from '../twins';
 import { memoryBreakdown, type TimedProbe } from './scale-memory';
@@ -233,25 +234,19 @@ function latencyBreakdown(m: ScaleMeasures, records: TaskRecord[]): string[] {
   return ['### Where the latency goes', '', '| Step | n | min | p50 | mean | p99 | max |', ...table.slice(1)];
 }
 
-/** The largest number of workflows between their start call and their close at one moment. */
-function mostOpenAtOnce(records: TaskRecord[]): number {
-  const known = records.filter((r) => r.startCalledAt !== undefined && r.facts?.closeTime !== undefined);
-  const edges = known.flatMap((r) => [[r.startCalledAt!, 1] as const, [r.facts!.closeTime!, -1] as const]);
-  let [open, most] = [0, 0];
-  for (const [, step] of edges.sort((a, b) => a[0] - b[0] || a[1] - b[1])) most = Math.max(most, (open += step));
-  return most;
-}
-
 function checks(records: TaskRecord[], stack: BenchStack, m: ScaleMeasures): string[] {
   const summary = summarizeRequests(stack.emulator.requests);
   const codeTasks = records.filter((r) => r.plan.code);
   const typedOnce = codeTasks.filter((r) => r.facts?.codesReceived?.join() === r.plan.code!.value).length;
   const worker = stack.workers[0]!;
   const { windowStart: from, windowEnd: to } = m;
+  const opened = records.flatMap((r) =>
+    r.startCalledAt && r.facts?.closeTime ? [[r.startCalledAt, r.facts.closeTime] as const] : [],
+  );
   return [
     `- Creates: ${summary.createsByProject[PROJECT] ?? 0} \`POST /tasks\` for ${records.filter((r) => r.firstRunId).length} workflows; stop commands: ${summary.stops}; non-2xx answers: ${summary.non2xx}; total API requests: ${summary.total}.`,
     `- One-time codes typed exactly once: ${typedOnce} / ${codeTasks.length}.`,
-    `- Most workflows open at once (start call → close): ${mostOpenAtOnce(records)} of ${records.length}.`,
+    `- Most workflows open at once (start call → close): ${Math.max(0, ...openSteps(opened).map((s) => s.open))} of ${records.length}.`,
     `- Continued-as-new: ${records.filter((r) => (r.facts?.history?.runs ?? 1) > 1).length} workflows.`,
     `- Worker log lines with WARN: ${worker.warnLines}, with ERROR: ${worker.errorLines}.`,
     `- CPU around the worker, first start → last close: Temporal dev server ${fmt(stack.server.cpuPercent(from, to), 0)} % of one core (peak 5-s window ${fmt(stack.server.peakCpuPercent(from, to), 0)} %); whole machine ${fmt(stack.machine.busyPercent(from, to, os.cpus().length), 0)} % busy.`,
