@@ -34,20 +34,14 @@ export const measureMixed = scenario({
     const rng = new Random(seed * 7919 + 17);
     const spread = (ms: number) => Math.round(uniform(rng, 0, ms));
     const knownRun = () => Math.round(KNOWN_KIND_MS * (1 + uniform(rng, -0.1, 0.1)));
-    const own = (spec: twins.TwinSpec) => twins.plannedTask(stack, spec);
-    const outlier = own({
-      workflowId: 'bench-mixed-outlier',
-      group: 'outlier',
-      startAtMs: 0,
-      shape: { text: KNOWN_KIND_TEXT, durationMs: settings.outlierMs },
+    const spec = (group: string, text: string, durationMs: number, startAtMs: number, project?: string) => ({
+      workflowId: `bench-mixed-${group}`,
+      group: group.replace(/-\d+$/, ''),
+      startAtMs,
+      shape: { text, durationMs, project },
     });
-    const job = (group: string, text: string, durationMs: number, startAtMs: number, project?: string) =>
-      own({
-        workflowId: `bench-mixed-${group}`,
-        group: group.replace(/-\d+$/, ''),
-        startAtMs,
-        shape: { text, durationMs, project },
-      });
+    const job = (...args: Parameters<typeof spec>) => twins.plannedTask(stack, spec(...args));
+    const outlier = job('outlier', KNOWN_KIND_TEXT, settings.outlierMs, 0);
     // prettier-ignore
     const warmUp = [
       ...Array.from({ length: settings.shortTasks }, (_, i) => job(`short-${i}`, `Mixed short job ${i}: open https://s${i}.example.com and read the title`, Math.round(uniform(rng, ...SHORT_RANGE_MS)), spread(10_000))),
@@ -55,26 +49,22 @@ export const measureMixed = scenario({
       // After the outlier's create: the book gives the kind's durations out in create order.
       ...Array.from({ length: KNOWN_KIND_RUNS }, (_, i) => job(`known-warm-${i}`, KNOWN_KIND_TEXT, knownRun(), 2_000 + i * 1_500)),
     ];
+    const unseenText = (i: number) =>
+      `Mixed new job ${i}: open https://n${i}.example.com, search the catalogue and export the hits`;
+    // Each start drawn before its duration, as before: a seed plans what it planned.
     const unseen = twins.plannedTwins(
       stack,
-      Array.from({ length: settings.unseenTasks }, (_, i) => ({
-        workflowId: `bench-mixed-unseen-${i}`,
-        group: 'unseen',
-        startAtMs: spread(60_000),
-        shape: {
-          text: `Mixed new job ${i}: open https://n${i}.example.com, search the catalogue and export the hits`,
-          durationMs: Math.round(uniform(rng, ...UNSEEN_RANGE_MS)),
-        },
-      })),
+      Array.from({ length: settings.unseenTasks }, (_, i) => {
+        const startAtMs = spread(60_000);
+        return spec(`unseen-${i}`, unseenText(i), Math.round(uniform(rng, ...UNSEEN_RANGE_MS)), startAtMs);
+      }),
     );
     const known = twins.plannedTwins(
       stack,
-      Array.from({ length: KNOWN_KIND_TASKS }, (_, i) => ({
-        workflowId: `bench-mixed-known-${i}`,
-        group: 'known kind',
-        startAtMs: spread(5_000),
-        shape: { text: KNOWN_KIND_TEXT, durationMs: knownRun() },
-      })),
+      Array.from({ length: KNOWN_KIND_TASKS }, (_, i) => {
+        const startAtMs = spread(5_000);
+        return { ...spec(`known-${i}`, KNOWN_KIND_TEXT, knownRun(), startAtMs), group: 'known kind' };
+      }),
     );
     return { outlier, warmUp, unseen, known };
   },

@@ -31,17 +31,7 @@ const WATCH_MS = 250;
 const GIVE_UP_MS = 11 * 60_000;
 const TARGET_MS = 60_000;
 
-interface KillTrial {
-  polls: number;
-  /** Per poll the killed worker held: kill → its next attempt started on another worker (NaN: never). */
-  resumedAfterMs: number[];
-}
-
-interface Outage {
-  outageMs: number;
-  resumedAt: number;
-  tasks: Array<{ workflowId: string; endedAt?: number; closedAt?: number }>;
-}
+type Outage = Awaited<ReturnType<typeof measureOutage>>;
 
 export const measureRecovery = scenario({
   heading: '## Crash recovery: a killed worker, a Temporal outage',
@@ -68,7 +58,8 @@ export const measureRecovery = scenario({
     const heldIds = held.map((t) => t.workflowId);
     for (const task of held) await tasks.start(task.input, { workflowId: task.workflowId });
     await waitFor(async () => (await pollsOf(client, heldIds)).size === held.length, 120_000);
-    const trials: KillTrial[] = [];
+    // Per poll the killed worker held: kill → its next attempt started on another worker (NaN: never).
+    const trials: { polls: number; resumedAfterMs: number[] }[] = [];
     for (let k = 0; k < settings.kills; k++) {
       // A random moment in the heartbeat cycle: right after a heartbeat is the worst case, right before the best.
       await sleep(uniform(rng, 5_000, 50_000));
@@ -143,7 +134,7 @@ async function measureOutage(
   tasks: BrowserTasks,
   planned: Array<{ workflowId: string; input: Parameters<BrowserTasks['start']>[0] }>,
   outageMs: number,
-): Promise<Outage> {
+) {
   const handle = (workflowId: string) => stack.temporal.client.workflow.getHandle(workflowId);
   for (const task of planned) await tasks.start(task.input, { workflowId: task.workflowId });
   await sleep(OUTAGE_LEAD_MS - 2_000);
@@ -162,15 +153,13 @@ async function measureOutage(
     const result = await handle(workflowId)
       .result()
       .catch(() => undefined);
-    return result ? (stack.emulator.task(result.executionId)?.endedAt ?? undefined) : undefined;
+    return {
+      workflowId,
+      endedAt: result && stack.emulator.task(result.executionId)?.endedAt,
+      closedAt: closed.get(workflowId),
+    };
   };
-  const ended = await Promise.all(planned.map((t) => endOf(t.workflowId)));
-  const outcome = planned.map(({ workflowId }, i) => ({
-    workflowId,
-    endedAt: ended[i],
-    closedAt: closed.get(workflowId),
-  }));
-  return { outageMs, resumedAt, tasks: outcome };
+  return { outageMs, resumedAt, tasks: await Promise.all(planned.map((t) => endOf(t.workflowId))) };
 }
 
 /** The running poll of each workflow (its worker and when its current attempt started). */
