@@ -67,16 +67,16 @@ export const measureCodeLoop = scenario({
         BROWSERAI_TOTP_SECRET_BENCH: TOTP_SECRET,
       });
       const client = new BrowserTasks(stack.temporal.client, TASK_QUEUE);
-      log(
-        `codeloop: ${coded.length} code tasks (webhook and a waiting client call each) and ${totp.length} TOTP tasks`,
-      );
+      log(`codeloop: ${coded.length} code tasks (a webhook, a waiting client call) and ${totp.length} TOTP tasks`);
       const deliveries = new Map<string, number>();
       receiver.onDelivery((d) => {
         if (d.body.type === 'input.requested' && !deliveries.has(d.body.data.workflowId))
           deliveries.set(d.body.data.workflowId, d.at);
       });
-      const run = async (record: CodeTask, i: number) => {
-        try {
+      const attempt = (record: CodeTask, body: () => Promise<void>) =>
+        body().catch((err: unknown) => void (record.error = errorText(err)));
+      const run = (record: CodeTask, i: number) =>
+        attempt(record, async () => {
           const handle = await client.start(record.input, { workflowId: record.workflowId });
           const next = await client.nextInputRequest(handle.workflowId);
           record.clientAt = Date.now();
@@ -84,21 +84,15 @@ export const measureCodeLoop = scenario({
           record.executionId = next.request.executionId;
           await client.submitCode(handle.workflowId, String(100000 + i));
           await handle.result();
-        } catch (err) {
-          record.error = errorText(err);
-        }
-      };
-      const runTotp = async (record: CodeTask, i: number) => {
-        // Spread over one 30-s time step: forms shown all at one instant would share one phase of the
-        // step, and so wait for the next step all together or not at all.
-        await sleep((i * TOTP_STEP_MS) / totp.length);
-        try {
+        });
+      // Spread over one 30-s time step: forms shown all at one instant would share one phase of the
+      // step, and so wait for the next step all together or not at all.
+      const runTotp = (record: CodeTask, i: number) =>
+        attempt(record, async () => {
+          await sleep((i * TOTP_STEP_MS) / totp.length);
           const handle = await client.start(record.input, { workflowId: record.workflowId });
           record.executionId = (await handle.result()).executionId;
-        } catch (err) {
-          record.error = errorText(err);
-        }
-      };
+        });
       await Promise.all([...coded.map(run), ...totp.map(runTotp)]);
       for (const record of [...coded, ...totp]) {
         const task = record.executionId ? stack.emulator.task(record.executionId) : undefined;
@@ -120,14 +114,9 @@ export const measureCodeLoop = scenario({
     const toClient = between(coded, shown, (r) => r.clientAt);
     const toTyped = between(totp, shown, (r) => r.codeTypedAt);
     const errors = [...coded, ...totp].flatMap((r) => (r.error ? [r.error] : []));
+    // prettier-ignore
     const judge = (measure: string, s: Stats | undefined, why?: string) =>
-      row(
-        measure,
-        `≤ ${fmtMs(TARGET_P50_MS)}`,
-        s ? `${fmtMs(s.p50)} (p99 ${fmtMs(s.p99)})` : 'n/a',
-        s && s.p50 <= TARGET_P50_MS,
-        why,
-      );
+      row(measure, `≤ ${fmtMs(TARGET_P50_MS)}`, s ? `${fmtMs(s.p50)} (p99 ${fmtMs(s.p99)})` : 'n/a', s && s.p50 <= TARGET_P50_MS, why);
     const mcp = [0, MCP_POLL_MS / 2, MCP_POLL_MS / 2, MCP_POLL_MS * 0.99, MCP_POLL_MS].map(fmtMs).join(' | ');
     return {
       // prettier-ignore
