@@ -11,23 +11,13 @@ import { distributions, row, type TargetRow } from './report/markdown';
 import { runTasks, type RunOutcome, type RunTarget } from './run';
 import type { BenchStack } from './stack';
 import { between, stats, sum, type Stats } from './statistics';
-import { at, completedOk, count, type PlannedCode, type PlannedTask, type TaskRecord } from './task';
+import { at, completedOk, count, type PlannedTask, type TaskRecord } from './task';
 
 /** The MCP client's tasks run in their own project, so the duration book keeps the two sides apart. */
 export const MCP_PROJECT = 'bench-mcp';
 
-export interface TwinSpec {
-  workflowId: string;
-  group: string;
-  shape: TaskShape;
-  startAtMs: number;
-  code?: PlannedCode;
-}
-
-export interface Twins {
-  ours: PlannedTask[];
-  mcp: McpTask[];
-}
+/** A planned task before its input is built: the shape each side's input is built from. */
+export type TwinSpec = Pick<PlannedTask, 'workflowId' | 'group' | 'startAtMs' | 'code'> & { shape: TaskShape };
 
 /** Our side of a spec alone (no twin: the book then holds no duration for an MCP task that never comes). */
 export function plannedTask(stack: BenchStack, spec: TwinSpec): PlannedTask {
@@ -35,36 +25,27 @@ export function plannedTask(stack: BenchStack, spec: TwinSpec): PlannedTask {
   return { workflowId, group, startAtMs, code, input: taskInput(stack, spec.shape), durationMs: spec.shape.durationMs };
 }
 
-export function plannedTwins(stack: BenchStack, specs: TwinSpec[]): Twins {
-  return {
-    ours: specs.map((spec) => plannedTask(stack, spec)),
-    mcp: specs.map((spec) => ({
-      key: spec.workflowId,
-      startAtMs: spec.startAtMs,
-      input: taskInput(stack, { ...spec.shape, project: MCP_PROJECT }),
-      code: spec.code?.value,
-      codeInstruction: DEFAULTS.codeInstructionTemplate,
-    })),
+export type Twins = ReturnType<typeof plannedTwins>;
+
+export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
+  const twin = ({ workflowId: key, startAtMs, shape, code }: TwinSpec): McpTask => {
+    const input = taskInput(stack, { ...shape, project: MCP_PROJECT });
+    return { key, startAtMs, input, code: code?.value, codeInstruction: DEFAULTS.codeInstructionTemplate };
   };
+  return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
 }
 
-export interface SideBySide {
-  records: TaskRecord[];
-  mcp: McpRecord[];
-  outcome: RunOutcome;
-}
+export type SideBySide = Awaited<ReturnType<typeof runSideBySide>>;
 
 /** Both sides started at the same moments until both are done; then our side's facts are collected. */
 export async function runSideBySide(target: RunTarget, planned: Twins, options: { label: string; deadlineAt: number }) {
   const records = planned.ours.map((plan): TaskRecord => ({ plan }));
   const firstStartAt = Date.now();
   const ours = runTasks(records, target, { batch: 50, ...options, firstStartAt });
-  const [outcome, mcp] = await Promise.all([
-    ours,
-    runMcpTasks(planned.mcp, target.emulator, firstStartAt, options.deadlineAt),
-  ]);
+  const theirs = runMcpTasks(planned.mcp, target.emulator, firstStartAt, options.deadlineAt);
+  const [outcome, mcp] = await Promise.all([ours, theirs]);
   await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
-  return { records, mcp, outcome } satisfies SideBySide;
+  return { records, mcp, outcome };
 }
 
 /** Requests per task of both sides and how long after each task's end each side noticed it. */
