@@ -10,12 +10,12 @@ import { collectFacts } from '../collect';
 import { fmt, fmtMs, log } from '../format';
 import { PROJECT, taskInput } from '../plan';
 import { distributions, row, typicalHistory } from '../report/markdown';
-import { runTasks, type RunOutcome } from '../run';
+import { runTasks } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
 import { mean, stats } from '../statistics';
 import { completedOk, count, type PlannedTask, type TaskRecord } from '../task';
-import { actionCategory, actionLabels, countActions, type ActionCounts } from '../temporal-actions';
+import { actionCategory, actionLabels, countActions } from '../temporal-actions';
 import { completedRow, outcomeLines } from '../twins';
 import type { WorkerProcess } from '../worker-process';
 
@@ -29,31 +29,12 @@ export const measureActions = scenario({
     queueMs: QUEUE_MS,
     namespaces: ['bench-short', 'bench-long', ...(config.actions.spanTasks > 0 ? ['bench-span'] : [])],
   }),
-  plan(stack, { config: { actions: settings } }): ActionsGroup[] {
-    const group = (name: ActionsGroup['name'], tasks: number, durationMs: number, maxSpanMs?: number) => ({
-      name,
-      namespace: `bench-${name}`,
-      taskQueue: `bench-actions-${name}`,
-      durationMs,
-      maxSpanMs,
-      tasks: Array.from({ length: tasks }, (_, i) => ({
-        workflowId: `bench-actions-${name}-${i}`,
-        group: name,
-        startAtMs: 0,
-        durationMs,
-        input: taskInput(stack, {
-          text: `Actions job #a${name}${i}: open https://site${i}.example.com and summarise the front page`,
-          durationMs,
-          polling: maxSpanMs ? { maxSpanMs } : undefined,
-        }),
-      })),
-    });
-    const span =
-      settings.spanTasks > 0 ? [group('span', settings.spanTasks, settings.spanTaskDurationMs, settings.spanMs)] : [];
+  plan(stack, { config: { actions: settings } }) {
+    const spanTasks = settings.spanTasks;
     return [
-      group('short', settings.shortTasks, settings.shortDurationMs),
-      group('long', settings.longTasks, settings.longDurationMs),
-      ...span,
+      actionsGroup(stack, 'short', settings.shortTasks, settings.shortDurationMs),
+      actionsGroup(stack, 'long', settings.longTasks, settings.longDurationMs),
+      ...(spanTasks > 0 ? [actionsGroup(stack, 'span', spanTasks, settings.spanTaskDurationMs, settings.spanMs)] : []),
     ];
   },
   async measure(stack, groups) {
@@ -155,22 +136,26 @@ function extrapolationText(total: Extrapolation | undefined, events: Extrapolati
   return `**The 3-hour figures are extrapolated** ([how](docs/benchmarks-method.md#actions-of-a-3-hour-task)): cost(3 h) = cost(short) + slope × (3 h − short duration) + ${EXTRA_SPANS_3H} × cost of one more span. ${sum('Actions', total)}${sum('History events', events)}The default \`timeoutMs\` is 2 h: a real 3-hour task must be started with a larger one.`;
 }
 
-interface ActionsGroup {
-  name: 'short' | 'long' | 'span';
-  namespace: string;
-  taskQueue: string;
-  durationMs: number;
-  /** Non-default polling.maxSpanMs (the span group only). */
-  maxSpanMs?: number;
-  tasks: PlannedTask[];
-}
+type GroupName = 'short' | 'long' | 'span';
+type ActionsGroup = ReturnType<typeof actionsGroup>;
+type MeasuredGroup = Awaited<ReturnType<typeof measureGroup>>;
 
-interface MeasuredGroup {
-  group: ActionsGroup;
-  records: TaskRecord[];
-  actions: ActionCounts;
-  outcome: RunOutcome;
-  worker: WorkerProcess;
+/** `maxSpanMs`: a non-default polling.maxSpanMs (the span group only). */
+function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, durationMs: number, maxSpanMs?: number) {
+  const namespace = `bench-${name}`;
+  const taskQueue = `bench-actions-${name}`;
+  const plan = (i: number): PlannedTask => ({
+    workflowId: `bench-actions-${name}-${i}`,
+    group: name,
+    startAtMs: 0,
+    durationMs,
+    input: taskInput(stack, {
+      text: `Actions job #a${name}${i}: open https://site${i}.example.com and summarise the front page`,
+      durationMs,
+      polling: maxSpanMs ? { maxSpanMs } : undefined,
+    }),
+  });
+  return { name, namespace, taskQueue, durationMs, maxSpanMs, tasks: Array.from({ length: tasks }, (_, i) => plan(i)) };
 }
 
 const HOUR_MS = 3_600_000;
