@@ -188,8 +188,8 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
 
 function scenarioList(raw: string): ScenarioName[] {
   const names = raw
-    .split(',')
-    .map((s) => s.trim())
+    .trim()
+    .split(/\s*,\s*/)
     .filter(Boolean);
   const unknown = names.filter((n) => !(SCENARIOS as string[]).includes(n));
   if (names.length === 0 || unknown.length > 0)

@@ -62,11 +62,8 @@ async function bench(config: BenchConfig): Promise<number> {
   }
   writeBenchmarks(config.output, env, outcomes, loadBefore);
   log(`written to ${config.output}`);
-  if (config.rawJson)
-    writeFileSync(
-      config.rawJson,
-      JSON.stringify({ config, raw: outcomes.map((o) => [o.name, o.report?.raw]) }, null, 1),
-    );
+  const raw = { config, raw: outcomes.map((o) => [o.name, o.report?.raw]) };
+  if (config.rawJson) writeFileSync(config.rawJson, JSON.stringify(raw, null, 1));
   return outcomes.some((o) => o.error || o.report?.rows.some((row) => row.met === false)) ? 1 : 0;
 }
 
