@@ -31,16 +31,11 @@ export function runEnvironment(command: string): RunEnvironment {
   } catch {
     // no git: the header says so
   }
-  const code = !commit
-    ? 'unknown (no git)'
-    : `commit \`${commit}\`, ${
-        changes.length
-          ? `**NOT CLEAN: ${changes.length} uncommitted changes** (${changes
-              .slice(0, 8)
-              .map((c) => `\`${c.slice(3)}\``)
-              .join(', ')})`
-          : 'clean tree'
-      }`;
+  const listed = changes.slice(0, 8).map((c) => `\`${c.slice(3)}\``);
+  const tree = changes.length
+    ? `**NOT CLEAN: ${changes.length} uncommitted changes** (${listed.join(', ')})`
+    : 'clean tree';
+  const code = commit ? `commit \`${commit}\`, ${tree}` : 'unknown (no git)';
   return { command, code, commit, changes, temporal: temporalVersion(), startedAt: Date.now() };
 }
 
