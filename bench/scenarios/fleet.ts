@@ -132,11 +132,9 @@ export const measureFleet = scenario({
     const { records, lateAtMs, idealMs } = m.plan;
     const { limit, durationMs } = settings;
     const { sessions, faults, actions, ceiling } = m;
-    const waits = (group: string) =>
-      records
-        .filter((r) => r.plan.group === group)
-        .map((r) => (sessions.byWorkflow.get(r.plan.workflowId)?.createdAt ?? NaN) - (r.startCalledAt ?? NaN))
-        .filter(Number.isFinite);
+    const createdOf = (r: TaskRecord) => sessions.byWorkflow.get(r.plan.workflowId)?.createdAt;
+    const ofGroup = (group: string) => records.filter((r) => r.plan.group === group);
+    const waits = (group: string) => ofGroup(group).map((r) => (createdOf(r) ?? NaN) - (r.startCalledAt ?? NaN));
     const steps = openSteps(sessions.all.map((s) => [s.createdAt, s.endedAt ?? Date.now()] as const));
     const peak = Math.max(0, ...steps.map((s) => s.open));
     // Work waits from the first moment the limit is reached until the last session is created.
@@ -148,12 +146,9 @@ export const measureFleet = scenario({
     const heldShare = held.length ? held.reduce((a, b) => a + b, 0) / held.length / limit : undefined;
     // Fairness: the late project gets every k-th grant (k keys in line at priority 3 when it came).
     const lateAt = m.firstStartAt + lateAtMs;
-    const inLine = records.filter(
-      (r) =>
-        (r.startCalledAt ?? Infinity) < lateAt && (sessions.byWorkflow.get(r.plan.workflowId)?.createdAt ?? 0) > lateAt,
-    );
+    const inLine = records.filter((r) => (r.startCalledAt ?? Infinity) < lateAt && (createdOf(r) ?? 0) > lateAt);
     const keys = 1 + new Set(inLine.filter((r) => r.plan.group.startsWith('batch')).map((r) => r.plan.group)).size;
-    const lateCount = records.filter((r) => r.plan.group === 'late').length;
+    const lateCount = ofGroup('late').length;
     const fairP50 = stats(Array.from({ length: lateCount }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
     const [late, interactive] = [stats(waits('late')), stats(waits('interactive'))];
     const added = actions.run.total - actions.noLimit.total;
@@ -185,7 +180,7 @@ export const measureFleet = scenario({
       row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
     ];
-    const counts = GROUPS.map((g) => `${records.filter((r) => r.plan.group === g).length} ${g}`).join(', ');
+    const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
     return {
       rows,
       // prettier-ignore
