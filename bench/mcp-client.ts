@@ -64,17 +64,16 @@ export async function runMcpTasks(
 }
 
 async function runOne(record: McpRecord, api: ApiCaller, stopAt: number): Promise<void> {
-  const { input } = record.task;
+  const { instructions, type, project, geoLocation } = record.task.input;
   record.requests++;
   record.createdAt = Date.now();
-  const { type, project, geoLocation } = input;
-  const created = await api('POST', '/tasks', { instructions: input.instructions, type, project, geoLocation });
+  const created = await api('POST', '/tasks', { instructions, type, project, geoLocation });
   record.executionId = String(created.executionId);
   let status = await pollUntilStop(record, api, stopAt);
   if (status === 'awaiting' && record.task.code) {
     record.requests++;
-    const instructions = [{ action: record.task.codeInstruction!.replace('{code}', record.task.code) }];
-    await api('POST', `/tasks/${record.executionId}/instructions`, { geoLocation, instructions, project, type });
+    const code = [{ action: record.task.codeInstruction!.replace('{code}', record.task.code) }];
+    await api('POST', `/tasks/${record.executionId}/instructions`, { geoLocation, instructions: code, project, type });
     await sleep(MCP_WAIT_AFTER_APPEND_MS);
     record.endSeenAt = undefined; // that was the code form, not the end
     status = await pollUntilStop(record, api, stopAt);

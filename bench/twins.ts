@@ -114,12 +114,8 @@ export function closeRow(label: string, c: Comparison, maxP50Ms: number, maxP99M
   const s = c.endToClosed;
   const [p99, p99Target] = maxP99Ms ? [' and p99', `, p99 ≤ ${fmtMs(maxP99Ms)}`] : ['', ''];
   const met = !!s && s.p50 <= maxP50Ms && (maxP99Ms === undefined || s.p99 <= maxP99Ms);
-  return row(
-    measureName(label, `task end → workflow closed, p50${p99}`),
-    `p50 ≤ ${fmtMs(maxP50Ms)}${p99Target}`,
-    closeText(c),
-    met,
-  );
+  const measure = measureName(label, `task end → workflow closed, p50${p99}`);
+  return row(measure, `p50 ≤ ${fmtMs(maxP50Ms)}${p99Target}`, closeText(c), met);
 }
 
 export function completedRow(measure: string, records: TaskRecord[]): TargetRow {

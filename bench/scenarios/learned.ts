@@ -19,10 +19,8 @@ const TARGETS = {
   learned: { round: 3, maxRatio: 0.4, maxP50Ms: 1_500, maxP99Ms: 4_000 },
 } as const;
 
-interface Kind {
-  text: string;
-  baseMs: number;
-}
+/** One instruction text and the duration its tasks run about. */
+type Kind = { text: string; baseMs: number };
 
 /** Round `round` (1-based): every kind `tasksPerKind` times, durations drawn for this round. */
 function planRound(stack: BenchStack, { learned: settings, seed }: BenchConfig, kinds: Kind[], round: number) {
