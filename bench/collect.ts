@@ -3,16 +3,15 @@
 // it in its path); each task's single create is added to its count, and the creates are checked
 // in total per project, because tasks of one kind share one text and a create names no task.
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { BrowserAIEmulator, RecordedRequest } from '../src/emulator';
 import type { BrowserTaskResult } from '../src/contract/input';
 import { mapLimit, within } from '../dev/async';
-import { emulatorEndTime } from './emulator/end-time';
 import type { HistoryFacts, TaskFacts, TaskRecord } from './task';
 
 const COLLECT_CONCURRENCY = 8;
 const CALL_TIMEOUT_MS = 30_000;
+const [POLL, APPEND] = ['browserAIPollTask', 'browserAIAppendInstructions'];
 
 export interface RequestSummary {
   total: number;
@@ -24,17 +23,13 @@ export interface RequestSummary {
 
 export function summarizeRequests(requests: RecordedRequest[]): RequestSummary {
   const createsByProject: Record<string, number> = {};
-  for (const request of requests) {
-    if (request.method !== 'POST' || request.path !== '/tasks') continue;
-    const project = String((request.body as { project?: unknown } | undefined)?.project ?? '?');
-    createsByProject[project] = (createsByProject[project] ?? 0) + 1;
+  for (const { method, path, body } of requests) {
+    const project = String((body as { project?: unknown } | undefined)?.project ?? '?');
+    if (method === 'POST' && path === '/tasks') createsByProject[project] = (createsByProject[project] ?? 0) + 1;
   }
-  return {
-    total: requests.length,
-    createsByProject,
-    stops: requests.filter((r) => r.method === 'POST' && r.path.endsWith('/command')).length,
-    non2xx: requests.filter((r) => r.status < 200 || r.status >= 300).length,
-  };
+  const stops = requests.filter((r) => r.method === 'POST' && r.path.endsWith('/command')).length;
+  const non2xx = requests.filter((r) => r.status < 200 || r.status >= 300).length;
+  return { total: requests.length, createsByProject, stops, non2xx };
 }
 
 /** Requests naming each execution ID in their path (creates excluded), in arrival order. */
@@ -42,11 +37,7 @@ export function requestsByExecution(requests: RecordedRequest[]): Map<string, Re
   const byExecution = new Map<string, RecordedRequest[]>();
   for (const request of requests) {
     const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
-    if (!id) continue;
-    const decoded = decodeURIComponent(id);
-    const list = byExecution.get(decoded) ?? [];
-    list.push(request);
-    byExecution.set(decoded, list);
+    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
   }
   return byExecution;
 }
@@ -63,8 +54,7 @@ export async function collectFacts(
     records.filter((r) => r.firstRunId),
     COLLECT_CONCURRENCY,
     async (record) => {
-      const facts: TaskFacts = {};
-      record.facts = facts;
+      const facts: TaskFacts = (record.facts = {});
       try {
         await describeOutcome(client, record, facts);
         facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
@@ -80,7 +70,7 @@ export async function collectFacts(
       facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
       const task = emulator.task(executionId);
       facts.codesReceived = task?.codesReceived;
-      facts.endedAt = emulatorEndTime(emulator, executionId);
+      facts.endedAt = task?.endedAt ?? undefined;
       const createdAt = task ? Date.parse(task.createdAt) : NaN;
       if (facts.endedAt !== undefined && facts.endedAt > createdAt)
         facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
@@ -107,13 +97,12 @@ async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFa
 async function readHistory(client: Client, workflowId: string, firstRunId: string): Promise<HistoryFacts> {
   const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {} };
   const activityTypes = new Map<string, string>();
+  const fetchHistory = (runId: string) =>
+    within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
   let runId: string | undefined = firstRunId;
   while (runId && facts.runs < 50) {
     facts.runs++;
-    const history: temporal.api.history.v1.IHistory | undefined = await within(
-      CALL_TIMEOUT_MS,
-      client.workflow.getHandle(workflowId, runId).fetchHistory(),
-    );
+    const history = await fetchHistory(runId);
     if (!history) throw new Error('fetchHistory timed out');
     runId = undefined;
     for (const event of history.events ?? []) {
@@ -121,20 +110,14 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       const type = eventTypeOf(event as Record<string, unknown>);
       facts.eventTypes[type] = (facts.eventTypes[type] ?? 0) + 1;
       const at = optionalTsToMs(event.eventTime);
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled) activityTypes.set(String(event.eventId), scheduled.activityType?.name ?? '');
-      if (scheduled?.activityType?.name === 'browserAIPollTask') facts.pollActivities++;
-      if (scheduled?.activityType?.name === 'browserAIAppendInstructions') facts.appendScheduledAt ??= at;
-      if (
-        activityTypes.get(String(event.activityTaskStartedEventAttributes?.scheduledEventId ?? '')) ===
-        'browserAIAppendInstructions'
-      )
-        facts.appendStartedAt ??= at;
-      if (
-        activityTypes.get(String(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) ===
-        'browserAIPollTask'
-      )
-        facts.lastPollCompletedAt = at;
+      const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (scheduled) activityTypes.set(String(event.eventId), scheduled);
+      if (scheduled === POLL) facts.pollActivities++;
+      if (scheduled === APPEND) facts.appendScheduledAt ??= at;
+      const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
+        activityTypes.get(String(attributes?.scheduledEventId ?? ''));
+      if (activityOf(event.activityTaskStartedEventAttributes) === APPEND) facts.appendStartedAt ??= at;
+      if (activityOf(event.activityTaskCompletedEventAttributes) === POLL) facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
       runId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? runId;
     }

@@ -1,26 +1,26 @@
 // `npm run bench`: measures browserTask workflows on real worker processes against the BrowserAI
 // emulator and a Temporal dev server, all on 127.0.0.1, scenario by scenario, each on a fresh
-// stack: `realistic`, `learned` and `mixed` beside the public MCP client's polling loop, `actions`
-// (Temporal actions and history per task), `recovery` (a killed worker, a Temporal outage), `scale` (many concurrent tasks on one worker),
-// `codeloop` (how fast a one-time-code request reaches a webhook and a waiting client), `fleet`
-// (the fleet limit on two workers through a kill and an outage). Each
-// scenario's section of BENCHMARKS.md is replaced as soon as it finishes. Exits 1 when a target
-// is missed. `--help` lists the settings; `--quick` checks the bench itself in a few minutes.
+// stack (the list: `--help`, or bench/config.ts). It measures committed code: a tree with
+// uncommitted changes is refused (but with --quick or --allow-dirty, and the header says so).
+// BENCHMARKS.md is written whole at the end; each section is printed as its scenario finishes.
+// Exits 1 when a target is missed or a scenario failed; `--quick` checks the bench itself.
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { errorText } from '../dev/async';
-import { commandLine, readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
+import { commandLine } from '../dev/flag-values';
+import { readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
 import { log } from './format';
-import { replaceSection } from './report/benchmarks-file';
-import { codeVersion, temporalVersion, type RunEnvironment } from './report/environment';
+import { writeBenchmarks, type ScenarioOutcome } from './report/benchmarks-file';
+import { runEnvironment } from './report/environment';
 import type { ScenarioContext, ScenarioReport } from './scenario';
-import { measureActions } from './scenarios/actions/measure';
-import { measureLearned } from './scenarios/learned/measure';
-import { measureMixed } from './scenarios/mixed/measure';
-import { measureRecovery } from './scenarios/recovery/measure';
-import { measureRealistic } from './scenarios/realistic/measure';
-import { measureScale } from './scenarios/scale/measure';
-import { measureCodeLoop } from './scenarios/codeloop/measure';
-import { measureFleet } from './scenarios/fleet/measure';
+import { measureActions } from './scenarios/actions';
+import { measureCodeLoop } from './scenarios/codeloop';
+import { measureFleet } from './scenarios/fleet';
+import { measureLearned } from './scenarios/learned';
+import { measureMixed } from './scenarios/mixed';
+import { measureRealistic } from './scenarios/realistic';
+import { measureRecovery } from './scenarios/recovery';
+import { measureScale } from './scenarios/scale';
 import { stopLiveStacks } from './stack';
 
 const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<ScenarioReport>> = {
@@ -35,36 +35,36 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
 };
 
 async function bench(config: BenchConfig): Promise<number> {
-  const env: RunEnvironment = {
-    command: commandLine(),
-    code: codeVersion(),
-    temporal: temporalVersion(),
-    startedAt: Date.now(),
-  };
-  const raw: Record<string, unknown> = {};
-  let missed = 0;
-  let failed = 0;
+  const env = runEnvironment(commandLine('bench', 'lib/bench/main.js', 'BENCH'));
+  if (env.changes.length > 0 && !config.quick && !config.allowDirty) {
+    console.error(
+      `[bench] the tree has uncommitted changes; BENCHMARKS.md measures one commit. Commit or stash them (or pass --allow-dirty, and the report says so):\n  ${env.changes.join('\n  ')}`,
+    );
+    return 2;
+  }
+  const loadBefore = os.loadavg()[0];
+  const outcomes: ScenarioOutcome[] = [];
   for (const name of config.scenarios) {
-    const startedAt = Date.now();
+    const outcome: ScenarioOutcome = { name, startedAt: Date.now(), endedAt: 0 };
+    outcomes.push(outcome);
     log(`scenario ${name}${config.quick ? ' (quick)' : ''}`);
     try {
-      const report = await MEASURE[name]({ config, env: { ...env, startedAt } });
-      replaceSection(config.output, report.heading, report.markdown);
-      console.log(`\n${report.markdown}\n`);
-      const misses = report.rows.filter((row) => row.met === false);
-      missed += misses.length;
-      log(
-        `${name}: ${Math.round((Date.now() - startedAt) / 1000)} s; ${misses.length ? `MISSED ${misses.map((r) => r.measure).join('; ')}` : 'no target missed'}; written to ${config.output}`,
-      );
-      raw[name] = report.raw;
+      outcome.report = await MEASURE[name]({ config, env: { ...env, startedAt: outcome.startedAt } });
+      console.log(`\n${outcome.report.markdown}\n`);
+      const misses = outcome.report.rows.filter((row) => row.met === false);
+      log(`${name}: ${misses.length ? `MISSED ${misses.map((r) => r.measure).join('; ')}` : 'no target missed'}`);
     } catch (err) {
-      failed++;
-      console.error(`[bench] scenario ${name} failed: ${errorText(err)}`);
+      outcome.error = errorText(err);
+      console.error(`[bench] scenario ${name} failed: ${outcome.error}`);
       if (err instanceof Error && err.stack) console.error(err.stack);
     }
+    outcome.endedAt = Date.now();
   }
-  if (config.rawJson) writeFileSync(config.rawJson, JSON.stringify({ config, raw }, null, 1));
-  return failed > 0 || missed > 0 ? 1 : 0;
+  writeBenchmarks(config.output, env, outcomes, loadBefore);
+  log(`written to ${config.output}`);
+  const raw = { config, raw: outcomes.map((o) => [o.name, o.report?.raw]) };
+  if (config.rawJson) writeFileSync(config.rawJson, JSON.stringify(raw, null, 1));
+  return outcomes.some((o) => o.error || o.report?.rows.some((row) => row.met === false)) ? 1 : 0;
 }
 
 async function main(): Promise<void> {

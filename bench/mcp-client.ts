@@ -8,7 +8,6 @@
 import type { BrowserAIEmulator } from '../src/emulator';
 import type { BrowserTaskInput } from '../src/contract/input';
 import { errorText, sleep } from '../dev/async';
-import { emulatorEndTime } from './emulator/end-time';
 
 export const MCP_POLL_MS = 3_000;
 const MCP_WAIT_AFTER_APPEND_MS = 1_000;
@@ -48,7 +47,7 @@ export async function runMcpTasks(
   firstStartAt: number,
   stopAt: number,
 ): Promise<McpRecord[]> {
-  const api = new ApiCaller(emulator.baseUrl, emulator.apiToken);
+  const api = apiCaller(emulator.baseUrl, emulator.apiToken);
   const records = tasks.map((task): McpRecord => ({ task, requests: 0, polls: 0 }));
   await Promise.all(
     records.map(async (record) => {
@@ -58,32 +57,23 @@ export async function runMcpTasks(
       } catch (err) {
         record.error = errorText(err);
       }
-      if (record.executionId) record.endedAt = emulatorEndTime(emulator, record.executionId);
+      if (record.executionId) record.endedAt = emulator.task(record.executionId)?.endedAt ?? undefined;
     }),
   );
   return records;
 }
 
 async function runOne(record: McpRecord, api: ApiCaller, stopAt: number): Promise<void> {
-  const { input } = record.task;
+  const { instructions, type, project, geoLocation } = record.task.input;
   record.requests++;
   record.createdAt = Date.now();
-  const created = await api.call('POST', '/tasks', {
-    instructions: input.instructions,
-    type: input.type,
-    project: input.project,
-    geoLocation: input.geoLocation,
-  });
+  const created = await api('POST', '/tasks', { instructions, type, project, geoLocation });
   record.executionId = String(created.executionId);
   let status = await pollUntilStop(record, api, stopAt);
   if (status === 'awaiting' && record.task.code) {
     record.requests++;
-    await api.call('POST', `/tasks/${record.executionId}/instructions`, {
-      geoLocation: input.geoLocation,
-      instructions: [{ action: record.task.codeInstruction!.replace('{code}', record.task.code) }],
-      project: input.project,
-      type: input.type,
-    });
+    const code = [{ action: record.task.codeInstruction!.replace('{code}', record.task.code) }];
+    await api('POST', `/tasks/${record.executionId}/instructions`, { geoLocation, instructions: code, project, type });
     await sleep(MCP_WAIT_AFTER_APPEND_MS);
     record.endSeenAt = undefined; // that was the code form, not the end
     status = await pollUntilStop(record, api, stopAt);
@@ -96,7 +86,7 @@ async function pollUntilStop(record: McpRecord, api: ApiCaller, stopAt: number):
   while (Date.now() < stopAt) {
     record.requests++;
     record.polls++;
-    const answer = await api.call('GET', `/tasks/${record.executionId}`);
+    const answer = await api('GET', `/tasks/${record.executionId}`);
     const status = String(answer.status ?? '').toLowerCase();
     if (MCP_STOP_STATUSES.has(status)) {
       record.endSeenAt = Date.now();
@@ -107,25 +97,23 @@ async function pollUntilStop(record: McpRecord, api: ApiCaller, stopAt: number):
   return undefined;
 }
 
-/** Plain fetch, as the MCP client does, with its headers. */
-class ApiCaller {
-  constructor(
-    private readonly baseUrl: string,
-    private readonly token: string,
-  ) {}
+type ApiCaller = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<Record<string, unknown>>;
 
-  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
+/** Plain fetch, as the MCP client does, with its headers. */
+function apiCaller(baseUrl: string, token: string): ApiCaller {
+  const headers = {
+    authorization: `apikey ${token}`,
+    'content-type': 'application/json',
+    'user-agent': 'browserai-mcp-twin/bench',
+  };
+  return async (method, path, body) => {
+    const response = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: {
-        authorization: `apikey ${this.token}`,
-        'content-type': 'application/json',
-        'user-agent': 'browserai-mcp-twin/bench',
-      },
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 200)}`);
     return JSON.parse(text) as Record<string, unknown>;
-  }
+  };
 }

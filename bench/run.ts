@@ -54,18 +54,14 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
   const starting = startAll(records, target, options, outcome).then(() => void (outcome.allStartedAt = Date.now()));
   const codesInFlight = new Set<Promise<void>>();
   const closed = new Set<string>();
-  let lastClosedCheck = 0;
-  let lastProgress = Date.now();
+  let [lastClosedCheck, lastProgress] = [0, Date.now()];
   for (;;) {
     const now = Date.now();
-    if (now > options.deadlineAt) {
-      outcome.deadlineHit = true;
-      log(`${options.label}: deadline reached; reporting what finished`);
-      break;
-    }
-    if (target.worker.exited) {
-      outcome.workerDied = `the worker exited (${target.worker.exited.code ?? target.worker.exited.signal}) during the run`;
-      log(`${options.label}: ${outcome.workerDied}`);
+    const exit = target.worker.exited;
+    if (now > options.deadlineAt || exit) {
+      outcome.deadlineHit = !exit;
+      if (exit) outcome.workerDied = `the worker exited (${exit.code ?? exit.signal}) during the run`;
+      log(`${options.label}: ${outcome.workerDied ?? 'deadline reached; reporting what finished'}`);
       break;
     }
     submitDueCodes(records, target, outcome, codesInFlight);
@@ -73,10 +69,9 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
       lastClosedCheck = now;
       await listClosed(target, closed);
     }
-    const started = records.filter((r) => r.firstRunId);
     const done =
       outcome.allStartedAt !== undefined &&
-      started.every((r) => closed.has(r.plan.workflowId)) &&
+      records.every((r) => !r.firstRunId || closed.has(r.plan.workflowId)) &&
       codesInFlight.size === 0;
     if (now - lastProgress >= PROGRESS_MS || done) {
       lastProgress = now;
@@ -91,19 +86,12 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
   return outcome;
 }
 
-async function startAll(
-  records: TaskRecord[],
-  target: RunTarget,
-  options: RunOptions,
-  outcome: RunOutcome,
-): Promise<void> {
+async function startAll(records: TaskRecord[], target: RunTarget, options: RunOptions, outcome: RunOutcome) {
   const startOne = async (record: TaskRecord) => {
     record.startCalledAt = Date.now();
     try {
-      const handle = await within(
-        START_TIMEOUT_MS,
-        target.tasks.start(record.plan.input, { workflowId: record.plan.workflowId }),
-      );
+      const { input, workflowId } = record.plan;
+      const handle = await within(START_TIMEOUT_MS, target.tasks.start(input, { workflowId }));
       if (!handle) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
       record.firstRunId = handle.firstExecutionRunId;
     } catch (err) {
@@ -113,42 +101,36 @@ async function startAll(
   const pastDeadline = () => Date.now() > options.deadlineAt;
   if (records.every((r) => r.plan.startAtMs === 0)) {
     // One burst, in batches: each batch waits for its slowest start, as the old bench did.
-    for (let i = 0; i < records.length && !pastDeadline(); i += options.batch) {
+    for (let i = 0; i < records.length && !pastDeadline(); i += options.batch)
       await Promise.all(records.slice(i, i + options.batch).map(startOne));
-    }
   } else {
-    await Promise.all(
-      records.map(async (record) => {
-        await sleep(outcome.firstStartAt + record.plan.startAtMs - Date.now());
-        if (!pastDeadline()) await startOne(record);
-      }),
-    );
+    const startAt = async (record: TaskRecord) => {
+      await sleep(outcome.firstStartAt + record.plan.startAtMs - Date.now());
+      if (!pastDeadline()) await startOne(record);
+    };
+    await Promise.all(records.map(startAt));
   }
   const failed = records.filter((r) => r.startError);
-  log(
-    `${options.label}: started ${records.length - failed.length} workflows` +
-      (failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : ''),
-  );
+  const first = failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : '';
+  log(`${options.label}: started ${records.length - failed.length} workflows${first}`);
 }
 
 /** Codes whose moment has come and whose task shows the code form at the emulator. */
-function submitDueCodes(
-  records: TaskRecord[],
-  target: RunTarget,
-  outcome: RunOutcome,
-  inFlight: Set<Promise<void>>,
-): void {
+function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
-  const awaitingTags = new Set<string>();
-  for (const task of target.emulator.runningTasks()) {
-    if (task.project !== target.project || task.status !== 'awaiting') continue;
-    for (const tag of task.instructions
-      .map((i) => i.action)
-      .join(' ')
-      .match(TAG) ?? [])
-      awaitingTags.add(tag);
-  }
+  const awaitingTags = new Set(
+    target.emulator
+      .runningTasks()
+      .filter((task) => task.project === target.project && task.status === 'awaiting')
+      .flatMap(
+        (task) =>
+          task.instructions
+            .map((i) => i.action)
+            .join(' ')
+            .match(TAG) ?? [],
+      ),
+  );
   const now = Date.now();
   for (const record of waiting) {
     const code = record.plan.code!;
@@ -182,11 +164,6 @@ function progressLine(label: string, records: TaskRecord[], closed: Set<string>,
   const now = Date.now();
   const last = target.worker.sampler.samples.at(-1);
   const codes = records.filter((r) => r.plan.code);
-  return (
-    `${label}: started ${records.filter((r) => r.firstRunId).length}/${records.length}` +
-    (codes.length ? `, codes sent ${codes.filter((r) => r.codeSentAt).length}/${codes.length}` : '') +
-    `, closed ${records.filter((r) => closed.has(r.plan.workflowId)).length}/${records.length}` +
-    `, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(target.worker.sampler.cpuPercent(now - 10_500, now), 0)} %` +
-    `, machine ${fmt(target.machine.busyPercent(now - 10_500, now, os.cpus().length), 0)} % busy`
-  );
+  const busy = target.machine.busyPercent(now - 10_500, now, os.cpus().length);
+  return `${label}: started ${records.filter((r) => r.firstRunId).length}/${records.length}${codes.length ? `, codes sent ${codes.filter((r) => r.codeSentAt).length}/${codes.length}` : ''}, closed ${records.filter((r) => closed.has(r.plan.workflowId)).length}/${records.length}, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(target.worker.sampler.cpuPercent(now - 10_500, now), 0)} %, machine ${fmt(busy, 0)} % busy`;
 }

@@ -15,13 +15,9 @@ export interface Sample {
 
 export const CLOCK_TICKS = clockTicks();
 
-/** Samples one process until it is gone; keeps its kernel high-water mark of RSS too. */
-export class ProcessSampler {
+abstract class Sampler {
   readonly samples: Sample[] = [];
-  hwmKb: number | undefined;
   private timer: NodeJS.Timeout | undefined;
-
-  constructor(private pid: number | undefined) {}
 
   start(): this {
     this.sample();
@@ -30,8 +26,36 @@ export class ProcessSampler {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    clearInterval(this.timer);
+  }
+
+  abstract sample(): void;
+
+  /** Average CPU (% of one core) between two moments, from the samples inside them. */
+  cpuPercent(from: number, to: number): number | undefined {
+    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
+    return inside.length < 2 ? undefined : cpuBetween(inside[0]!, inside.at(-1)!);
+  }
+
+  /** Highest CPU (% of one core) over any window of `windowMs` between two moments. */
+  peakCpuPercent(from: number, to: number, windowMs = 5_000): number | undefined {
+    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
+    let peak: number | undefined;
+    for (let i = 0, j = 0; i < inside.length; i++) {
+      while (inside[i]!.at - inside[j]!.at > windowMs) j++;
+      if (inside[i]!.at - inside[j]!.at >= windowMs * 0.8)
+        peak = Math.max(peak ?? 0, cpuBetween(inside[j]!, inside[i]!)!);
+    }
+    return peak;
+  }
+}
+
+/** Samples one process until it is gone; keeps its kernel high-water mark of RSS too. */
+export class ProcessSampler extends Sampler {
+  hwmKb: number | undefined;
+
+  constructor(private pid: number | undefined) {
+    super();
   }
 
   sample(): void {
@@ -66,38 +90,17 @@ export class ProcessSampler {
   peakEverKb(): number | undefined {
     return Math.max(this.hwmKb ?? 0, this.peakRssKb() ?? 0) || undefined;
   }
-
-  cpuPercent(from: number, to: number): number | undefined {
-    return averageCpuPercent(this.samples, from, to);
-  }
-
-  peakCpuPercent(from: number, to: number, windowMs = 5_000): number | undefined {
-    return peakCpuPercent(this.samples, from, to, windowMs);
-  }
 }
 
 /** Busy time of the whole machine (every process, other users' included), from /proc/stat. */
-export class MachineSampler {
-  readonly samples: Sample[] = [];
-  private timer: NodeJS.Timeout | undefined;
-
-  start(): this {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), SAMPLE_MS);
-    return this;
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-  }
-
+export class MachineSampler extends Sampler {
   /** % of all cores. */
   busyPercent(from: number, to: number, cores: number): number | undefined {
-    const pct = averageCpuPercent(this.samples, from, to);
+    const pct = this.cpuPercent(from, to);
     return pct === undefined ? undefined : pct / cores;
   }
 
-  private sample(): void {
+  sample(): void {
     try {
       // cpu  user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait.
       const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -109,56 +112,33 @@ export class MachineSampler {
   }
 }
 
-/** Average CPU (% of one core) between two moments, from the samples inside them. */
-export function averageCpuPercent(samples: Sample[], from: number, to: number): number | undefined {
-  const inside = samples.filter((s) => s.at >= from && s.at <= to);
-  if (inside.length < 2) return undefined;
-  const first = inside[0]!;
-  const last = inside.at(-1)!;
+function cpuBetween(first: Sample, last: Sample): number | undefined {
   const seconds = (last.at - first.at) / 1000;
   return seconds > 0 ? ((last.cpuTicks - first.cpuTicks) / CLOCK_TICKS / seconds) * 100 : undefined;
 }
 
-/** Highest CPU (% of one core) over any window of `windowMs` between two moments. */
-export function peakCpuPercent(samples: Sample[], from: number, to: number, windowMs: number): number | undefined {
-  const inside = samples.filter((s) => s.at >= from && s.at <= to);
-  let peak: number | undefined;
-  let j = 0;
-  for (let i = 0; i < inside.length; i++) {
-    while (inside[i]!.at - inside[j]!.at > windowMs) j++;
-    const span = (inside[i]!.at - inside[j]!.at) / 1000;
-    if (span * 1000 >= windowMs * 0.8) {
-      peak = Math.max(peak ?? 0, ((inside[i]!.cpuTicks - inside[j]!.cpuTicks) / CLOCK_TICKS / span) * 100);
-    }
-  }
-  return peak;
-}
-
 /** A direct child of `parent` whose command name is `comm` (the dev server is a child of this process). */
 export function findChild(parent: number, comm: string): number | undefined {
-  try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (ppid === parent && name === comm) return Number(entry);
-      } catch {
-        // gone
-      }
-    }
-  } catch {
-    // no /proc
+  for (const entry of existing(() => readdirSync('/proc')) ?? []) {
+    const stat = /^\d+$/.test(entry) ? existing(() => readFileSync(`/proc/${entry}/stat`, 'utf8')) : undefined;
+    if (!stat) continue;
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === parent && name === comm) return Number(entry);
   }
   return undefined;
 }
 
-function clockTicks(): number {
+/** What `read` gives, or undefined when it throws (a process gone, no /proc). */
+function existing<T>(read: () => T): T | undefined {
   try {
-    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-    return value > 0 ? value : 100;
+    return read();
   } catch {
-    return 100;
+    return undefined;
   }
+}
+
+function clockTicks(): number {
+  const value = Number(existing(() => execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()));
+  return value > 0 ? value : 100;
 }

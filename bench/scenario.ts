@@ -1,8 +1,13 @@
-// What every scenario gets and gives back: the settings and the run's environment in, one
-// Markdown section (with its targets judged) and its raw per-task data out.
+// The shape every scenario has: plan (the tasks, their durations registered with the emulator),
+// measure (drive them on a fresh stack and collect what happened), report (the targets judged,
+// the setup described, the details). `scenario()` runs the three on a stack of its own and lays
+// the section out as every section is: heading, targets table, misses, setup, details.
+import os from 'node:os';
 import type { BenchConfig } from './config';
-import type { TargetRow } from './report/markdown';
-import type { RunEnvironment } from './report/environment';
+import { describeFeatures } from './emulator/durations';
+import { environmentLines, type RunEnvironment } from './report/environment';
+import { missLines, quickBanner, targetTable, type TargetRow } from './report/markdown';
+import { withStack, type BenchStack, type StackOptions } from './stack';
 
 export interface ScenarioContext {
   config: BenchConfig;
@@ -10,12 +15,61 @@ export interface ScenarioContext {
 }
 
 export interface ScenarioReport {
-  /** The `## ` heading its section is found by in BENCHMARKS.md. */
+  /** The section's `## ` heading. */
   heading: string;
   markdown: string;
   rows: TargetRow[];
   raw: unknown;
 }
 
+/** What a scenario's report step gives; `scenario()` puts it in the order every section has. */
+export interface ScenarioSection {
+  rows: TargetRow[];
+  /** `- **Tasks:** …` lines: what ran, on what. */
+  setup: string[];
+  /** Tables and checks after the setup. */
+  details: string[];
+  raw: unknown;
+}
+
+export interface Scenario<Plan, Measured> {
+  heading: string;
+  /** The stack it runs on; default: the emulator's default mode, queued QUEUE_MS. */
+  stack?: (context: ScenarioContext) => StackOptions;
+  plan(stack: BenchStack, context: ScenarioContext): Plan;
+  measure(stack: BenchStack, plan: Plan, context: ScenarioContext): Promise<Measured>;
+  report(measured: Measured, stack: BenchStack, context: ScenarioContext): ScenarioSection;
+}
+
 /** Emulator queue time of every scenario: a task reports `queued` this long after its create (as the old bench). */
 export const QUEUE_MS = 500;
+
+export function scenario<Plan, Measured>(
+  shape: Scenario<Plan, Measured>,
+): (context: ScenarioContext) => Promise<ScenarioReport> {
+  return async (context) => {
+    const before = os.loadavg()[0];
+    const options = shape.stack?.(context) ?? { queueMs: QUEUE_MS };
+    return withStack(options, async (stack) => {
+      const measured = await shape.measure(stack, shape.plan(stack, context), context);
+      const { rows, setup, details, raw } = shape.report(measured, stack, context);
+      const { startedAt } = context.env;
+      const busyPercent = stack.machine.busyPercent(startedAt, Date.now(), os.cpus().length);
+      const markdown = [
+        shape.heading,
+        '',
+        ...quickBanner(context.config.quick),
+        ...targetTable(rows),
+        '',
+        ...missLines(rows),
+        '',
+        ...environmentLines(context.env, { before, after: os.loadavg()[0], busyPercent }),
+        `- **Emulator:** ${describeFeatures(stack.features)}; queued ${options.queueMs} ms, default awaiting lag.`,
+        ...setup,
+        '',
+        ...details,
+      ];
+      return { heading: shape.heading, markdown: markdown.join('\n').replace(/\n{3,}/g, '\n\n'), rows, raw };
+    });
+  };
+}

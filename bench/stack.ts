@@ -2,17 +2,18 @@
 // another's load: a Temporal dev server (in memory, our search attributes registered, its
 // Prometheus endpoint on a free port, extra namespaces if asked), the BrowserAI emulator in this
 // process, and samplers for the server and the machine. Workers are started by the scenario.
-import { createServer } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
-import { startTemporal } from '../dev/dev-server';
-import { DurationBook } from './emulator/durations';
-import { probeEmulator, type EmulatorFeatures } from './emulator/probe';
+import { freePort, startTemporal } from '../dev/dev-server';
+import { DurationBook, probeEmulator, type EmulatorFeatures } from './emulator/durations';
 import { within } from '../dev/async';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 import { BrowserTasks } from '../src/starters/tasks';
 import type { RunTarget } from './run';
+
+/** A port nobody listens on right now (the dev server binds it a moment later). */
+export { freePort };
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -42,14 +43,10 @@ export interface BenchStack {
 
 export async function startStack(options: StackOptions): Promise<BenchStack> {
   const metricsPort = await freePort();
-  const extraArgs = [
-    '--metrics-port',
-    String(metricsPort),
-    ...(options.namespaces ?? []).flatMap((ns) => ['--namespace', ns]),
-  ];
+  const namespaces = (options.namespaces ?? []).flatMap((ns) => ['--namespace', ns]);
   const durations = new DurationBook();
   const [temporal, emulator] = await Promise.all([
-    startTemporal(extraArgs),
+    startTemporal(['--metrics-port', String(metricsPort), ...namespaces]),
     BrowserAIEmulator.start({
       queueMs: options.queueMs,
       durationFor: durations.durationFor,
@@ -105,20 +102,6 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
   return stack;
 }
 
-/** A port nobody listens on right now (the dev server binds it a moment later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
-      );
-    });
-  });
-}
-
 /** Stacks not stopped yet: Ctrl+C stops them all (see main.ts). */
 const liveStacks = new Set<BenchStack>();
 
@@ -138,15 +121,9 @@ export async function stopLiveStacks(): Promise<void> {
   await Promise.all([...liveStacks].map((stack) => stack.stop()));
 }
 
-/** What a scenario's tasks run against: its worker on `taskQueue` of the stack's default namespace. */
-export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string): RunTarget {
-  return {
-    tasks: new BrowserTasks(stack.temporal.client, taskQueue),
-    client: stack.temporal.client,
-    taskQueue,
-    emulator: stack.emulator,
-    project,
-    worker,
-    machine: stack.machine,
-  };
+/** What a scenario's tasks run against: its worker on `taskQueue` of `client`'s namespace (default: `default`). */
+// prettier-ignore
+export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client): RunTarget {
+  const { emulator, machine } = stack;
+  return { tasks: new BrowserTasks(client, taskQueue), client, taskQueue, emulator, project, worker, machine };
 }

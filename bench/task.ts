@@ -73,3 +73,26 @@ export interface HistoryFacts {
 
 export const completedOk = (record: TaskRecord): boolean =>
   record.facts?.status === 'COMPLETED' && record.facts.result?.status === 'finalized';
+
+/** The moments of a task the reports measure between (`between(records, at.ended, at.closed)`). */
+export const at = {
+  ended: (r: TaskRecord) => r.facts?.endedAt,
+  closed: (r: TaskRecord) => r.facts?.closeTime,
+  lastGet: (r: TaskRecord) => r.facts?.lastGetAt,
+  pollCompleted: (r: TaskRecord) => r.facts?.history?.lastPollCompletedAt,
+  awaitingSeen: (r: TaskRecord) => r.awaitingSeenAt,
+  codeSent: (r: TaskRecord) => r.codeSentAt,
+  codeAccepted: (r: TaskRecord) => r.codeAcceptedAt,
+  signaled: (r: TaskRecord) => r.facts?.history?.signaledAt,
+  appendScheduled: (r: TaskRecord) => r.facts?.history?.appendScheduledAt,
+  appendStarted: (r: TaskRecord) => r.facts?.history?.appendStartedAt,
+  appended: (r: TaskRecord) => r.facts?.appendAt,
+};
+
+/** A count of a task (requests, history events) per record, for `stats`. */
+export const count = {
+  requests: (r: TaskRecord) => r.facts?.requests,
+  events: (r: TaskRecord) => r.facts?.history?.events,
+  perMinute: (r: TaskRecord) =>
+    r.facts?.requests !== undefined && r.facts.taskMinutes ? r.facts.requests / r.facts.taskMinutes : undefined,
+};

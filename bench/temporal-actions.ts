@@ -2,6 +2,10 @@
 // counter `action{action_type, namespace, operation, service_name}` of its /metrics endpoint. A
 // scenario reads it before its first start and after its last close; the difference, in the
 // scenario's own namespace, is what its workflows cost.
+import { sleep } from '../dev/async';
+
+/** The server's metrics may lag its last RPCs a little. */
+const METRICS_SETTLE_MS = 3_000;
 
 export interface ActionCounts {
   /** By `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
@@ -23,6 +27,14 @@ export async function readActions(metricsUrl: string, namespace: string): Promis
     byType[type] = (byType[type] ?? 0) + Number(match[2]);
   }
   return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+}
+
+/** What `body` cost in `namespace`: the counter read before it and once the last counts have landed. */
+export async function countActions<T>(metricsUrl: string, namespace: string, body: () => Promise<T>) {
+  const before = await readActions(metricsUrl, namespace);
+  const result = await body();
+  await sleep(METRICS_SETTLE_MS);
+  return { result, actions: actionsBetween(before, await readActions(metricsUrl, namespace)) };
 }
 
 export function actionsBetween(before: ActionCounts, after: ActionCounts): ActionCounts {

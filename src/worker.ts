@@ -48,7 +48,7 @@ export function createWorker({
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
     shutdownGraceTime: 10_000,
     // maxCachedWorkflows stays the SDK's unless set: capping it at 500 cut 2,000 concurrent tasks'
-    // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (BENCHMARKS.md, scale).
+    // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (docs/design/memory.md).
     ...options,
     plugins: [
       new BrowserAIPlugin({

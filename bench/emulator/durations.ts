@@ -3,8 +3,8 @@
 // emulator cannot tell them apart: the book keeps a queue of planned durations per project and
 // text and gives them out in create order. Every task of a kind draws from the same spread, so
 // which one gets which does not matter; our workflows and the MCP client's twins use different
-// projects, so both sides get the same durations.
-import type { EmulatorOptions } from '../../src/emulator';
+// projects, so both sides get the same durations. `probeEmulator` checks the emulator uses it.
+import type { BrowserAIEmulator, EmulatorOptions } from '../../src/emulator';
 
 type TaskForDuration = Parameters<NonNullable<EmulatorOptions['durationFor']>>[0];
 
@@ -15,9 +15,7 @@ export class DurationBook {
 
   add(project: string, instructions: string[], durationMs: number): void {
     const key = bookKey(project, instructions);
-    const queue = this.queues.get(key) ?? [];
-    queue.push(Math.round(durationMs));
-    this.queues.set(key, queue);
+    this.queues.set(key, [...(this.queues.get(key) ?? []), Math.round(durationMs)]);
   }
 
   /** For the emulator's `durationFor` option; an arrow so it can be passed as it is. */
@@ -30,4 +28,46 @@ export class DurationBook {
 
 function bookKey(project: string, instructions: string[]): string {
   return `${project}\u0000${instructions.join('\u0000')}`;
+}
+
+const PROBE = { project: 'bench-probe', text: 'Benchmark probe: open https://example.com', durationMs: 4_321 };
+
+export interface EmulatorFeatures {
+  mode: string;
+  /** The create answer carried a non-null `estimatedCompletion`. */
+  sendsEstimate: boolean;
+  /** The create answer carried `started`. */
+  sendsStarted: boolean;
+}
+
+/**
+ * One probe task, created over HTTP like any client would, must run for the duration the book
+ * gave it (unlike any default, so a match proves `durationFor` was used; otherwise every duration
+ * in the report would be the emulator's default); its answer shows which fields the emulator's
+ * mode sends. The probe's requests are then cleared from the request log.
+ */
+export async function probeEmulator(emulator: BrowserAIEmulator, book: DurationBook): Promise<EmulatorFeatures> {
+  book.add(PROBE.project, [PROBE.text], PROBE.durationMs);
+  const call = (path: string, body: object) =>
+    fetch(`${emulator.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `apikey ${emulator.apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const instructions = [{ action: PROBE.text }];
+  const input = { instructions, type: 'crawler_automation', project: PROBE.project, geoLocation: { country: 'US' } };
+  const response = await call('/tasks', input);
+  const answer = (await response.json()) as { executionId?: string; estimatedCompletion?: unknown; started?: unknown };
+  if (!response.ok || !answer.executionId) throw new Error(`the emulator refused the probe task (${response.status})`);
+  const duration = emulator.task(answer.executionId)?.scenario.durationMs;
+  await call(`/tasks/${answer.executionId}/command`, { command: 'stop' });
+  emulator.resetRequests();
+  if (duration !== PROBE.durationMs)
+    throw new Error(`the emulator ignored durationFor (probe ran ${duration} ms, not ${PROBE.durationMs})`);
+  const sent = (value: unknown) => value !== undefined && value !== null;
+  return { mode: emulator.mode, sendsEstimate: sent(answer.estimatedCompletion), sendsStarted: sent(answer.started) };
+}
+
+export function describeFeatures(features: EmulatorFeatures): string {
+  return `\`${features.mode}\` mode: create answers ${features.sendsEstimate ? 'carry' : 'carry no'} \`estimatedCompletion\` and ${features.sendsStarted ? 'carry' : 'no'} \`started\`; task durations set through \`durationFor\` (instruction texts unchanged)`;
 }

@@ -1,35 +1,40 @@
-// BENCHMARKS.md holds one `## ` section per scenario (and the chaos run's own section). A run
-// replaces the sections of the scenarios it ran, in place, and leaves every other one alone;
-// a new section goes before the chaos section.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// BENCHMARKS.md is written whole, once, at the end of one run: a header (command, commit, whether
+// the tree was clean, machine and load), a summary of the targets, then one section per scenario
+// in the order run. Nothing of an earlier run is kept (git keeps it); `npm run chaos` writes CHAOS.md.
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fmt } from '../format';
+import type { ScenarioReport } from '../scenario';
+import { headerLines, type RunEnvironment } from './environment';
 
-const FILE_HEADER =
-  '# Benchmarks\n\n' +
-  'Each section is written by the run it names: `npm run bench` (bench/main.ts; one scenario alone with `--scenarios NAME`) ' +
-  'and `npm run chaos` (test/chaos: a correctness harness, not a benchmark). A run replaces only its own sections.\n';
-const CHAOS_HEADING = '## Chaos';
-
-export function replaceSection(file: string, heading: string, section: string): void {
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  if (!text.trim()) text = FILE_HEADER;
-  const body = `${section.replace(/\n*$/, '')}\n`;
-  const start = findHeading(text, heading);
-  if (start >= 0) {
-    const next = text.indexOf('\n## ', start + heading.length);
-    writeFileSync(file, `${text.slice(0, start)}${body}${next < 0 ? '' : `\n${text.slice(next + 1)}`}`);
-    return;
-  }
-  const chaos = findHeading(text, CHAOS_HEADING);
-  if (chaos >= 0) writeFileSync(file, `${text.slice(0, chaos)}${body}\n${text.slice(chaos)}`);
-  else writeFileSync(file, `${text.replace(/\n*$/, '')}\n\n${body}`);
+export interface ScenarioOutcome {
+  name: string;
+  startedAt: number;
+  endedAt: number;
+  report?: ScenarioReport;
+  error?: string;
 }
 
-/** Index of the line that starts with `heading` (a whole heading, not a prefix of a longer one). */
-function findHeading(text: string, heading: string): number {
-  for (let at = text.indexOf(heading); at >= 0; at = text.indexOf(heading, at + 1)) {
-    const lineStart = at === 0 || text[at - 1] === '\n';
-    const rest = text.slice(at + heading.length, at + heading.length + 1);
-    if (lineStart && (rest === '\n' || rest === ' ' || rest === '')) return at;
-  }
-  return -1;
+export function writeBenchmarks(file: string, env: RunEnvironment, outcomes: ScenarioOutcome[], loadBefore?: number) {
+  const count = (o: ScenarioOutcome, met: boolean) => o.report?.rows.filter((r) => r.met === met).length ?? 0;
+  const text = [
+    '# Benchmarks',
+    '',
+    `Written whole by one \`npm run bench\` run (bench/main.ts; \`-- --help\` lists the scenarios and their settings); regenerate it rather than edit it. The chaos run, a correctness harness, writes [CHAOS.md](CHAOS.md).`,
+    '',
+    ...(env.changes.length ? ['> **The tree was not clean: these figures are of uncommitted code.**', ''] : []),
+    ...headerLines(env, Date.now(), { before: loadBefore, after: os.loadavg()[0] }),
+    '',
+    '| Scenario | Targets met | Targets missed | Minutes |',
+    '|---|---|---|---|',
+    ...outcomes.map(
+      (o) =>
+        `| ${o.report ? o.report.heading.replace(/^## /, '') : `${o.name}: **failed**`} | ${count(o, true)} | ${count(o, false)} | ${fmt((o.endedAt - o.startedAt) / 60_000, 1)} |`,
+    ),
+    '',
+    ...outcomes.map((o) =>
+      o.report ? `${o.report.markdown.replace(/\n*$/, '')}\n` : `## ${o.name}\n\n**The scenario failed:** ${o.error}\n`,
+    ),
+  ];
+  writeFileSync(file, `${text.join('\n').replace(/\n*$/, '')}\n`);
 }

@@ -1,5 +1,6 @@
-// The setup lines every section starts with: what code was measured, on what machine, with
-// which Temporal and SDK, and how busy the machine was (it may be shared).
+// What was measured and where: the commit and whether the tree was clean (taken when the bench
+// starts, right after the build), the machine, Temporal and the SDK, and how busy the machine
+// was (it may be shared). The file's header states them once; each section its own load.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -7,39 +8,43 @@ import { resolve } from 'node:path';
 import { findTemporalCli } from '../../dev/temporal-cli';
 import { fmt } from '../format';
 
-/** Taken when the bench starts: the code just built, not what others may have changed since. */
-export function codeVersion(): string {
-  const root = resolve(__dirname, '../../..');
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 10_000,
-    }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 10_000,
-    })
-      .split('\n')
-      .map((line) => line.slice(3).trim())
-      .filter(Boolean);
-    return (
-      `commit \`${head}\`` +
-      (dirty.length > 0
-        ? ` plus uncommitted changes in ${dirty.map((f) => `\`${f}\``).join(', ')}`
-        : ', src/ unmodified')
-    );
-  } catch {
-    return 'unknown (no git)';
-  }
+export interface RunEnvironment {
+  command: string;
+  /** `commit \`abc1234\`, clean tree` or the changes it had. */
+  code: string;
+  /** The short commit; undefined without git. */
+  commit?: string;
+  /** `git status --porcelain` lines (untracked files included); empty: a clean tree. */
+  changes: string[];
+  temporal: string;
+  startedAt: number;
 }
 
-export function temporalVersion(): string {
-  const path = findTemporalCli();
-  if (!path) return 'unknown';
+export function runEnvironment(command: string): RunEnvironment {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: resolve(__dirname, '../../..'), encoding: 'utf8', timeout: 10_000 });
+  let commit: string | undefined;
+  let changes: string[] = [];
   try {
-    return execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim().split('\n')[0]!;
+    commit = git('rev-parse', '--short', 'HEAD').trim();
+    changes = git('status', '--porcelain').split('\n').filter(Boolean);
+  } catch {
+    // no git: the header says so
+  }
+  const listed = changes.slice(0, 8).map((c) => `\`${c.slice(3)}\``);
+  const tree = changes.length
+    ? `**NOT CLEAN: ${changes.length} uncommitted changes** (${listed.join(', ')})`
+    : 'clean tree';
+  const code = commit ? `commit \`${commit}\`, ${tree}` : 'unknown (no git)';
+  return { command, code, commit, changes, temporal: temporalVersion(), startedAt: Date.now() };
+}
+
+function temporalVersion(): string {
+  const path = findTemporalCli();
+  try {
+    return path
+      ? execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim().split('\n')[0]!
+      : 'unknown';
   } catch {
     return 'unknown';
   }
@@ -54,21 +59,25 @@ function sdkVersion(): string {
   }
 }
 
-export interface RunEnvironment {
-  command: string;
-  code: string;
-  temporal: string;
-  startedAt: number;
-}
+const utc = (at: number) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 
-/** `- **Machine:** …` lines; `load` is the 1-min load average before and after the scenario. */
-export function environmentLines(env: RunEnvironment, load: { before?: number; after?: number }): string[] {
+/** The header's `- **…:**` lines; `load` is the 1-min load average at the start and the end of the run. */
+export function headerLines(env: RunEnvironment, endedAt: number, load: { before?: number; after?: number }): string[] {
   const cpus = os.cpus();
   return [
-    `- **Command:** \`${env.command}\`; ${new Date(env.startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
-    `- **Code measured:** ${env.code} (as built for this run).`,
-    `- **Machine:** ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(os.totalmem() / 1024 ** 3, 1)} GiB, ${os.type()} ${os.release()}; ` +
-      `load average (1 min, every process) ${fmt(load.before, 2)} before, ${fmt(load.after, 2)} after.`,
-    `- **Software:** Node ${process.version}; Temporal ${env.temporal} (dev server, in memory); @temporalio/* ${sdkVersion()}.`,
+    `- **Command:** \`${env.command}\`; ${utc(env.startedAt)} to ${utc(endedAt).slice(11)} UTC (${fmt((endedAt - env.startedAt) / 60_000, 0)} min).`,
+    `- **Code measured:** ${env.code}, as built for this run.`,
+    `- **Machine:** ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(os.totalmem() / 1024 ** 3, 1)} GiB, ${os.type()} ${os.release()}; load average (1 min, every process: the machine may be shared) ${fmt(load.before, 2)} at the start, ${fmt(load.after, 2)} at the end; each section gives its own.`,
+    `- **Software:** Node ${process.version}; Temporal ${env.temporal} (dev server, in memory, one per scenario); @temporalio/* ${sdkVersion()}.`,
+  ];
+}
+
+/** A section's own line: when it ran and how busy the machine was meanwhile. */
+export function environmentLines(
+  env: RunEnvironment,
+  load: { before?: number; after?: number; busyPercent?: number },
+): string[] {
+  return [
+    `- **Ran:** ${utc(env.startedAt)} UTC, ${fmt((Date.now() - env.startedAt) / 60_000, 1)} min; load average (1 min) ${fmt(load.before, 2)} before, ${fmt(load.after, 2)} after; the whole machine ${fmt(load.busyPercent, 0)} % busy meanwhile (every process).`,
   ];
 }

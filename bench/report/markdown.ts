@@ -2,6 +2,7 @@
 // misses stated plainly, and the banner that marks a quick run's figures as no result.
 import { fmtCount } from '../format';
 import type { Stats } from '../statistics';
+import { count, type TaskRecord } from '../task';
 
 export interface TargetRow {
   measure: string;
@@ -13,29 +14,28 @@ export interface TargetRow {
   why?: string;
 }
 
+/** A target row in one line; `met` undefined for a figure reported without a target. */
+export function row(measure: string, target: string, measured: string, met?: boolean, why?: string): TargetRow {
+  return { measure, target, measured, met, ...(why ? { why } : {}) };
+}
+
 export function targetTable(rows: TargetRow[]): string[] {
+  const result = (met: boolean | undefined) => (met === undefined ? '—' : met ? '**PASS**' : '**MISS**');
   return [
     '| Measure | Target | Measured | Result |',
     '|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${row.measure} | ${row.target} | ${row.measured} | ${row.met === undefined ? '—' : row.met ? '**PASS**' : '**MISS**'} |`,
-    ),
+    ...rows.map((r) => `| ${r.measure} | ${r.target} | ${r.measured} | ${result(r.met)} |`),
   ];
 }
 
 /** "Misses" paragraph: every missed target by name, or that there were none. */
 export function missLines(rows: TargetRow[]): string[] {
-  const missed = rows.filter((row) => row.met === false);
+  const missed = rows.filter((r) => r.met === false);
   if (missed.length === 0)
-    return rows.some((row) => row.met !== undefined) ? ['**Misses:** none; every target was met.'] : [];
-  return [
-    '**Misses:**',
-    '',
-    ...missed.map(
-      (row) => `- **${row.measure}**: target ${row.target}, measured ${row.measured}.${row.why ? ` ${row.why}` : ''}`,
-    ),
-  ];
+    return rows.some((r) => r.met !== undefined) ? ['**Misses:** none; every target was met.'] : [];
+  const line = (r: TargetRow) =>
+    `- **${r.measure}**: target ${r.target}, measured ${r.measured}.${r.why ? ` ${r.why}` : ''}`;
+  return ['**Misses:**', '', ...missed.map(line)];
 }
 
 export const DISTRIBUTION_HEADER = ['| Measure | n | min | p50 | mean | p99 | max |', '|---|---|---|---|---|---|---|'];
@@ -45,6 +45,19 @@ export function distributionRow(label: string, s: Stats | undefined, unit: (v: n
   return `| ${label} | ${s.n} | ${unit(s.min)} | ${unit(s.p50)} | ${unit(s.mean)} | ${unit(s.p99)} | ${unit(s.max)} |`;
 }
 
+/** One distribution per statistic. */
+export type DistributionRow = readonly [label: string, stats: Stats | undefined, unit?: (v: number) => string];
+
+/** A distribution table: the header, then one row per `[label, stats, unit]`. */
+export function distributions(rows: readonly DistributionRow[]): string[] {
+  return [...DISTRIBUTION_HEADER, ...rows.map(([label, s, unit]) => distributionRow(label, s, unit))];
+}
+
+/** `p50 … · p99 … · max …` of a distribution. */
+export function spread(s: Stats | undefined, unit: (v: number) => string): string {
+  return s ? `p50 ${unit(s.p50)} · p99 ${unit(s.p99)} · max ${unit(s.max)}` : 'n/a';
+}
+
 export function quickBanner(quick: boolean): string[] {
   return quick
     ? [
@@ -52,4 +65,15 @@ export function quickBanner(quick: boolean): string[] {
         '',
       ]
     : [];
+}
+
+/** "Where the history events go": the event types of the task with the median event count. */
+export function typicalHistory(records: TaskRecord[]): string {
+  const sorted = records.filter((r) => r.facts?.history).sort((a, b) => count.events(a)! - count.events(b)!);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]?.facts?.history;
+  if (!median) return 'n/a';
+  const parts = Object.entries(median.eventTypes)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([type, n]) => `${type} ${n}`);
+  return `${median.events} events: ${parts.join(', ')}`;
 }

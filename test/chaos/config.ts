@@ -1,7 +1,7 @@
 // Settings of a chaos run: defaults, overridden by CHAOS_* environment variables, overridden by
 // flags (`--workflows 30` or `--workflows=30`). Everything is checked before anything starts.
 import { resolve } from 'node:path';
-import { duration, fraction, integer } from '../../dev/flag-values';
+import { commandLine as sharedCommandLine, duration, flagValues, fraction, integer } from '../../dev/flag-values';
 import type { WorkflowKind } from './plan';
 
 export type Mix = Record<WorkflowKind, number>;
@@ -53,7 +53,7 @@ export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_
   --temporal-restarts L Temporal SIGKILLed and restarted on its database at these times, right after
                         a create, then an append, alternately (default 15s,30s; "none" for none)
   --temporal-pause D+L  Temporal paused (SIGSTOP) at D for L (default 60s+30s; "none" for none)
-  --output FILE         Markdown file whose "## Chaos" section is written (default BENCHMARKS.md)
+  --output FILE         Markdown file whose "## Chaos" section is written (default CHAOS.md)
   --raw-json FILE       also write every per-workflow fact as JSON
 
 Durations: 500ms, 30s, 8m; a bare number is seconds.`;
@@ -78,19 +78,7 @@ const FLAGS = [
 type Flag = (typeof FLAGS)[number];
 
 export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ChaosConfig {
-  const values = new Map<Flag, string>();
-  for (const flag of FLAGS) {
-    const value = env[`CHAOS_${flag.toUpperCase().replace(/-/g, '_')}`];
-    if (value) values.set(flag, value);
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]!);
-    const flag = match?.[1] as Flag | undefined;
-    if (!match || !flag || !FLAGS.includes(flag)) throw new Error(`Unknown argument "${argv[i]}"\n\n${USAGE}`);
-    const value = match[2] ?? argv[++i];
-    if (value === undefined) throw new Error(`--${flag} needs a value\n\n${USAGE}`);
-    values.set(flag, value);
-  }
+  const values = flagValues(argv, env, { prefix: 'CHAOS', known: FLAGS, usage: USAGE }) as Map<Flag, string>;
   const get = (flag: Flag, fallback: string) => values.get(flag) ?? fallback;
   const [killMinMs, killMaxMs] = get('kill-every', '5s-10s')
     .split('-')
@@ -121,7 +109,7 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
       restarts === 'none' ? [] : restarts.split(',').map((part) => duration('temporal-restarts', part, 0)),
     temporalPauseAtMs: duration('temporal-pause', pauseAt, 0),
     temporalPauseForMs: duration('temporal-pause', pauseFor, 0),
-    output: resolve(values.get('output') ?? resolve(repoRoot, 'BENCHMARKS.md')),
+    output: resolve(values.get('output') ?? resolve(repoRoot, 'CHAOS.md')),
     rawJson: values.has('raw-json') ? resolve(values.get('raw-json')!) : undefined,
   };
 }
@@ -148,8 +136,5 @@ function mix(raw: string): Mix {
 
 /** How the run was asked for, for the report: the npm command when run through npm. */
 export function commandLine(): string {
-  const args = process.argv.slice(2);
-  return process.env.npm_lifecycle_event === 'chaos'
-    ? ['npm run chaos', ...(args.length > 0 ? ['--', ...args] : [])].join(' ')
-    : ['node lib/test/chaos/main.js', ...args].join(' ');
+  return sharedCommandLine('chaos', 'lib/test/chaos/main.js', 'CHAOS');
 }

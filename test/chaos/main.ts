@@ -1,7 +1,7 @@
 // `npm run chaos`: many `browserTask` workflows on several worker processes while a killer
 // SIGKILLs workers, a deploy SIGTERMs them all, the Temporal server is SIGKILLed and restarted
 // and later paused, and the BrowserAI emulator answers with random faults. Then it checks, from BrowserAI's side, that every task was created once, every code
-// typed once and every cancel stopped once, and writes the result to BENCHMARKS.md. It exits 1
+// typed once and every cancel stopped once, and writes the result to CHAOS.md. It exits 1
 // when a target is missed. `npm run chaos -- --help` lists the settings.
 import { writeFileSync } from 'node:fs';
 import { commandLine, readConfig, USAGE, type ChaosConfig } from './config';

@@ -1,5 +1,6 @@
 // The report: settings, the target table, outcomes by kind and every miss by name, as the
-// "## Chaos (`npm run chaos`)" section of BENCHMARKS.md (replaced in place, or appended).
+// "## Chaos (`npm run chaos`)" section of CHAOS.md (replaced in place, or appended; the table
+// of earlier runs kept by hand below it stays). BENCHMARKS.md belongs to `npm run bench` alone.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { ChaosConfig } from './config';

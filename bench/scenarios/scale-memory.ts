@@ -1,8 +1,8 @@
 // Where the worker's memory goes at its largest RSS, from the memory probe (dev/memory-probe.ts): the
 // main thread's heap (activities, the SDK's bookkeeping), the workflow thread's heap (every cached
 // workflow), what V8 holds outside them, and the rest (Core, malloc, stacks, code).
-import type { MemoryProbeReport } from '../../../dev/memory-probe';
-import { fmt } from '../../format';
+import type { MemoryProbeReport } from '../../dev/memory-probe';
+import { fmt } from '../format';
 
 const MB = 1024 * 1024;
 

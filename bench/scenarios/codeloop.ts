@@ -1,0 +1,144 @@
+// How fast the one-time-code loop closes. Code tasks start at once; for each, from the moment
+// BrowserAI shows the code form (the emulator's own clock) to the moment the webhook
+// `input.requested` reaches a verifying receiver, and to the moment a waiting `nextInputRequest`
+// call returns; the code is then submitted and the task runs to its end. TOTP tasks run beside
+// them, spread over one time step: form shown -> code typed (the emulator's record of its check).
+// Default polling throughout. The MCP client's loop is its fixed 3-s poll: it notices a form 0 to 3 s late.
+import { randomBytes } from 'node:crypto';
+import { errorText, sleep } from '../../dev/async';
+import { WebhookReceiver } from '../../dev/webhook-receiver';
+import { CODE_WAIT_MS } from '../../src/emulator/scenario';
+import { BrowserTasks } from '../../src/starters/tasks';
+import type { BrowserTaskInput } from '../../src/contract/input';
+import { fmtMs, log } from '../format';
+import { MCP_POLL_MS } from '../mcp-client';
+import { distributions, row } from '../report/markdown';
+import { QUEUE_MS, scenario } from '../scenario';
+import { between, type Stats } from '../statistics';
+
+const TASK_QUEUE = 'codeloop';
+const TARGET_P50_MS = 2_000;
+const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+/** How long each task runs before the code form, and after the code: short, the loop is what is measured. */
+const RUN_MS = 5_000;
+/** The TOTP time step (RFC 6238's default, the emulator's and the worker's). */
+const TOTP_STEP_MS = 30_000;
+
+interface CodeTask {
+  workflowId: string;
+  input: BrowserTaskInput;
+  executionId?: string;
+  formShownAt?: number;
+  webhookAt?: number;
+  clientAt?: number;
+  codeTypedAt?: number;
+  error?: string;
+}
+
+export const measureCodeLoop = scenario({
+  heading: '## One-time-code loop (codeloop)',
+  stack: () => ({ queueMs: QUEUE_MS, totpSecrets: { bench: TOTP_SECRET } }),
+  plan(_stack, { config: { codeloop: settings } }) {
+    const task = (i: number, kind: string, marker: string, extra: Partial<BrowserTaskInput>): CodeTask => ({
+      workflowId: `codeloop-${kind}${i}-${Date.now()}`,
+      input: {
+        instructions: [{ action: `Log in to account ${i} [duration=${RUN_MS}ms] ${marker}` }],
+        type: 'crawler_automation',
+        project: 'bench-codeloop',
+        geoLocation: { country: 'US' },
+        ...extra,
+      },
+    });
+    const webhook = { webhook: { events: ['input.requested' as const] } };
+    return {
+      coded: Array.from({ length: settings.tasks }, (_, i) => task(i, '', '[needs-code]', webhook)),
+      totp: Array.from({ length: settings.totpTasks }, (_, i) =>
+        task(i, 'totp-', '[needs-totp=bench]', { totpSecretName: 'bench' }),
+      ),
+    };
+  },
+  async measure(stack, { coded, totp }) {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const receiver = await WebhookReceiver.start([secret]);
+    try {
+      await stack.startWorker('default', TASK_QUEUE, {
+        BROWSERAI_WEBHOOK_URL: receiver.url,
+        BROWSERAI_WEBHOOK_SECRET: secret,
+        BROWSERAI_TOTP_SECRET_BENCH: TOTP_SECRET,
+      });
+      const client = new BrowserTasks(stack.temporal.client, TASK_QUEUE);
+      log(`codeloop: ${coded.length} code tasks (a webhook, a waiting client call) and ${totp.length} TOTP tasks`);
+      const deliveries = new Map<string, number>();
+      receiver.onDelivery((d) => {
+        if (d.body.type === 'input.requested' && !deliveries.has(d.body.data.workflowId))
+          deliveries.set(d.body.data.workflowId, d.at);
+      });
+      const attempt = (record: CodeTask, body: () => Promise<void>) =>
+        body().catch((err: unknown) => void (record.error = errorText(err)));
+      const run = (record: CodeTask, i: number) =>
+        attempt(record, async () => {
+          const handle = await client.start(record.input, { workflowId: record.workflowId });
+          const next = await client.nextInputRequest(handle.workflowId);
+          record.clientAt = Date.now();
+          if (next.kind !== 'input-requested') throw new Error(`the task ended first (${next.finished.outcome})`);
+          record.executionId = next.request.executionId;
+          await client.submitCode(handle.workflowId, String(100000 + i));
+          await handle.result();
+        });
+      // Spread over one 30-s time step: forms shown all at one instant would share one phase of the
+      // step, and so wait for the next step all together or not at all.
+      const runTotp = (record: CodeTask, i: number) =>
+        attempt(record, async () => {
+          await sleep((i * TOTP_STEP_MS) / totp.length);
+          const handle = await client.start(record.input, { workflowId: record.workflowId });
+          record.executionId = (await handle.result()).executionId;
+        });
+      await Promise.all([...coded.map(run), ...totp.map(runTotp)]);
+      for (const record of [...coded, ...totp]) {
+        const task = record.executionId ? stack.emulator.task(record.executionId) : undefined;
+        if (!task) continue;
+        // The emulator shows the form when its first run (queue, then the blocked run) ends.
+        record.formShownAt = Date.parse(task.createdAt) + QUEUE_MS + Math.min(CODE_WAIT_MS, task.scenario.durationMs);
+        record.webhookAt = deliveries.get(record.workflowId);
+        record.codeTypedAt = task.codeChecks[0]?.at;
+      }
+      const verified = receiver.received.every((d) => d.verifiedWith.length > 0);
+      return { coded, totp, deliveries: receiver.received.length, verified };
+    } finally {
+      await receiver.close();
+    }
+  },
+  report({ coded, totp, deliveries, verified }, stack) {
+    const shown = (r: CodeTask) => r.formShownAt;
+    const toWebhook = between(coded, shown, (r) => r.webhookAt);
+    const toClient = between(coded, shown, (r) => r.clientAt);
+    const toTyped = between(totp, shown, (r) => r.codeTypedAt);
+    const errors = [...coded, ...totp].flatMap((r) => (r.error ? [r.error] : []));
+    // prettier-ignore
+    const judge = (measure: string, s: Stats | undefined, why?: string) =>
+      row(measure, `≤ ${fmtMs(TARGET_P50_MS)}`, s ? `${fmtMs(s.p50)} (p99 ${fmtMs(s.p99)})` : 'n/a', s && s.p50 <= TARGET_P50_MS, why);
+    const mcp = [0, MCP_POLL_MS / 2, MCP_POLL_MS / 2, MCP_POLL_MS * 0.99, MCP_POLL_MS].map(fmtMs).join(' | ');
+    return {
+      // prettier-ignore
+      rows: [
+        judge('Code form shown → webhook received, p50', toWebhook),
+        judge('Code form shown → waiting client call returned, p50', toClient),
+        judge('TOTP: code form shown → code typed, p50', toTyped, 'waits for the next step when under 10 s are left: up to 10 s more for one task in three'),
+      ],
+      setup: [
+        `- **Tasks:** ${coded.length} code tasks (each with a webhook and a waiting \`nextInputRequest\` call) and ${totp.length} TOTP tasks (the code tasks started at once, the TOTP tasks spread over one 30-s time step) on one worker process, default polling, the emulator in \`${stack.emulator.mode}\` mode (the form shows ${QUEUE_MS + CODE_WAIT_MS} ms after the create).`,
+      ],
+      details: [
+        ...distributions([
+          ['form shown → webhook received', toWebhook, fmtMs],
+          ['form shown → client call returned', toClient, fmtMs],
+          ['TOTP: form shown → code typed', toTyped, fmtMs],
+        ]),
+        `| MCP client's loop: form shown → noticed (its fixed ${MCP_POLL_MS / 1000}-s poll, computed) | — | ${mcp} |`,
+        '',
+        `Errors: ${errors.length}${errors.length ? ` (${[...new Set(errors)].slice(0, 3).join('; ')})` : ''}. Webhook deliveries: ${deliveries}, every one verified: ${verified}.`,
+      ],
+      raw: { coded, totp },
+    };
+  },
+});

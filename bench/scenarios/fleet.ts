@@ -1,0 +1,330 @@
+// The fleet scenario (docs/fleet.md): two worker processes share one BROWSERAI_FLEET_LIMIT while
+// two tenants' batches (75 % and 20 % of the tasks), a late project's few items and interactive
+// priority-1 tasks run; one worker is SIGKILLed and the dev server paused mid-run. What the limit
+// did is read from the emulator's record of every session and the limiter's state; its cost from
+// the server's action counter against runs without a limit and under one nobody reaches; its
+// ceiling from callers acquiring and releasing as fast as they can. How each figure is computed:
+// docs/benchmarks-method.md.
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { mapLimit, sleep } from '../../dev/async';
+import { FleetLimit } from '../../src/activities/fleet';
+import { limiterStateQuery, type LimiterState } from '../../src/contract/fleet-messages';
+import { DEFAULTS } from '../../src/contract/input';
+import type { ScenarioSettings } from '../config';
+import { fmt, fmtMs, log } from '../format';
+import { PROJECT, taskInput } from '../plan';
+import { distributions, row } from '../report/markdown';
+import { runTasks } from '../run';
+import { scenario } from '../scenario';
+import { runTargetOf, type BenchStack } from '../stack';
+import { stats } from '../statistics';
+import { meanOver, openSteps, type Steps } from '../time-series';
+import type { TaskRecord } from '../task';
+import { countActions, type ActionCounts } from '../temporal-actions';
+import { pauseTemporal } from '../temporal-outage';
+import { buildWorkflowBundle } from './scale';
+
+const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
+const TASK_QUEUE = 'bench-fleet';
+const ACCOUNT = 'bench-fleet';
+const SAMPLE_MS = 2_000;
+/** The limiter's cost: without a limit, under one nobody reaches, under 2. */
+const COST_LIMITS = [undefined, 100, 2] as const;
+const COST_TASK_MS = 1_000;
+/** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */
+const START_SPACING_MS = 20;
+const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
+type Settings = ScenarioSettings<'fleet'>;
+interface Session {
+  createdAt: number;
+  endedAt?: number;
+  /** The first request about it after its end (a poll that could see the end). */
+  endSeenAt?: number;
+}
+
+function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Settings) {
+  const idealMs = Math.ceil(tasks / limit) * durationMs;
+  const small = Math.max(3, Math.round(tasks * 0.025));
+  const counts = { 'batch-a': Math.round(tasks * 0.75), late: small, interactive: small };
+  const count = { ...counts, 'batch-b': tasks - counts['batch-a'] - 2 * small };
+  const lateAtMs = Math.round(idealMs * 0.2);
+  const startAt = (group: (typeof GROUPS)[number], i: number) =>
+    group === 'late'
+      ? lateAtMs
+      : group === 'interactive' // one at a time over one task's length, mid-batch
+        ? Math.round(idealMs * 0.4 + (i * durationMs) / count.interactive)
+        : i * START_SPACING_MS;
+  const records = GROUPS.flatMap((group) =>
+    Array.from({ length: count[group] }, (_, i): TaskRecord => {
+      const project = `fleet-${group}`;
+      const input = taskInput(stack, { text: `Fleet ${group}: read a price list`, durationMs, project });
+      const prioritised = group === 'interactive' ? { ...input, priority: 1 } : input;
+      // prettier-ignore
+      return { plan: { workflowId: `bench-fleet-${group}-${i}`, group, input: prioritised, startAtMs: startAt(group, i), durationMs } };
+    }),
+  );
+  const lastStartMs = Math.max(...records.map((r) => r.plan.startAtMs));
+  const killAtMs = Array.from({ length: kills }, (_, k) => Math.round(idealMs * (0.3 + (0.1 * k) / kills)));
+  const outageAtMs = Math.max(Math.round(idealMs * 0.55), lastStartMs + 5_000);
+  return { records, idealMs, lateAtMs, killAtMs, outageAtMs };
+}
+
+export const measureFleet = scenario({
+  heading: '## Fleet limit: two workers, one limit, a kill and an outage',
+  plan: (stack, { config }) => planFleet(stack, config.fleet),
+  async measure(stack, plan, { config: { fleet: settings } }) {
+    const client = stack.temporal.client;
+    const bundle = { WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle() };
+    const limited = { ...bundle, BROWSERAI_FLEET_LIMIT: String(settings.limit), BROWSERAI_FLEET_ACCOUNT: ACCOUNT };
+    // The cost of the limit on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
+    const costs = [];
+    for (const limit of COST_LIMITS) {
+      const env: Record<string, string> = {};
+      if (limit) Object.assign(env, { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() });
+      costs.push({
+        limit,
+        ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, `limit-${limit ?? 'none'}`)),
+      });
+    }
+    // This run's baseline: tasks as long as its own, without a limit.
+    const baselineTasks = Math.ceil(settings.tasks / 100);
+    const noLimit = await actionsPerTask(stack, bundle, settings.durationMs, baselineTasks, 'baseline');
+    const startWorker = () => stack.startWorker('default', TASK_QUEUE, limited);
+    const workers = [await startWorker(), await startWorker()];
+    log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
+    stack.emulator.resetPeakRunning();
+    const samples: { at: number; held: number }[] = [];
+    const faults = { kills: [] as number[], outage: undefined as { from: number; to: number } | undefined };
+    const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
+      const firstStartAt = Date.now();
+      const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
+      const sampling = setInterval(sample, SAMPLE_MS);
+      const causingFaults = (async () => {
+        for (const at of plan.killAtMs) {
+          await sleep(firstStartAt + at - Date.now());
+          // Never the first worker: the run watches it to tell a crashed bench from a planned kill.
+          workers.splice(1, 1)[0]!.kill();
+          faults.kills.push(Date.now());
+          log('fleet: SIGKILL to a worker; a new one replaces it');
+          workers.push(await startWorker());
+        }
+        if (settings.outageMs <= 0) return;
+        await sleep(firstStartAt + plan.outageAtMs - Date.now());
+        const from = Date.now();
+        faults.outage = { from, to: await pauseTemporal(settings.outageMs, 'fleet') };
+      })();
+      const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
+      const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
+      const outcome = await runTasks(plan.records, target, { batch: 50, deadlineAt, label: 'fleet', firstStartAt });
+      clearInterval(sampling);
+      await causingFaults;
+      return { firstStartAt, outcome, limiterAtEnd: await settledLimiter(client) };
+    });
+    log('fleet: reading each task’s BrowserAI session');
+    const sessions = await sessionsOf(stack, plan.records);
+    const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
+    const emulatorPeak = stack.emulator.peakRunning();
+    const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
+    return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling };
+  },
+  report(m, _stack, { config: { fleet: settings } }) {
+    const { records, lateAtMs, idealMs } = m.plan;
+    const { limit, durationMs } = settings;
+    const { sessions, faults, actions, ceiling } = m;
+    const createdOf = (r: TaskRecord) => sessions.byWorkflow.get(r.plan.workflowId)?.createdAt;
+    const ofGroup = (group: string) => records.filter((r) => r.plan.group === group);
+    const waits = (group: string) => ofGroup(group).map((r) => (createdOf(r) ?? NaN) - (r.startCalledAt ?? NaN));
+    const steps = openSteps(sessions.all.map((s) => [s.createdAt, s.endedAt ?? Date.now()] as const));
+    const peak = Math.max(0, ...steps.map((s) => s.open));
+    // Work waits from the first moment the limit is reached until the last session is created.
+    const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
+    const lastCreate = Math.max(...[...sessions.byWorkflow.values()].map((s) => s.createdAt));
+    const window = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
+    const utilisation = window && meanOver(steps, window.from, window.to) / limit;
+    const held = m.samples.filter((s) => window && s.at >= window.from && s.at <= window.to).map((s) => s.held);
+    const heldShare = held.length ? held.reduce((a, b) => a + b, 0) / held.length / limit : undefined;
+    // Fairness: the late project gets every k-th grant (k keys in line at priority 3 when it came).
+    const lateAt = m.firstStartAt + lateAtMs;
+    const inLine = records.filter((r) => (r.startCalledAt ?? Infinity) < lateAt && (createdOf(r) ?? 0) > lateAt);
+    const keys = 1 + new Set(inLine.filter((r) => r.plan.group.startsWith('batch')).map((r) => r.plan.group)).size;
+    const lateCount = ofGroup('late').length;
+    const fairP50 = stats(Array.from({ length: lateCount }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
+    const [late, interactive] = [stats(waits('late')), stats(waits('interactive'))];
+    const added = actions.run.total - actions.noLimit.total;
+    const creates = sessions.all.filter((s) => window && s.createdAt > window.from && s.createdAt <= window.to);
+    const lostPerCreate = window && ((1 - utilisation!) * limit * (window.to - window.from)) / creates.length;
+    const steady = window && steadyUtilisation(steps, window, faults, limit);
+    const seenAfter = stats(sessions.all.map((s) => (s.endSeenAt && s.endedAt ? s.endSeenAt - s.endedAt : undefined)));
+    const need = limit / (durationMs / 1000);
+    const end = m.limiterAtEnd;
+    const at = (t: number) => fmtMs(t - m.firstStartAt);
+    const byType = (a: ActionCounts, b?: ActionCounts) =>
+      Object.entries(a.byType)
+        .map(([type, n]): [string, number] => [type.replace(/^(grpc|command)_/, ''), n - (b?.byType[type] ?? 0)])
+        .filter(([, n]) => Math.abs(n) >= 0.005)
+        .sort((x, y) => y[1] - x[1])
+        .map(([type, n]) => `${type} ${b && n > 0 ? '+' : ''}${fmt(n, 2)}`)
+        .join(', ');
+    // prettier-ignore
+    const rows = [
+      row("Most sessions running at once, as the emulator saw them (every session's create and end; its own peak counter)", `≤ ${limit}`, `${peak} (counter ${m.emulatorPeak})`, peak <= limit && m.emulatorPeak <= limit),
+      row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %',
+        window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)} (slots held by the limiter: ${fmt((heldShare ?? NaN) * 100)} %)` : 'n/a', (utilisation ?? 0) >= 0.9),
+      row('Slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting (granted ${end.granted}, released ${end.released}, reclaimed ${end.reclaimed})` : 'n/a', end?.held === 0 && end.waiting === 0),
+      row(`Fairness: ${lateCount} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
+        `p50 ${fmtMs(late?.p50)}, max ${fmtMs(late?.max)} (first in, first out would be ≈ ${fmtMs((inLine.length * durationMs) / limit)})`, late ? late.p50 <= 2 * fairP50 : false),
+      row('Priority: interactive priority-1 tasks started one by one mid-batch: p50 wait for a slot', `≤ one task's length (${fmtMs(durationMs)})`, `p50 ${fmtMs(interactive?.p50)}, max ${fmtMs(interactive?.max)}`, interactive ? interactive.p50 <= durationMs : false),
+      ...actions.costs.map((c) => row(`Temporal actions per one-second task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${settings.costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
+      row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(added, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
+      row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
+        `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
+    ];
+    const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
+    return {
+      rows,
+      // prettier-ignore
+      setup: [
+        `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${counts}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
+        `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.byWorkflow.size} of ${records.length} tasks finished with their session found.`,
+        `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
+      ],
+      details: [
+        ...distributions([
+          ...GROUPS.map((g) => [`Wait for a slot, ${g} (ms)`, stats(waits(g)), (v: number) => fmt(v, 0)] as const),
+          ['Session end → first request about it (ms)', seenAfter, (v: number) => fmt(v, 0)],
+        ]),
+        '',
+        `**Where the slot time goes** while work waits: ${fmtMs(lostPerCreate)} of slot time lost per session created; a poll sees the end after p50 ${fmtMs(seenAfter?.p50)} (mean ${fmtMs(seenAfter?.mean)}). Outside the faults utilisation is ${fmt((steady ?? NaN) * 100)} %.`,
+      ],
+      raw: { faults, samples: m.samples, limiterAtEnd: end, ceiling, actions },
+    };
+  },
+});
+
+/** Actions per task of `count` tasks on a worker of their own (`extra` its environment). */
+// prettier-ignore
+async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, durationMs: number, count: number, name: string) {
+  const taskQueue = `bench-fleet-cost-${name}`;
+  const worker = await stack.startWorker('default', taskQueue, extra);
+  const records = Array.from({ length: count }, (_, i) => {
+    const input = taskInput(stack, { text: 'Fleet cost: read a price list', durationMs, project: 'fleet-cost' });
+    return { plan: { workflowId: `bench-fleet-cost-${name}-${i}`, group: name, input, startAtMs: 0, durationMs } };
+  });
+  const target = runTargetOf(stack, worker, taskQueue, 'fleet-cost');
+  const options = { batch: 50, deadlineAt: Date.now() + durationMs + 5 * 60_000, label: `fleet ${name}` };
+  const { actions } = await countActions(stack.metricsUrl, 'default', () => runTasks(records, target, options));
+  await worker.stop();
+  return perTask(actions, count);
+}
+
+/** Per task, without the bench's own queries of the limiter. */
+function perTask(spent: ActionCounts, tasks: number): ActionCounts {
+  const kept = Object.entries(spent.byType).filter(([type]) => !/Query/.test(type));
+  const byType = Object.fromEntries(kept.map(([type, n]) => [type, n / tasks]));
+  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+}
+
+/** Acquire + release pairs per second through a new limiter (its own account), run by the fleet's workers. */
+async function measureCeiling(client: Client, durationMs: number, callers: number) {
+  const fleet = new FleetLimit(
+    { maxRunning: 100_000, checkIntervalMs: 3_600_000, account: `ceiling-${randomUUID()}` },
+    '',
+  );
+  const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: PROJECT, runId: 'r' };
+  const acquire = (holderId: string) => fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE);
+  // The first acquire starts the limiter; the clock starts after it.
+  await acquire('warm-up');
+  const limiter = client.workflow.getHandle(fleet.limiterId);
+  await limiter.signal('browserAIReleaseSlot', { holderId: 'warm-up' });
+  log(`fleet: ${callers} callers acquire and release for ${durationMs / 1000} s`);
+  const latencies: number[] = [];
+  const startedAt = Date.now();
+  const caller = async () => {
+    while (Date.now() < startedAt + durationMs) {
+      const holderId = randomUUID();
+      const pairStartedAt = Date.now();
+      // Refused while the limiter continues as new: retried, as a create's activity would.
+      for (let attempt = 1; ; attempt++) {
+        const refused = await acquire(holderId).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        if (!refused) break;
+        if (attempt >= 5) throw refused;
+        await sleep(200 * attempt);
+      }
+      await limiter.signal('browserAIReleaseSlot', { holderId });
+      latencies.push(Date.now() - pairStartedAt);
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, caller));
+  const pairsPerSecond = latencies.length / ((Date.now() - startedAt) / 1000);
+  const state = await limiter.query(limiterStateQuery);
+  const { historyLength } = await limiter.describe();
+  await limiter.terminate('ceiling measured');
+  return { pairsPerSecond, latencies: stats(latencies), state, historyLength };
+}
+
+function limiterState(client: Client): Promise<LimiterState | undefined> {
+  const handle = client.workflow.getHandle(`browserai-fleet-limiter-${ACCOUNT}`);
+  return handle.query(limiterStateQuery).catch(() => undefined);
+}
+
+/** The limiter once its last releases have landed (at most 30 s after the last close). */
+async function settledLimiter(client: Client): Promise<LimiterState | undefined> {
+  let state: LimiterState | undefined;
+  for (const until = Date.now() + 30_000; Date.now() < until; await sleep(500)) {
+    state = (await limiterState(client)) ?? state;
+    if (state?.held === 0 && state.waiting === 0) break;
+  }
+  return state;
+}
+
+/** Every session of the run as the emulator recorded it (a create whose answer was lost too), and each workflow's own. */
+async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
+  const tasks = stack.emulator.listTasks().filter((t) => GROUPS.some((g) => t.project === `fleet-${g}`));
+  // When a poll first asked about each session after its end: the moment the end could be seen.
+  const seen = new Map<string, number>();
+  const ends = new Map(tasks.map((t) => [t.executionId, t.endedAt ?? Infinity]));
+  for (const request of stack.emulator.requests) {
+    const id = /^\/tasks\/([^/]+)/.exec(request.path)?.[1];
+    if (id && !seen.has(id) && request.at >= (ends.get(id) ?? Infinity)) seen.set(id, request.at);
+  }
+  const session = (t: (typeof tasks)[number]): Session => ({
+    createdAt: Date.parse(t.createdAt),
+    endedAt: t.endedAt ?? undefined,
+    endSeenAt: seen.get(t.executionId),
+  });
+  const byExecution = new Map(tasks.map((t) => [t.executionId, t]));
+  const byWorkflow = new Map<string, Session>();
+  await mapLimit(records, 16, async ({ plan: { workflowId } }) => {
+    const result = await stack.temporal.client.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch(() => undefined);
+    const task = result?.executionId ? byExecution.get(result.executionId) : undefined;
+    if (task) byWorkflow.set(workflowId, session(task));
+  });
+  return { all: tasks.map(session), byWorkflow };
+}
+
+/** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
+function steadyUtilisation(
+  steps: Steps,
+  window: { from: number; to: number },
+  faults: { kills: number[]; outage?: { from: number; to: number } },
+  limit: number,
+) {
+  const cuts = [
+    ...faults.kills.map((at) => [at, at + DEFAULTS.heartbeatTimeoutMs] as const),
+    ...(faults.outage ? [[faults.outage.from, faults.outage.to + 30_000] as const] : []),
+  ].sort((a, b) => a[0] - b[0]);
+  let [from, area, length] = [window.from, 0, 0];
+  for (const [cutFrom, cutTo] of [...cuts, [window.to, window.to] as const]) {
+    const to = Math.min(cutFrom, window.to);
+    if (to > from) [area, length] = [area + meanOver(steps, from, to) * (to - from), length + to - from];
+    from = Math.max(from, cutTo);
+  }
+  return length > 0 ? area / length / limit : undefined;
+}

@@ -1,0 +1,105 @@
+// Learned rounds: one job repeated. A fixed set of kinds (one instruction text each), whose base
+// durations are spread evenly over 30–100 s; every round runs every kind again, each task within
+// ±15 % of its kind's base, on the same worker process (what it learns is per worker, in memory),
+// each round beside the MCP client's loop, one round after the other. Durations reach the
+// emulator through `durationFor`, so a kind's text never changes.
+import { Random } from '../../dev/random';
+import type { BenchConfig } from '../config';
+import { fmt, fmtMs, fmtRatio, log } from '../format';
+import { PROJECT, uniform } from '../plan';
+import { row } from '../report/markdown';
+import { scenario } from '../scenario';
+import { runTargetOf, type BenchStack } from '../stack';
+import * as twins from '../twins';
+
+const TASK_QUEUE = 'bench-learned';
+/** The issue's targets: what the first round may cost, and what the third must reach once durations are learned. */
+const TARGETS = {
+  first: { round: 1, maxRatio: 0.75, maxP50Ms: 2_500 },
+  learned: { round: 3, maxRatio: 0.4, maxP50Ms: 1_500, maxP99Ms: 4_000 },
+} as const;
+
+/** One instruction text and the duration its tasks run about. */
+type Kind = { text: string; baseMs: number };
+
+/** Round `round` (1-based): every kind `tasksPerKind` times, durations drawn for this round. */
+function planRound(stack: BenchStack, { learned: settings, seed }: BenchConfig, kinds: Kind[], round: number) {
+  const rng = new Random(seed * 1000 + round);
+  return twins.plannedTwins(
+    stack,
+    kinds.flatMap((kind, k) =>
+      Array.from({ length: settings.tasksPerKind }, (_, i) => ({
+        workflowId: `bench-learned-r${round}-k${k + 1}-${i}`,
+        group: `round ${round}`,
+        startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
+        shape: {
+          text: kind.text,
+          durationMs: Math.round(kind.baseMs * (1 + uniform(rng, -settings.jitter, settings.jitter))),
+        },
+      })),
+    ),
+  );
+}
+
+export const measureLearned = scenario({
+  heading: '## Learned rounds: one job repeated, beside the MCP client',
+  plan(_stack, { config: { learned: settings } }): Kind[] {
+    const { kinds } = settings;
+    const [min, max] = settings.durations;
+    return Array.from({ length: kinds }, (_, k) => ({
+      text: `Learned job ${k + 1}: open https://catalog${k + 1}.example.com, page through the listing and export every item as JSON`,
+      baseMs: kinds === 1 ? (min + max) / 2 : min + (k * (max - min)) / (kinds - 1),
+    }));
+  },
+  async measure(stack, kinds, { config }) {
+    const settings = config.learned;
+    let worker = await stack.startWorker('default', TASK_QUEUE);
+    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
+    const rounds: twins.SideBySide[] = [];
+    for (let round = 1; round <= settings.rounds && !worker.exited; round++) {
+      if (settings.restart && round === settings.rounds && round > 1) {
+        log('learned: restarting the worker before the last round');
+        await worker.stop();
+        target.worker = worker = await stack.startWorker('default', TASK_QUEUE);
+      }
+      const planned = planRound(stack, config, kinds, round);
+      log(`learned: round ${round}/${settings.rounds}, ${planned.ours.length} tasks of ${kinds.length} kinds`);
+      const longest = settings.durations[1] * (1 + settings.jitter);
+      const deadlineAt = Date.now() + settings.startSpreadMs + longest * 2 + 4 * 60_000;
+      rounds.push(await twins.runSideBySide(target, planned, { label: `learned round ${round}`, deadlineAt }));
+    }
+    return { kinds, rounds };
+  },
+  report({ kinds, rounds }, stack, { config: { learned: settings } }) {
+    const comparisons = rounds.map(twins.compare);
+    const { first, learned } = TARGETS;
+    const [c1, c3] = [comparisons[first.round - 1], comparisons[learned.round - 1]];
+    const records = rounds.flatMap((r) => r.records);
+    const [r1, r3] = [`Round ${first.round}: `, `Round ${learned.round}: `];
+    const restart = settings.restart
+      ? `, except round ${settings.rounds}: **right after a worker restart** (a new process).`
+      : '.';
+    const bases = kinds.map((k) => fmt(k.baseMs / 1000, 0)).join(', ');
+    const [min, max] = settings.durations.map((d) => fmt(d / 1000, 0));
+    // prettier-ignore
+    return {
+      rows: [
+        twins.completedRow('Workflows completed, every round', records),
+        ...(c1 ? [twins.ratioRow(r1, c1, first.maxRatio), twins.closeRow(r1, c1, first.maxP50Ms)] : []),
+        ...(c3
+          ? [twins.ratioRow(r3, c3, learned.maxRatio), twins.closeRow(r3, c3, learned.maxP50Ms, learned.maxP99Ms)]
+          : [row(`Round ${learned.round} targets`, `ratio ≤ ${fmtRatio(learned.maxRatio)}, p50 ≤ ${fmtMs(learned.maxP50Ms)}, p99 ≤ ${fmtMs(learned.maxP99Ms)}`, `not run (${comparisons.length} rounds)`)]),
+      ],
+      setup: [
+        `- **Job:** ${kinds.length} kinds of task (one instruction text each), base durations spread evenly over ${min}–${max} s (${bases} s); ${settings.tasksPerKind} tasks of each kind per round, each within ±${fmt(settings.jitter * 100, 0)} % of its kind's base (uniform), started at random over ${fmt(settings.startSpreadMs / 1000, 0)} s; ${settings.rounds} rounds one after the other on the **same worker process** (at its defaults)${restart}`,
+        twins.MCP_COUNTING,
+      ],
+      details: [
+        ...twins.phaseTables('Round', comparisons.map((c, i) => [`Round ${i + 1}`, c])),
+        '',
+        ...twins.fairnessChecks(stack, records, rounds),
+      ],
+      raw: { kinds, rounds, features: stack.features },
+    };
+  },
+});

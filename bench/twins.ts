@@ -1,0 +1,172 @@
+// Our workflows beside the MCP client's loop on the same tasks: each planned workflow gets a twin
+// with the same instruction text, duration (registered for each side's project), start moment and
+// code; both run at once against the same emulator; then requests (in total and per task) and how
+// long after the task's end each side noticed it are compared, with the checks that it was fair.
+import { DEFAULTS } from '../src/contract/input';
+import { collectFacts, summarizeRequests } from './collect';
+import { fmt, fmtMs, fmtRatio, mb } from './format';
+import { MCP_POLL_MS, runMcpTasks, type McpRecord, type McpTask } from './mcp-client';
+import { PROJECT, taskInput, type TaskShape } from './plan';
+import { distributions, row, type TargetRow } from './report/markdown';
+import { runTasks, type RunOutcome, type RunTarget } from './run';
+import type { BenchStack } from './stack';
+import { between, stats, sum, type Stats } from './statistics';
+import { at, completedOk, count, type PlannedTask, type TaskRecord } from './task';
+
+/** The MCP client's tasks run in their own project, so the duration book keeps the two sides apart. */
+export const MCP_PROJECT = 'bench-mcp';
+
+/** A planned task before its input is built: the shape each side's input is built from. */
+export type TwinSpec = Pick<PlannedTask, 'workflowId' | 'group' | 'startAtMs' | 'code'> & { shape: TaskShape };
+
+/** Our side of a spec alone (no twin: the book then holds no duration for an MCP task that never comes). */
+export function plannedTask(stack: BenchStack, spec: TwinSpec): PlannedTask {
+  const { workflowId, group, startAtMs, code } = spec;
+  return { workflowId, group, startAtMs, code, input: taskInput(stack, spec.shape), durationMs: spec.shape.durationMs };
+}
+
+export type Twins = ReturnType<typeof plannedTwins>;
+
+export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
+  const twin = ({ workflowId: key, startAtMs, shape, code }: TwinSpec): McpTask => {
+    const input = taskInput(stack, { ...shape, project: MCP_PROJECT });
+    return { key, startAtMs, input, code: code?.value, codeInstruction: DEFAULTS.codeInstructionTemplate };
+  };
+  return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
+}
+
+export type SideBySide = Awaited<ReturnType<typeof runSideBySide>>;
+
+/** Both sides started at the same moments until both are done; then our side's facts are collected. */
+export async function runSideBySide(target: RunTarget, planned: Twins, options: { label: string; deadlineAt: number }) {
+  const records = planned.ours.map((plan): TaskRecord => ({ plan }));
+  const firstStartAt = Date.now();
+  const ours = runTasks(records, target, { batch: 50, ...options, firstStartAt });
+  const theirs = runMcpTasks(planned.mcp, target.emulator, firstStartAt, options.deadlineAt);
+  const [outcome, mcp] = await Promise.all([ours, theirs]);
+  await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
+  return { records, mcp, outcome };
+}
+
+/** Requests per task of both sides and how long after each task's end each side noticed it. */
+export type Comparison = ReturnType<typeof compare>;
+
+export function compare(side: SideBySide) {
+  const done = side.records.filter(completedOk);
+  const mcpDone = side.mcp.filter((r) => !r.error && r.endSeenAt !== undefined && r.finalStatus !== undefined);
+  const oursRequests = sum(done.map(count.requests));
+  const mcpRequests = sum(mcpDone.map((r) => r.requests));
+  // Ratio per task: a side that lost tasks must not look cheaper for it.
+  const ratio = done.length && mcpRequests ? oursRequests / done.length / (mcpRequests / mcpDone.length) : undefined;
+  // Task end (the emulator's) → workflow closed, and → the MCP client had the answer showing it.
+  const endToMcpSeen = stats(mcpDone.map((r) => (r.endedAt && r.endSeenAt ? r.endSeenAt - r.endedAt : undefined)));
+  // prettier-ignore
+  return {
+    tasks: side.records.length, oursCompleted: done.length, mcpEnded: mcpDone.length, oursRequests, mcpRequests, requestRatio: ratio,
+    oursRequestsPerTask: stats(done.map(count.requests)), mcpRequestsPerTask: stats(mcpDone.map((r) => r.requests)),
+    endToClosed: between(done, at.ended, at.closed), endToMcpSeen, side,
+  };
+}
+
+export const MCP_COUNTING = `- **The MCP client's loop** (brightdata/browserai-mcp \`poll_task_result\`, a \`GET /tasks/{id}\` every ${MCP_POLL_MS / 1000} s) runs for real against the same emulator, on a twin of every task; requests are counted alike on both sides: [docs/benchmarks-method.md](docs/benchmarks-method.md#the-mcp-clients-loop).`;
+
+/** Requests per task and per task-minute, and task end → noticed, of both sides. */
+export function comparisonDistributions(c: Comparison): string[] {
+  const done = c.side.records.filter(completedOk);
+  const mcpPerMinute = (r: McpRecord) =>
+    r.createdAt !== undefined && r.endedAt ? r.requests / ((r.endedAt - r.createdAt) / 60_000) : undefined;
+  const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
+  return distributions([
+    ['API requests per task: ours', c.oursRequestsPerTask],
+    ['API requests per task: MCP client', c.mcpRequestsPerTask],
+    ['API requests per task-minute: ours', stats(done.map(count.perMinute)), f2],
+    ['API requests per task-minute: MCP client', stats(c.side.mcp.map(mcpPerMinute)), f2],
+    ['Task end → workflow closed (ms)', c.endToClosed, f0],
+    ['Task end → MCP client has the answer (ms)', c.endToMcpSeen, f0],
+  ]);
+}
+
+/** One line: `0.42× (ours 123 requests for 20 tasks, MCP 290 for 20)`. */
+export function ratioText(c: Comparison): string {
+  return `${fmtRatio(c.requestRatio)} (ours ${c.oursRequests} requests for ${c.oursCompleted} tasks, MCP ${c.mcpRequests} for ${c.mcpEnded})`;
+}
+
+export function closeText(c: Comparison): string {
+  const { endToClosed: ours, endToMcpSeen: mcp } = c;
+  return ours
+    ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)})`
+    : 'n/a';
+}
+
+/** `label` and a measure that starts the sentence when there is no label. */
+const measureName = (label: string, what: string) =>
+  label ? `${label}${what}` : what[0]!.toUpperCase() + what.slice(1);
+
+/** `label: API requests, ours / MCP client` judged against `≤ maxRatio`. */
+export function ratioRow(label: string, c: Comparison, maxRatio?: number): TargetRow {
+  const met = maxRatio === undefined ? undefined : c.requestRatio !== undefined && c.requestRatio <= maxRatio;
+  const target = maxRatio ? `≤ ${fmtRatio(maxRatio)}` : '—';
+  return row(measureName(label, 'API requests, ours / MCP client'), target, ratioText(c), met);
+}
+
+/** `label: task end → workflow closed` judged against a p50 (and p99) bound. */
+export function closeRow(label: string, c: Comparison, maxP50Ms: number, maxP99Ms?: number): TargetRow {
+  const s = c.endToClosed;
+  const [p99, p99Target] = maxP99Ms ? [' and p99', `, p99 ≤ ${fmtMs(maxP99Ms)}`] : ['', ''];
+  const met = !!s && s.p50 <= maxP50Ms && (maxP99Ms === undefined || s.p99 <= maxP99Ms);
+  const measure = measureName(label, `task end → workflow closed, p50${p99}`);
+  return row(measure, `p50 ≤ ${fmtMs(maxP50Ms)}${p99Target}`, closeText(c), met);
+}
+
+export function completedRow(measure: string, records: TaskRecord[]): TargetRow {
+  const done = records.filter(completedOk).length;
+  return row(measure, `all ${records.length}`, `${done} / ${records.length}`, done === records.length);
+}
+
+/** One row per phase (a round, a kind of task): completed, requests, close time; then each phase's distributions. */
+export function phaseTables(label: string, phases: Array<[string, Comparison]>): string[] {
+  const p50 = (s: Stats | undefined) => fmt(s?.p50, 0);
+  return [
+    `| ${label} | Completed (ours · MCP) | Requests, ours / MCP | Requests per task p50 (ours · MCP) | Task end → closed (ours; MCP has the answer) |`,
+    '|---|---|---|---|---|',
+    ...phases.map(
+      ([name, c]) =>
+        `| ${name} | ${c.oursCompleted} · ${c.mcpEnded} of ${c.tasks} | ${ratioText(c)} | ${p50(c.oursRequestsPerTask)} · ${p50(c.mcpRequestsPerTask)} | ${closeText(c)} |`,
+    ),
+    ...phases.flatMap(([name, c]) => ['', `${name}, distributions:`, '', ...comparisonDistributions(c)]),
+  ];
+}
+
+/** That both sides ran the tasks they should have, once each; the worker's peak and log; deadlines hit. */
+export function fairnessChecks(stack: BenchStack, ours: TaskRecord[], sides: SideBySide[]): string[] {
+  const summary = summarizeRequests(stack.emulator.requests);
+  const mcp = sides.flatMap((s) => s.mcp);
+  const codeTasks = ours.filter((r) => r.plan.code);
+  const typedOnce = codeTasks.filter((r) => r.facts?.codesReceived?.join() === r.plan.code!.value).length;
+  const mcpErrors = mcp.filter((r) => r.error);
+  const worker = stack.workers.at(-1);
+  return [
+    `- Creates: ${summary.createsByProject[PROJECT] ?? 0} \`POST /tasks\` for ${ours.filter((r) => r.firstRunId).length} workflows, ${summary.createsByProject[MCP_PROJECT] ?? 0} for ${mcp.length} MCP twins; non-2xx answers: ${summary.non2xx}; stop commands: ${summary.stops}; creates without a planned duration: ${stack.durations.misses}.`,
+    ...(codeTasks.length ? [`- One-time codes typed exactly once (ours): ${typedOnce} / ${codeTasks.length}.`] : []),
+    `- MCP twins that failed: ${mcpErrors.length}${mcpErrors[0] ? ` (first: ${mcpErrors[0].error})` : ''}; that returned on a stale \`awaiting\` after their code: ${mcp.filter((r) => r.returnedOnStaleAwaiting).length}.`,
+    `- Worker peak RSS ${fmt(mb(worker?.sampler.peakEverKb() ?? NaN), 0)} MB; log lines with WARN ${worker?.warnLines}, with ERROR ${worker?.errorLines}.`,
+    ...notCompleted(ours),
+    ...sides.flatMap((s) => outcomeLines(s.outcome)),
+  ];
+}
+
+/** The first five workflows that did not complete, and why. */
+export function notCompleted(records: TaskRecord[]): string[] {
+  const failed = records.filter((r) => !completedOk(r));
+  const why = (r: TaskRecord) => r.startError ?? r.facts?.failure ?? r.facts?.status ?? 'not closed';
+  const more = failed.length > 5 ? [`- … and ${failed.length - 5} more not completed.`] : [];
+  return [...failed.slice(0, 5).map((r) => `- Not completed: \`${r.plan.workflowId}\`: ${why(r)}`), ...more];
+}
+
+/** A run's wall time, and whether its deadline was hit or its worker died. */
+export function outcomeLines(o: RunOutcome, label = ''): string[] {
+  const hit = o.deadlineHit ? ' (**deadline hit**: unfinished tasks count as not completed)' : '';
+  const died = o.workerDied ? ` (**${o.workerDied}**)` : '';
+  const wall = fmtMs(o.endedAt - o.firstStartAt);
+  return [`- ${label}Wall time: ${wall} from the first start to the last close${hit}${died}.`];
+}
