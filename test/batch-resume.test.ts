@@ -18,7 +18,9 @@ const kit = batchTestKit();
 describe('batch resume', () => {
   it('the CLI killed mid-batch: the same command resumes, no item starts twice, results in order', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
-    const items = itemsOf(project, 10, () => '[duration=1s]');
+    // Enough items, long enough, that "some done, some not sent" lasts seconds: a busy machine's
+    // slow queries (5 s seen in CI) must not miss it (added ≤ completed + concurrency + max-queued).
+    const items = itemsOf(project, 20, () => '[duration=2s]');
     const file = join(kit.dir, `${project}.jsonl`);
     writeFileSync(file, items.map((item) => JSON.stringify({ id: item.id, ...item.input })).join('\n') + '\n');
     const out = join(kit.dir, `${project}-results.jsonl`);
@@ -30,17 +32,17 @@ describe('batch resume', () => {
       'some items done, some not sent',
       async () => {
         const state = await kit.stack.tasks.batchState(name).catch(() => undefined);
-        return state && state.completed >= 2 && state.added < 10;
+        return state && state.completed >= 2 && state.added < items.length;
       },
       30_000,
     );
     first.kill('SIGKILL');
     await exitCode(first);
-    assert.match(first.output(), /Batch cli-.*: 10 items, 3 at a time/);
+    assert.match(first.output(), /Batch cli-.*: 20 items, 3 at a time/);
     const second = kit.spawnProcess(args, kit.stack.taskQueue);
     assert.equal(await exitCode(second), 0, second.output());
     // Not a terminal: plain progress lines, the last one complete.
-    assert.match(second.output(), /\] 10\/10 done · 0 failed · 0 running · 0 queued/);
+    assert.match(second.output(), /\] 20\/20 done · 0 failed · 0 running · 0 queued/);
     assert.doesNotMatch(second.output(), /\r/);
     const lines = readFileSync(out, 'utf8')
       .trim()
@@ -51,7 +53,7 @@ describe('batch resume', () => {
       items.map((i) => [i.id, 'completed']),
     );
     const creates = kit.createsByItem(project);
-    assert.equal(creates.size, 10);
+    assert.equal(creates.size, items.length);
     assert.ok(
       [...creates.values()].every((n) => n === 1),
       'no item created twice',
