@@ -262,6 +262,32 @@ test('a terminated holder frees its slot within the check interval, also when it
   await noSlotHeld();
 });
 
+test('an acquire the limiter refuses is retried: the create is sent once, never AmbiguousRequest', async () => {
+  // The bench saw creates fail as AmbiguousRequest with no worker killed: their acquire reached the
+  // limiter as it continued as new ("workflow is closing"), and the retry took that failed attempt,
+  // which sent nothing, for a lost request. Standing in for the closing limiter: another workflow
+  // under the limiter's ID, which has no acquire update, so every acquire is refused.
+  const running = await env.client.workflow.getHandle(limiterId).describe().catch(() => undefined);
+  if (running?.status.name === 'RUNNING') {
+    await noSlotHeld();
+    await env.client.workflow.getHandle(limiterId).terminate('the test puts another workflow in its place');
+  }
+  const impostor = await env.client.workflow.start('browserAIBatch', {
+    workflowId: limiterId,
+    taskQueue,
+    args: [{ concurrency: 1, total: 1 }],
+  });
+  const handle = await start('refused-acquire', 1);
+  await eventually('a create attempt was refused', async () => {
+    const { raw } = await handle.describe();
+    return (raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 2);
+  });
+  await impostor.terminate('the limiter may start again');
+  assert.equal((await handle.result()).status, 'finalized');
+  assert.equal(creates('refused-acquire'), 1);
+  await noSlotHeld();
+});
+
 test('the limiter continues as new while its history is still quick to replay', async () => {
   // A worker without the limiter in its cache (the one that had it was killed, or an outage cut it
   // off) replays the whole run inside one 10-s workflow task. The bench's fleet scenario saw a run

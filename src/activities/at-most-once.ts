@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log, type Info } from '@temporalio/activity';
 import { BrowserAIError, isBrowserAIError } from '../browserai';
 import type { Delivery } from '../contract/activity-types';
 import { FailureType } from '../contract/errors';
@@ -57,8 +57,7 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
   const ctx = Context.current();
   const previous = ctx.info.heartbeatDetails as DeliveryRecord<T> | undefined;
   if (previous?.phase === 'delivered') return previous.answer;
-  const previousNotSent = previous?.phase === 'not-sent' && previous.attempt === ctx.info.attempt - 1;
-  if (ctx.info.attempt > 1 && !previousNotSent && delivery === 'at-most-once') {
+  if (!maySend(ctx.info, previous) && delivery === 'at-most-once') {
     throw ambiguous(
       `${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`,
     );
@@ -113,6 +112,27 @@ function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T>
 }
 
 /** The record of an attempt that sent nothing, for the next attempt to read (see deliverOnce). */
+/**
+ * Runs what must come before the request (a fleet slot's acquire). If it fails, this attempt sent
+ * nothing, and that is recorded when the attempt could have sent: otherwise the retry would take
+ * the failure for a lost request and end as AmbiguousRequest (a limiter refuses an acquire for a
+ * moment while it continues as new). A failure after a delivery leaves the delivery's record.
+ */
+export async function beforeSending<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const ctx = Context.current();
+    if (maySend(ctx.info, ctx.info.heartbeatDetails as DeliveryRecord<unknown> | undefined)) ctx.heartbeat(notSent());
+    throw err;
+  }
+}
+
+/** The first attempt may send; a later one only if the attempt just before it recorded that it sent nothing. */
+function maySend(info: Info, previous: DeliveryRecord<unknown> | undefined): boolean {
+  return info.attempt === 1 || (previous?.phase === 'not-sent' && previous.attempt === info.attempt - 1);
+}
+
 export function notSent(): DeliveryRecord<never> {
   return { phase: 'not-sent', attempt: Context.current().info.attempt };
 }

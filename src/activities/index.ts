@@ -10,7 +10,7 @@ import {
   type SavedTask,
 } from '../browserai';
 import { normalizeStatus } from '../contract/status';
-import { deliverOnce } from './at-most-once';
+import { beforeSending, deliverOnce } from './at-most-once';
 import { holdersGone, type FleetLimit } from './fleet';
 
 export { FleetLimit, type FleetLimitOptions } from './fleet';
@@ -148,7 +148,7 @@ export function createActivities(
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask | WaitingForSlot> {
       const { delivery, stopRetryWindowMs, place, lookInPoll, ...body } = input;
-      const slot = fleet && place ? await acquireSlot(fleet, place, body.project) : undefined;
+      const slot = fleet && place ? await beforeSending(() => acquireSlot(fleet, place, body.project)) : undefined;
       if (slot && 'waitingForSlot' in slot) return slot;
       try {
         const answer = await countingAmbiguous(
