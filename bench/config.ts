@@ -111,6 +111,9 @@ const SETTINGS = {
     callers: int(32, 8),
     /** One-second tasks run without a limit, under one nobody reaches, and under a limit of 2. */
     costTasks: int(6, 6, 3),
+    /** Items of the batch the CLI runs after the rest (0: none), each this long; the CLI is killed once. */
+    batchItems: int(10_000, 200, 0),
+    batchDurationMs: ms('1s', '1s'),
   },
 } as const;
 

@@ -23,6 +23,7 @@ import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
 import { pauseTemporal } from '../temporal-outage';
+import { cliBatchReport, runCliBatch } from './fleet-batch';
 import { buildWorkflowBundle } from './scale';
 
 const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
@@ -125,8 +126,12 @@ export const measureFleet = scenario({
     const sessions = await sessionsOf(stack, plan.records);
     const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
+    const { batchItems: items, batchDurationMs: durationMs, limit: concurrency } = settings;
+    const batch =
+      items > 0 ? await runCliBatch(stack, { items, durationMs, concurrency, taskQueue: TASK_QUEUE }) : undefined;
+    const batchEnd = batch && (await settledLimiter(client));
     const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
-    return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling };
+    return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
   },
   report(m, _stack, { config: { fleet: settings } }) {
     const { records, lateAtMs, idealMs } = m.plan;
@@ -180,6 +185,8 @@ export const measureFleet = scenario({
       row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
     ];
+    const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
+    if (cliBatch) rows.push(...cliBatch.rows);
     const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
     return {
       rows,
@@ -187,6 +194,7 @@ export const measureFleet = scenario({
       setup: [
         `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${counts}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
         `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.byWorkflow.size} of ${records.length} tasks finished with their session found.`,
+        ...(cliBatch ? [cliBatch.setup] : []),
         `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
       ],
       details: [
@@ -197,7 +205,7 @@ export const measureFleet = scenario({
         '',
         `**Where the slot time goes** while work waits: ${fmtMs(lostPerCreate)} of slot time lost per session created; a poll sees the end after p50 ${fmtMs(seenAfter?.p50)} (mean ${fmtMs(seenAfter?.mean)}). Outside the faults utilisation is ${fmt((steady ?? NaN) * 100)} %.`,
       ],
-      raw: { faults, samples: m.samples, limiterAtEnd: end, ceiling, actions },
+      raw: { faults, samples: m.samples, limiterAtEnd: end, ceiling, actions, batch: m.batch },
     };
   },
 });

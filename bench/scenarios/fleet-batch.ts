@@ -1,0 +1,148 @@
+// The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, so it
+// draws its progress bar, on the fleet's two limited workers; the CLI is SIGKILLed once a tenth of
+// the items are done and the same command is run again. Then the results file, each item's creates
+// as the emulator saw them, the emulator's peak and the limiter's count at the end.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { sleep } from '../../dev/async';
+import type { BatchState } from '../../src/contract/batch-messages';
+import type { LimiterState } from '../../src/contract/fleet-messages';
+import { BrowserTasks } from '../../src/starters/tasks';
+import { fmt, fmtMs, log } from '../format';
+import { taskInput } from '../plan';
+import { row } from '../report/markdown';
+import type { BenchStack } from '../stack';
+
+const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
+const PROJECT = 'fleet-cli-batch';
+
+export interface CliBatchSettings {
+  items: number;
+  durationMs: number;
+  concurrency: number;
+  taskQueue: string;
+}
+
+/** Runs the batch; `killAt` the share of items done when the first CLI is killed. */
+export async function runCliBatch(stack: BenchStack, settings: CliBatchSettings, killAt = 0.1) {
+  const name = `bench-fleet-batch-${settings.items}`;
+  const file = join(tmpdir(), `${name}.jsonl`);
+  const out = join(tmpdir(), `${name}-results.jsonl`);
+  const ids = Array.from({ length: settings.items }, (_, i) => `item-${String(i).padStart(5, '0')}`);
+  const lines = ids.map((id) => {
+    const text = `Batch ${id}: read a price list`;
+    const input = taskInput(stack, { text, durationMs: settings.durationMs, project: PROJECT });
+    return JSON.stringify({ id, ...input });
+  });
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const args = ['batch', 'run', file, '--name', name, '--concurrency', String(settings.concurrency), '--out', out];
+  const tasks = new BrowserTasks(stack.temporal.client, settings.taskQueue);
+  stack.emulator.resetPeakRunning();
+  const startedAt = Date.now();
+  log(`fleet: ${settings.items}-item batch from the CLI (${settings.concurrency} at a time)`);
+  const first = underTerminal(stack, settings.taskQueue, args);
+  for (let done = 0; done < settings.items * killAt; await sleep(2_000)) {
+    const state: BatchState | undefined = await tasks.batchState(name).catch(() => undefined);
+    done = state ? state.completed + state.failed : 0;
+    if (first.child.exitCode !== null) throw new Error(`batch run exited early:\n${first.output().slice(-2_000)}`);
+  }
+  const killed = { at: Date.now() - startedAt, state: await tasks.batchState(name) };
+  const pid = cliPid(file);
+  if (pid === undefined) throw new Error(`no batch run process found:\n${first.output().slice(-2_000)}`);
+  process.kill(pid, 'SIGKILL');
+  await once(first.child, 'exit');
+  log('fleet: the batch CLI SIGKILLed; the same command again');
+  const second = underTerminal(stack, settings.taskQueue, args);
+  const [exitCode] = (await once(second.child, 'exit')) as [number | null];
+  const wallMs = Date.now() - startedAt;
+  const outcomes = readFileSync(out, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { id: string; status: string });
+  if (exitCode !== 0) log(`fleet: batch run exited ${exitCode}:\n${second.output().slice(-3_000)}`);
+  const creates = new Map<string, number>();
+  for (const task of stack.emulator.listTasks().filter((t) => t.project === PROJECT)) {
+    const id = /Batch (item-\d+)/.exec(task.instructions[0]?.action ?? '')?.[1] ?? '?';
+    creates.set(id, (creates.get(id) ?? 0) + 1);
+  }
+  return {
+    name,
+    exitCode,
+    wallMs,
+    killed,
+    inOrder: outcomes.length === ids.length && outcomes.every((o, i) => o.id === ids[i]),
+    completed: outcomes.filter((o) => o.status === 'completed').length,
+    outcomeLines: outcomes.length,
+    createdTwice: [...creates.values()].filter((n) => n > 1).length,
+    created: creates.size,
+    peak: stack.emulator.peakRunning(),
+    bars: [lastBar(first.output()), lastBar(second.output())],
+    history: await stack.temporal.client.workflow
+      .getHandle(name)
+      .describe()
+      .then((d) => d.historyLength),
+  };
+}
+
+/** The CLI on a pseudo-terminal (`script`), so it draws its bar as a person would see it. */
+function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
+  const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.temporal.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      BROWSERAI_API_TOKEN: stack.emulator.apiToken,
+      BROWSERAI_BASE_URL: stack.emulator.baseUrl,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  return { child, output: () => output };
+}
+
+/** The node process running `batch run FILE` (inside the terminal `script` made). */
+function cliPid(file: string): number | undefined {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let argv: string[] = [];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {} // gone since the listing
+    if (argv[0] === process.execPath && argv.includes(file)) return Number(pid);
+  }
+  return undefined;
+}
+
+/** The last state of the bar the CLI redrew in place. */
+function lastBar(output: string): string | undefined {
+  return output
+    .split(/\r|\n/)
+    .map((line) => line.replace(/\u001b\[K/g, '').trim())
+    .filter((line) => line.startsWith('['))
+    .at(-1);
+}
+
+type CliBatch = Awaited<ReturnType<typeof runCliBatch>>;
+
+/** The batch's rows of the fleet table and its setup line. */
+export function cliBatchReport(b: CliBatch, limit: number, end: LimiterState | undefined) {
+  const items = b.outcomeLines;
+  const rate = b.completed / (b.wallMs / 1000);
+  // prettier-ignore
+  const rows = [
+    row(`A batch of one-second items from the CLI, killed after ${b.killed.state.completed} done and run again: results file`, 'one line per item, in input order, all completed',
+      `${items} lines, ${b.inOrder ? 'in input order' : '**not in input order**'}, ${b.completed} completed; exit code ${b.exitCode}`, b.inOrder && b.completed === b.created && b.exitCode === 0),
+    row('… items whose BrowserAI task was created more than once', '0', `${b.createdTwice} of ${b.created}`, b.createdTwice === 0),
+    row('… most sessions running at once (the emulator’s peak counter)', `≤ ${limit}`, String(b.peak), b.peak <= limit),
+    row('… slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting` : 'n/a', end?.held === 0 && end.waiting === 0),
+    row('… throughput: items completed per second, first start to the second CLI’s exit', `— (at most ${fmt(limit)}/s at this limit)`, `${fmt(rate, 1)}/s over ${fmtMs(b.wallMs)}; the batch's history ${b.history} events`),
+  ];
+  // prettier-ignore
+  const setup = `- **CLI batch:** then \`batch run FILE.jsonl --concurrency ${limit} --out results.jsonl\` on ${items} one-second items (a project of their own) on a pseudo-terminal, on the same workers; SIGKILLed at ${fmtMs(b.killed.at)} (${b.killed.state.added} items sent, ${b.killed.state.completed} done) and started again. Its bar at the kill: \`${b.bars[0] ?? 'none'}\`; at the end: \`${b.bars[1] ?? 'none'}\`.`;
+  return { rows, setup };
+}
