@@ -12,9 +12,6 @@ import { WorkerProcess } from './worker-process';
 import { BrowserTasks } from '../src/starters/tasks';
 import type { RunTarget } from './run';
 
-/** A port nobody listens on right now (the dev server binds it a moment later). */
-export { freePort };
-
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
   namespaces?: string[];

@@ -1,10 +1,6 @@
-// Temporal actions and history events per task: three groups of plain tasks, each in its own
-// namespace with its own worker, all at once, so the dev server's `action` counter (labelled by
-// namespace) tells them apart: one-minute tasks, long tasks (the slope per hour) and tasks with a
-// short polling span (the cost of one more span), extrapolated to 3 hours as
-// docs/benchmarks-method.md, "Actions of a 3-hour task" says. A group's count is read before its
-// first start and 3 s after its last close, before the bench reads any history (the bench's own
-// calls must not be counted).
+// Temporal actions and history events per task: short, long and short-span groups, each in its own
+// namespace, extrapolated to 3 hours (docs/benchmarks-method.md#actions-of-a-3-hour-task). A group's
+// count is read before the bench reads any history: the bench's own calls must not be counted.
 import { Client } from '@temporalio/client';
 import { collectFacts } from '../collect';
 import { fmt, fmtMs, log } from '../format';

@@ -1,9 +1,6 @@
-// How fast the one-time-code loop closes. Code tasks start at once; for each, from the moment
-// BrowserAI shows the code form (the emulator's own clock) to the moment the webhook
-// `input.requested` reaches a verifying receiver, and to the moment a waiting `nextInputRequest`
-// call returns; the code is then submitted and the task runs to its end. TOTP tasks run beside
-// them, spread over one time step: form shown -> code typed (the emulator's record of its check).
-// Default polling throughout. The MCP client's loop is its fixed 3-s poll: it notices a form 0 to 3 s late.
+// How fast the one-time-code loop closes: from the code form shown (the emulator's clock) to the
+// webhook `input.requested` received and to a waiting `nextInputRequest` returned; for TOTP tasks,
+// to the code typed. The MCP client's fixed 3-s poll notices a form 0 to 3 s late.
 import { randomBytes } from 'node:crypto';
 import { errorText, sleep } from '../../dev/async';
 import { WebhookReceiver } from '../../dev/webhook-receiver';
