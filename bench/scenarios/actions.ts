@@ -164,9 +164,7 @@ type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
 
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
 function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
-  const short = groups.find((g) => g.group.name === 'short');
-  const long = groups.find((g) => g.group.name === 'long');
-  const span = groups.find((g) => g.group.name === 'span');
+  const [short, long, span] = (['short', 'long', 'span'] as const).map((n) => groups.find((g) => g.group.name === n));
   const a = short && perTask(short);
   const b = long && perTask(long);
   if (!short || !long || a === undefined || b === undefined) return undefined;
@@ -182,13 +180,11 @@ function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) =>
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
 }
 
-function meanPollActivities(group: MeasuredGroup): number | undefined {
-  return mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
-}
-
-function completed(group: MeasuredGroup): TaskRecord[] {
-  return group.records.filter(completedOk);
-}
+const completed = (group: MeasuredGroup): TaskRecord[] => group.records.filter(completedOk);
+/** Means over a group's completed tasks, from their histories. */
+const meanPollActivities = (group: MeasuredGroup) =>
+  mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
+const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 
 /** Actions per task of the group, all types or those `match` picks. */
 function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
@@ -196,8 +192,4 @@ function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean =
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
   return total / tasks;
-}
-
-function eventsPerTask(group: MeasuredGroup): number | undefined {
-  return mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 }
