@@ -3,7 +3,7 @@
 // close. How: docs/benchmarks-method.md#crash-recovery.
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
-import { sleep } from '../../dev/async';
+import { sleep, within } from '../../dev/async';
 import { Random } from '../../dev/random';
 import { BrowserTasks } from '../../src/starters/tasks';
 import { DEFAULTS } from '../../src/contract/input';
@@ -125,29 +125,18 @@ async function measureOutage(
   planned: Array<{ workflowId: string; input: Parameters<BrowserTasks['start']>[0] }>,
   outageMs: number,
 ) {
-  const handle = (workflowId: string) => stack.temporal.client.workflow.getHandle(workflowId);
   for (const task of planned) await tasks.start(task.input, { workflowId: task.workflowId });
   await sleep(OUTAGE_LEAD_MS - 2_000);
   const resumedAt = await pauseTemporal(outageMs, 'recovery');
-  const closed = new Map<string, number>();
-  await waitFor(async () => {
-    for (const { workflowId } of planned.filter((t) => !closed.has(t.workflowId))) {
-      const description = await handle(workflowId)
-        .describe()
-        .catch(() => undefined);
-      if (description?.closeTime) closed.set(workflowId, description.closeTime.getTime());
-    }
-    return closed.size === planned.length;
-  }, GIVE_UP_MS);
+  // The close time is the server's own: the result only says when to read it.
   const endOf = async (workflowId: string) => {
-    const result = await handle(workflowId)
-      .result()
-      .catch(() => undefined);
-    return {
-      workflowId,
-      endedAt: result && stack.emulator.task(result.executionId)?.endedAt,
-      closedAt: closed.get(workflowId),
-    };
+    const handle = stack.temporal.client.workflow.getHandle(workflowId);
+    const result = await within(
+      GIVE_UP_MS,
+      handle.result().catch(() => undefined),
+    );
+    const closedAt = (await handle.describe().catch(() => undefined))?.closeTime?.getTime();
+    return { workflowId, endedAt: result && stack.emulator.task(result.executionId)?.endedAt, closedAt };
   };
   return { outageMs, resumedAt, tasks: await Promise.all(planned.map((t) => endOf(t.workflowId))) };
 }
