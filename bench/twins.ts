@@ -27,6 +27,8 @@ export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
   return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
 }
 
+const recordOf = (plan: PlannedTask): TaskRecord => ({ plan });
+
 export type SideBySide = Awaited<ReturnType<typeof runSideBySide>>;
 
 /** Both sides started at the same moments by the same loop until both are done; then our side's facts. */
@@ -35,15 +37,15 @@ export async function runSideBySide(
   planned: ReturnType<typeof plannedTwins>,
   options: { label: string; deadlineAt: number },
 ) {
-  const [records, mcp] = [planned.ours, planned.mcp].map((plans) => plans.map((plan): TaskRecord => ({ plan })));
+  const [records, mcp] = [planned.ours.map(recordOf), planned.mcp.map(recordOf)];
   const [firstStartAt, client] = [Date.now(), new McpClient(target.emulator, options.deadlineAt)];
   const [outcome] = await Promise.all([
-    runTasks(records!, target, { batch: 50, ...options, firstStartAt }),
-    runTasks(mcp!, { ...target, mcp: client }, { batch: 50, ...options, label: `${options.label} MCP`, firstStartAt }),
+    runTasks(records, target, { batch: 50, ...options, firstStartAt }),
+    runTasks(mcp, { ...target, mcp: client }, { batch: 50, ...options, label: `${options.label} MCP`, firstStartAt }),
   ]);
   await client.settled();
-  await collectFacts(target.client, records!, target.emulator, [...target.emulator.requests]);
-  return { records: records!, mcp: mcp!, outcome };
+  await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
+  return { records, mcp, outcome };
 }
 
 /** A twin whose loop returned an answer, not an error. */

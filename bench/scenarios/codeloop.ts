@@ -8,6 +8,7 @@ import { CODE_WAIT_MS } from '../../src/emulator/scenario';
 import { BrowserTasks } from '../../src/starters/tasks';
 import type { BrowserTaskInput } from '../../src/contract/input';
 import { fmtMs, log } from '../format';
+import { plainInput } from '../plan';
 import { MCP_POLL_MS } from '../mcp-client';
 import { distributions, row } from '../report/markdown';
 import { QUEUE_MS, scenario } from '../scenario';
@@ -38,13 +39,7 @@ export const measureCodeLoop = scenario({
   plan(_stack, { config: { codeloop: settings } }) {
     const task = (i: number, kind: string, marker: string, extra: Partial<BrowserTaskInput>): CodeTask => ({
       workflowId: `codeloop-${kind}${i}-${Date.now()}`,
-      input: {
-        instructions: [{ action: `Log in to account ${i} [duration=${RUN_MS}ms] ${marker}` }],
-        type: 'crawler_automation',
-        project: 'bench-codeloop',
-        geoLocation: { country: 'US' },
-        ...extra,
-      },
+      input: { ...plainInput(`Log in to account ${i} [duration=${RUN_MS}ms] ${marker}`, 'bench-codeloop'), ...extra },
     });
     const webhook = { webhook: { events: ['input.requested' as const] } };
     return {

@@ -10,7 +10,7 @@ import { collectFacts, summarizeRequests } from '../collect';
 import type { ScenarioSettings } from '../config';
 import { fmt, fmtMs, log, mb } from '../format';
 import { MCP_POLL_MS } from '../mcp-client';
-import { CodeMaker, PROJECT } from '../plan';
+import { CodeMaker, plainInput, PROJECT } from '../plan';
 import { distributions, row, spread, typicalHistory } from '../report/markdown';
 import { runTasks, type RunOutcome } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
@@ -59,9 +59,8 @@ function planScale(settings: ScenarioSettings<'scale'>, seed: number): PlannedTa
     }
     const action = `Benchmark crawl ${tag} [duration=${Math.round(settings.durationMs / 1000)}s]${code ? ' [needs-code]' : ''}`;
     const group = code ? (code.when === 'awaiting' ? 'code during burst' : 'code after burst') : 'plain';
-    const input = { type: 'crawler_automation' as const, project: PROJECT, geoLocation: { country: 'US' } };
     // prettier-ignore
-    return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: { ...input, instructions: [{ action }] } };
+    return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: plainInput(action) };
   });
 }
 
