@@ -13,15 +13,8 @@ const COLLECT_CONCURRENCY = 8;
 const CALL_TIMEOUT_MS = 30_000;
 const [POLL, APPEND] = ['browserAIPollTask', 'browserAIAppendInstructions'];
 
-export interface RequestSummary {
-  total: number;
-  /** `POST /tasks` by project. */
-  createsByProject: Record<string, number>;
-  stops: number;
-  non2xx: number;
-}
-
-export function summarizeRequests(requests: RecordedRequest[]): RequestSummary {
+/** All requests, `POST /tasks` by project, stop commands and non-2xx answers. */
+export function summarizeRequests(requests: RecordedRequest[]) {
   const createsByProject: Record<string, number> = {};
   for (const { method, path, body } of requests) {
     const project = String((body as { project?: unknown } | undefined)?.project ?? '?');
@@ -33,7 +26,7 @@ export function summarizeRequests(requests: RecordedRequest[]): RequestSummary {
 }
 
 /** Requests naming each execution ID in their path (creates excluded), in arrival order. */
-export function requestsByExecution(requests: RecordedRequest[]): Map<string, RecordedRequest[]> {
+function requestsByExecution(requests: RecordedRequest[]): Map<string, RecordedRequest[]> {
   const byExecution = new Map<string, RecordedRequest[]>();
   for (const request of requests) {
     const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];

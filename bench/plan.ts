@@ -22,13 +22,12 @@ export function taskInput(stack: BenchStack, shape: TaskShape): BrowserTaskInput
   const project = shape.project ?? PROJECT;
   const text = shape.needsCode ? `${shape.text} [needs-code]` : shape.text;
   stack.durations.add(project, [text], shape.durationMs);
-  return {
-    instructions: [{ action: text }],
-    type: 'crawler_automation',
-    project,
-    geoLocation: { country: 'US' },
-    ...(shape.polling ? { polling: shape.polling } : {}),
-  };
+  return { ...plainInput(text, project), ...(shape.polling ? { polling: shape.polling } : {}) };
+}
+
+/** One instruction, a crawler task from the US: the input every scenario's tasks share. */
+export function plainInput(text: string, project = PROJECT): BrowserTaskInput {
+  return { instructions: [{ action: text }], type: 'crawler_automation', project, geoLocation: { country: 'US' } };
 }
 
 /** 6-digit codes, unique within a run, from the seeded generator. */

@@ -1,13 +1,14 @@
-// Drives planned tasks through the public client API, as a service would: start the workflows
-// (one burst in batches, or each at its planned moment), type each one-time code when BrowserAI
-// shows the code form, and wait until every workflow has closed, the deadline passes or the
-// worker dies. Progress is logged every 10 s.
+// Drives planned tasks as a service would: start them (one burst in batches, or each at its
+// planned moment), type each one-time code when BrowserAI shows the code form, and wait until every
+// one has closed, the deadline passes or the worker dies. Our workflows go through the public
+// client API; the MCP client's twins (`target.mcp`) through its own loop. Progress every 10 s.
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { BrowserTasks } from '../src/starters/tasks';
 import type { BrowserAIEmulator } from '../src/emulator';
 import { sleep, within } from '../dev/async';
 import { fmt, log, mb } from './format';
+import type { McpClient } from './mcp-client';
 import type { MachineSampler } from './sampling';
 import type { TaskRecord } from './task';
 import type { WorkerProcess } from './worker-process';
@@ -28,6 +29,8 @@ export interface RunTarget {
   project: string;
   worker: WorkerProcess;
   machine: MachineSampler;
+  /** Runs the tasks as the MCP client's twins instead: it starts them, sends their codes, sees them end. */
+  mcp?: McpClient;
 }
 
 export interface RunOptions {
@@ -53,7 +56,7 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
   const outcome: RunOutcome = { firstStartAt: options.firstStartAt ?? Date.now(), endedAt: 0, deadlineHit: false };
   const starting = startAll(records, target, options, outcome).then(() => void (outcome.allStartedAt = Date.now()));
   const codesInFlight = new Set<Promise<void>>();
-  const closed = new Set<string>();
+  const closed = target.mcp?.closed ?? new Set<string>();
   let [lastClosedCheck, lastProgress] = [0, Date.now()];
   for (;;) {
     const now = Date.now();
@@ -64,8 +67,8 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
       log(`${options.label}: ${outcome.workerDied ?? 'deadline reached; reporting what finished'}`);
       break;
     }
-    submitDueCodes(records, target, outcome, codesInFlight);
-    if (now - lastClosedCheck >= CLOSED_CHECK_MS) {
+    if (!target.mcp) submitDueCodes(records, target, outcome, codesInFlight);
+    if (!target.mcp && now - lastClosedCheck >= CLOSED_CHECK_MS) {
       lastClosedCheck = now;
       await listClosed(target, closed);
     }
@@ -91,9 +94,10 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
     record.startCalledAt = Date.now();
     try {
       const { input, workflowId } = record.plan;
-      const handle = await within(START_TIMEOUT_MS, target.tasks.start(input, { workflowId }));
-      if (!handle) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
-      record.firstRunId = handle.firstExecutionRunId;
+      const started = target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then(runIdOf);
+      const runId = await within(START_TIMEOUT_MS, started);
+      if (!runId) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
+      record.firstRunId = runId;
     } catch (err) {
       record.startError = String(err);
     }
@@ -114,6 +118,8 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
   const first = failed.length ? `; ${failed.length} starts failed, first: ${failed[0]!.startError}` : '';
   log(`${options.label}: started ${records.length - failed.length} workflows${first}`);
 }
+
+const runIdOf = (handle: { firstExecutionRunId: string }) => handle.firstExecutionRunId;
 
 /** Codes whose moment has come and whose task shows the code form at the emulator. */
 function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {

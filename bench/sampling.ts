@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-export const SAMPLE_MS = 500;
+const SAMPLE_MS = 500;
 
 export interface Sample {
   at: number;
@@ -13,7 +13,7 @@ export interface Sample {
   cpuTicks: number;
 }
 
-export const CLOCK_TICKS = clockTicks();
+const CLOCK_TICKS = Number(existing(() => execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())) || 100;
 
 abstract class Sampler {
   readonly samples: Sample[] = [];
@@ -136,9 +136,4 @@ function existing<T>(read: () => T): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-function clockTicks(): number {
-  const value = Number(existing(() => execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()));
-  return value > 0 ? value : 100;
 }

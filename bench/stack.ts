@@ -2,7 +2,6 @@
 // another's load: a Temporal dev server (in memory, our search attributes registered, its
 // Prometheus endpoint on a free port, extra namespaces if asked), the BrowserAI emulator in this
 // process, and samplers for the server and the machine. Workers are started by the scenario.
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
 import { freePort, startTemporal } from '../dev/dev-server';
 import { DurationBook, probeEmulator, type EmulatorFeatures } from './emulator/durations';
@@ -11,9 +10,6 @@ import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 import { BrowserTasks } from '../src/starters/tasks';
 import type { RunTarget } from './run';
-
-/** A port nobody listens on right now (the dev server binds it a moment later). */
-export { freePort };
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -25,23 +21,10 @@ export interface StackOptions {
   totpSecrets?: Record<string, string>;
 }
 
-export interface BenchStack {
-  temporal: TestWorkflowEnvironment;
-  /** `http://127.0.0.1:<port>/metrics` of the dev server. */
-  metricsUrl: string;
-  emulator: BrowserAIEmulator;
-  durations: DurationBook;
-  features: EmulatorFeatures;
-  server: ProcessSampler;
-  machine: MachineSampler;
-  workers: WorkerProcess[];
-  /** `extra`: more variables for the worker (webhook destination, TOTP secrets). */
-  startWorker(namespace: string, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
-  /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
-  stop(): Promise<void>;
-}
+/** What a scenario runs on: what `startStack` gives. */
+export type BenchStack = Awaited<ReturnType<typeof startStack>>;
 
-export async function startStack(options: StackOptions): Promise<BenchStack> {
+export async function startStack(options: StackOptions) {
   const metricsPort = await freePort();
   const namespaces = (options.namespaces ?? []).flatMap((ns) => ['--namespace', ns]);
   const durations = new DurationBook();
@@ -58,16 +41,18 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
   const server = new ProcessSampler(findChild(process.pid, 'temporal')).start();
   const workers: WorkerProcess[] = [];
   let stopping: Promise<void> | undefined;
-  const stack: BenchStack = {
+  const stack = {
     temporal,
+    /** The dev server's Prometheus endpoint. */
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     emulator,
     durations,
-    features: { mode: emulator.mode, sendsEstimate: false, sendsStarted: false },
+    features: { mode: emulator.mode, sendsEstimate: false, sendsStarted: false } as EmulatorFeatures,
     server,
     machine,
     workers,
-    async startWorker(namespace, taskQueue, extra) {
+    /** `extra`: more variables for the worker (webhook destination, TOTP secrets). */
+    async startWorker(namespace: string, taskQueue: string, extra?: Record<string, string>) {
       const worker = await WorkerProcess.start({
         temporalAddress: temporal.address,
         namespace,
@@ -79,7 +64,8 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
       workers.push(worker);
       return worker;
     },
-    stop() {
+    /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
+    stop(): Promise<void> {
       stopping ??= (async () => {
         await Promise.all(workers.map((w) => w.stop(20_000)));
         machine.stop();

@@ -38,7 +38,7 @@ export interface TaskRecord {
   facts?: TaskFacts;
 }
 
-/** Collected after the run, from Temporal (description, history) and the emulator. */
+/** Collected after the run, from Temporal (description, history) and the emulator; an MCP twin's by its loop. */
 export interface TaskFacts {
   status?: string;
   closeTime?: number;

@@ -13,18 +13,20 @@ export interface ActionCounts {
   total: number;
 }
 
-/** Every `action` series of the namespace, summed over its other labels, by action type. */
-export async function readActions(metricsUrl: string, namespace: string): Promise<ActionCounts> {
+/** Every `action` series of the server: its labels and its value. */
+async function actionSeries(metricsUrl: string) {
   const response = await fetch(metricsUrl);
   if (!response.ok) throw new Error(`GET ${metricsUrl}: ${response.status}`);
+  const series = (await response.text()).split('\n').map((line) => /^action\{([^}]*)\}\s+(\S+)/.exec(line));
+  return series.flatMap((match) => (match ? [{ labels: parseLabels(match[1]!), value: Number(match[2]) }] : []));
+}
+
+/** Every `action` series of the namespace, summed over its other labels, by action type. */
+async function readActions(metricsUrl: string, namespace: string): Promise<ActionCounts> {
   const byType: Record<string, number> = {};
-  for (const line of (await response.text()).split('\n')) {
-    const match = /^action\{([^}]*)\}\s+(\S+)/.exec(line);
-    if (!match) continue;
-    const labels = parseLabels(match[1]!);
+  for (const { labels, value } of await actionSeries(metricsUrl)) {
     if (labels.namespace !== metricLabelValue(namespace)) continue;
-    const type = labels.action_type ?? '?';
-    byType[type] = (byType[type] ?? 0) + Number(match[2]);
+    byType[labels.action_type ?? '?'] = (byType[labels.action_type ?? '?'] ?? 0) + value;
   }
   return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
 }
@@ -37,7 +39,7 @@ export async function countActions<T>(metricsUrl: string, namespace: string, bod
   return { result, actions: actionsBetween(before, await readActions(metricsUrl, namespace)) };
 }
 
-export function actionsBetween(before: ActionCounts, after: ActionCounts): ActionCounts {
+function actionsBetween(before: ActionCounts, after: ActionCounts): ActionCounts {
   const byType: Record<string, number> = {};
   for (const [type, value] of Object.entries(after.byType)) {
     const delta = value - (before.byType[type] ?? 0);
@@ -48,13 +50,9 @@ export function actionsBetween(before: ActionCounts, after: ActionCounts): Actio
 
 /** Every label set seen on `action` series, for the report (which labels exist, which values). */
 export async function actionLabels(metricsUrl: string): Promise<Record<string, string[]>> {
-  const response = await fetch(metricsUrl);
   const values: Record<string, Set<string>> = {};
-  for (const line of (await response.text()).split('\n')) {
-    const match = /^action\{([^}]*)\}/.exec(line);
-    if (!match) continue;
-    for (const [name, value] of Object.entries(parseLabels(match[1]!))) (values[name] ??= new Set()).add(value);
-  }
+  for (const { labels } of await actionSeries(metricsUrl))
+    for (const [name, value] of Object.entries(labels)) (values[name] ??= new Set()).add(value);
   return Object.fromEntries(Object.entries(values).map(([name, set]) => [name, [...set].sort()]));
 }
 

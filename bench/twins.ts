@@ -1,11 +1,8 @@
-// Our workflows beside the MCP client's loop on the same tasks: each planned workflow gets a twin
-// with the same instruction text, duration (registered for each side's project), start moment and
-// code; both run at once against the same emulator; then requests (in total and per task) and how
-// long after the task's end each side noticed it are compared, with the checks that it was fair.
-import { DEFAULTS } from '../src/contract/input';
+// Our workflows beside the MCP client's loop on twins of the same tasks (same text, duration, start
+// moment and code), compared: requests, and how long after each task's end each side noticed it.
 import { collectFacts, summarizeRequests } from './collect';
 import { fmt, fmtMs, fmtRatio, mb } from './format';
-import { MCP_POLL_MS, runMcpTasks, type McpRecord, type McpTask } from './mcp-client';
+import { MCP_POLL_MS, McpClient } from './mcp-client';
 import { PROJECT, taskInput, type TaskShape } from './plan';
 import { distributions, row, type TargetRow } from './report/markdown';
 import { runTasks, type RunOutcome, type RunTarget } from './run';
@@ -14,7 +11,7 @@ import { between, stats, sum, type Stats } from './statistics';
 import { at, completedOk, count, type PlannedTask, type TaskRecord } from './task';
 
 /** The MCP client's tasks run in their own project, so the duration book keeps the two sides apart. */
-export const MCP_PROJECT = 'bench-mcp';
+const MCP_PROJECT = 'bench-mcp';
 
 /** A planned task before its input is built: the shape each side's input is built from. */
 export type TwinSpec = Pick<PlannedTask, 'workflowId' | 'group' | 'startAtMs' | 'code'> & { shape: TaskShape };
@@ -25,46 +22,50 @@ export function plannedTask(stack: BenchStack, spec: TwinSpec): PlannedTask {
   return { workflowId, group, startAtMs, code, input: taskInput(stack, spec.shape), durationMs: spec.shape.durationMs };
 }
 
-export type Twins = ReturnType<typeof plannedTwins>;
-
 export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
-  const twin = ({ workflowId: key, startAtMs, shape, code }: TwinSpec): McpTask => {
-    const input = taskInput(stack, { ...shape, project: MCP_PROJECT });
-    return { key, startAtMs, input, code: code?.value, codeInstruction: DEFAULTS.codeInstructionTemplate };
-  };
+  const twin = (spec: TwinSpec) => plannedTask(stack, { ...spec, shape: { ...spec.shape, project: MCP_PROJECT } });
   return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
 }
 
+const recordOf = (plan: PlannedTask): TaskRecord => ({ plan });
+
 export type SideBySide = Awaited<ReturnType<typeof runSideBySide>>;
 
-/** Both sides started at the same moments until both are done; then our side's facts are collected. */
-export async function runSideBySide(target: RunTarget, planned: Twins, options: { label: string; deadlineAt: number }) {
-  const records = planned.ours.map((plan): TaskRecord => ({ plan }));
-  const firstStartAt = Date.now();
-  const ours = runTasks(records, target, { batch: 50, ...options, firstStartAt });
-  const theirs = runMcpTasks(planned.mcp, target.emulator, firstStartAt, options.deadlineAt);
-  const [outcome, mcp] = await Promise.all([ours, theirs]);
+/** Both sides started at the same moments by the same loop until both are done; then our side's facts. */
+export async function runSideBySide(
+  target: RunTarget,
+  planned: ReturnType<typeof plannedTwins>,
+  options: { label: string; deadlineAt: number },
+) {
+  const [records, mcp] = [planned.ours.map(recordOf), planned.mcp.map(recordOf)];
+  const [firstStartAt, client] = [Date.now(), new McpClient(target.emulator, options.deadlineAt)];
+  const [outcome] = await Promise.all([
+    runTasks(records, target, { batch: 50, ...options, firstStartAt }),
+    runTasks(mcp, { ...target, mcp: client }, { batch: 50, ...options, label: `${options.label} MCP`, firstStartAt }),
+  ]);
+  await client.settled();
   await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
   return { records, mcp, outcome };
 }
 
+/** A twin whose loop returned an answer, not an error. */
+const mcpEnded = (r: TaskRecord) => !r.startError && !r.facts?.failure && r.facts?.status !== undefined;
+
 /** Requests per task of both sides and how long after each task's end each side noticed it. */
-export type Comparison = ReturnType<typeof compare>;
+type Comparison = ReturnType<typeof compare>;
 
 export function compare(side: SideBySide) {
   const done = side.records.filter(completedOk);
-  const mcpDone = side.mcp.filter((r) => !r.error && r.endSeenAt !== undefined && r.finalStatus !== undefined);
-  const oursRequests = sum(done.map(count.requests));
-  const mcpRequests = sum(mcpDone.map((r) => r.requests));
+  const mcpDone = side.mcp.filter(mcpEnded);
+  const [oursRequests, mcpRequests] = [sum(done.map(count.requests)), sum(mcpDone.map(count.requests))];
   // Ratio per task: a side that lost tasks must not look cheaper for it.
   const ratio = done.length && mcpRequests ? oursRequests / done.length / (mcpRequests / mcpDone.length) : undefined;
-  // Task end (the emulator's) → workflow closed, and → the MCP client had the answer showing it.
-  const endToMcpSeen = stats(mcpDone.map((r) => (r.endedAt && r.endSeenAt ? r.endSeenAt - r.endedAt : undefined)));
   // prettier-ignore
   return {
     tasks: side.records.length, oursCompleted: done.length, mcpEnded: mcpDone.length, oursRequests, mcpRequests, requestRatio: ratio,
-    oursRequestsPerTask: stats(done.map(count.requests)), mcpRequestsPerTask: stats(mcpDone.map((r) => r.requests)),
-    endToClosed: between(done, at.ended, at.closed), endToMcpSeen, side,
+    oursRequestsPerTask: stats(done.map(count.requests)), mcpRequestsPerTask: stats(mcpDone.map(count.requests)),
+    // Task end (the emulator's) → workflow closed, and → the MCP client had the answer showing it.
+    endToClosed: between(done, at.ended, at.closed), endToMcpSeen: between(mcpDone, at.ended, at.closed), side,
   };
 }
 
@@ -73,25 +74,23 @@ export const MCP_COUNTING = `- **The MCP client's loop** (brightdata/browserai-m
 /** Requests per task and per task-minute, and task end → noticed, of both sides. */
 export function comparisonDistributions(c: Comparison): string[] {
   const done = c.side.records.filter(completedOk);
-  const mcpPerMinute = (r: McpRecord) =>
-    r.createdAt !== undefined && r.endedAt ? r.requests / ((r.endedAt - r.createdAt) / 60_000) : undefined;
   const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
   return distributions([
     ['API requests per task: ours', c.oursRequestsPerTask],
     ['API requests per task: MCP client', c.mcpRequestsPerTask],
     ['API requests per task-minute: ours', stats(done.map(count.perMinute)), f2],
-    ['API requests per task-minute: MCP client', stats(c.side.mcp.map(mcpPerMinute)), f2],
+    ['API requests per task-minute: MCP client', stats(c.side.mcp.map(count.perMinute)), f2],
     ['Task end → workflow closed (ms)', c.endToClosed, f0],
     ['Task end → MCP client has the answer (ms)', c.endToMcpSeen, f0],
   ]);
 }
 
 /** One line: `0.42× (ours 123 requests for 20 tasks, MCP 290 for 20)`. */
-export function ratioText(c: Comparison): string {
+function ratioText(c: Comparison): string {
   return `${fmtRatio(c.requestRatio)} (ours ${c.oursRequests} requests for ${c.oursCompleted} tasks, MCP ${c.mcpRequests} for ${c.mcpEnded})`;
 }
 
-export function closeText(c: Comparison): string {
+function closeText(c: Comparison): string {
   const { endToClosed: ours, endToMcpSeen: mcp } = c;
   return ours
     ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)})`
@@ -143,12 +142,12 @@ export function fairnessChecks(stack: BenchStack, ours: TaskRecord[], sides: Sid
   const mcp = sides.flatMap((s) => s.mcp);
   const codeTasks = ours.filter((r) => r.plan.code);
   const typedOnce = codeTasks.filter((r) => r.facts?.codesReceived?.join() === r.plan.code!.value).length;
-  const mcpErrors = mcp.filter((r) => r.error);
+  const mcpErrors = mcp.flatMap((r) => r.startError ?? r.facts?.failure ?? []);
   const worker = stack.workers.at(-1);
   return [
     `- Creates: ${summary.createsByProject[PROJECT] ?? 0} \`POST /tasks\` for ${ours.filter((r) => r.firstRunId).length} workflows, ${summary.createsByProject[MCP_PROJECT] ?? 0} for ${mcp.length} MCP twins; non-2xx answers: ${summary.non2xx}; stop commands: ${summary.stops}; creates without a planned duration: ${stack.durations.misses}.`,
     ...(codeTasks.length ? [`- One-time codes typed exactly once (ours): ${typedOnce} / ${codeTasks.length}.`] : []),
-    `- MCP twins that failed: ${mcpErrors.length}${mcpErrors[0] ? ` (first: ${mcpErrors[0].error})` : ''}; that returned on a stale \`awaiting\` after their code: ${mcp.filter((r) => r.returnedOnStaleAwaiting).length}.`,
+    `- MCP twins that failed: ${mcpErrors.length}${mcpErrors[0] ? ` (first: ${mcpErrors[0]})` : ''}; that returned on a stale \`awaiting\` after their code: ${mcp.filter((r) => r.plan.code && r.facts?.status === 'awaiting').length}.`,
     `- Worker peak RSS ${fmt(mb(worker?.sampler.peakEverKb() ?? NaN), 0)} MB; log lines with WARN ${worker?.warnLines}, with ERROR ${worker?.errorLines}.`,
     ...notCompleted(ours),
     ...sides.flatMap((s) => outcomeLines(s.outcome)),

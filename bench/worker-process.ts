@@ -9,8 +9,6 @@ import { WorkerChild, workerEnvironment, type WorkerExit, type WorkerTarget } fr
 const MEMORY_PROBE = resolve(__dirname, '../dev/memory-probe.js');
 const PROBE_TIMEOUT_MS = 30_000;
 
-export type { WorkerTarget };
-
 export class WorkerProcess {
   readonly sampler: ProcessSampler;
   readonly process: WorkerChild;

@@ -1,9 +1,6 @@
-// Running times of planned tasks, handed to the emulator through `durationFor` at create time.
-// Tasks of one kind share one instruction text (that is what makes them one kind), so the
-// emulator cannot tell them apart: the book keeps a queue of planned durations per project and
-// text and gives them out in create order. Every task of a kind draws from the same spread, so
-// which one gets which does not matter; our workflows and the MCP client's twins use different
-// projects, so both sides get the same durations. `probeEmulator` checks the emulator uses it.
+// Running times of planned tasks, handed to the emulator through `durationFor` at create time: a
+// queue per project and instruction text (a kind's tasks share one), given out in create order.
+// Our workflows and the MCP client's twins use different projects, so both get the same durations.
 import type { BrowserAIEmulator, EmulatorOptions } from '../../src/emulator';
 
 type TaskForDuration = Parameters<NonNullable<EmulatorOptions['durationFor']>>[0];

@@ -39,25 +39,26 @@ export function runEnvironment(command: string): RunEnvironment {
   return { command, code, commit, changes, temporal: temporalVersion(), startedAt: Date.now() };
 }
 
-function temporalVersion(): string {
-  const path = findTemporalCli();
+/** What `read` gives, or `unknown` when it throws (no CLI, no package). */
+function orUnknown(read: () => string | undefined): string {
   try {
-    return path
-      ? execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim().split('\n')[0]!
-      : 'unknown';
+    return read() ?? 'unknown';
   } catch {
     return 'unknown';
   }
 }
 
-function sdkVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string })
-      .version;
-  } catch {
-    return 'unknown';
-  }
-}
+const temporalVersion = () =>
+  orUnknown(() => {
+    const path = findTemporalCli();
+    return path && execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim().split('\n')[0];
+  });
+const sdkVersion = () =>
+  orUnknown(
+    () =>
+      (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string })
+        .version,
+  );
 
 const utc = (at: number) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 

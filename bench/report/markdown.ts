@@ -38,19 +38,15 @@ export function missLines(rows: TargetRow[]): string[] {
   return ['**Misses:**', '', ...missed.map(line)];
 }
 
-export const DISTRIBUTION_HEADER = ['| Measure | n | min | p50 | mean | p99 | max |', '|---|---|---|---|---|---|---|'];
-
 export function distributionRow(label: string, s: Stats | undefined, unit: (v: number) => string = fmtCount): string {
   if (!s) return `| ${label} | 0 | n/a | n/a | n/a | n/a | n/a |`;
   return `| ${label} | ${s.n} | ${unit(s.min)} | ${unit(s.p50)} | ${unit(s.mean)} | ${unit(s.p99)} | ${unit(s.max)} |`;
 }
 
-/** One distribution per statistic. */
-export type DistributionRow = readonly [label: string, stats: Stats | undefined, unit?: (v: number) => string];
-
 /** A distribution table: the header, then one row per `[label, stats, unit]`. */
-export function distributions(rows: readonly DistributionRow[]): string[] {
-  return [...DISTRIBUTION_HEADER, ...rows.map(([label, s, unit]) => distributionRow(label, s, unit))];
+export function distributions(rows: ReadonlyArray<readonly [string, Stats | undefined, ((v: number) => string)?]>) {
+  const header = ['| Measure | n | min | p50 | mean | p99 | max |', '|---|---|---|---|---|---|---|'];
+  return [...header, ...rows.map(([label, s, unit]) => distributionRow(label, s, unit))];
 }
 
 /** `p50 … · p99 … · max …` of a distribution. */

@@ -1,10 +1,6 @@
-// Temporal actions and history events per task: three groups of plain tasks, each in its own
-// namespace with its own worker, all at once, so the dev server's `action` counter (labelled by
-// namespace) tells them apart: one-minute tasks, long tasks (the slope per hour) and tasks with a
-// short polling span (the cost of one more span), extrapolated to 3 hours as
-// docs/benchmarks-method.md, "Actions of a 3-hour task" says. A group's count is read before its
-// first start and 3 s after its last close, before the bench reads any history (the bench's own
-// calls must not be counted).
+// Temporal actions and history events per task: short, long and short-span groups, each in its own
+// namespace, extrapolated to 3 hours (docs/benchmarks-method.md#actions-of-a-3-hour-task). A group's
+// count is read before the bench reads any history: the bench's own calls must not be counted.
 import { Client } from '@temporalio/client';
 import { collectFacts } from '../collect';
 import { fmt, fmtMs, log } from '../format';
@@ -168,9 +164,7 @@ type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
 
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
 function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
-  const short = groups.find((g) => g.group.name === 'short');
-  const long = groups.find((g) => g.group.name === 'long');
-  const span = groups.find((g) => g.group.name === 'span');
+  const [short, long, span] = (['short', 'long', 'span'] as const).map((n) => groups.find((g) => g.group.name === n));
   const a = short && perTask(short);
   const b = long && perTask(long);
   if (!short || !long || a === undefined || b === undefined) return undefined;
@@ -186,13 +180,11 @@ function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) =>
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
 }
 
-function meanPollActivities(group: MeasuredGroup): number | undefined {
-  return mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
-}
-
-function completed(group: MeasuredGroup): TaskRecord[] {
-  return group.records.filter(completedOk);
-}
+const completed = (group: MeasuredGroup): TaskRecord[] => group.records.filter(completedOk);
+/** Means over a group's completed tasks, from their histories. */
+const meanPollActivities = (group: MeasuredGroup) =>
+  mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
+const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 
 /** Actions per task of the group, all types or those `match` picks. */
 function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
@@ -200,8 +192,4 @@ function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean =
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
   return total / tasks;
-}
-
-function eventsPerTask(group: MeasuredGroup): number | undefined {
-  return mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 }

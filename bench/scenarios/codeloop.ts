@@ -1,9 +1,6 @@
-// How fast the one-time-code loop closes. Code tasks start at once; for each, from the moment
-// BrowserAI shows the code form (the emulator's own clock) to the moment the webhook
-// `input.requested` reaches a verifying receiver, and to the moment a waiting `nextInputRequest`
-// call returns; the code is then submitted and the task runs to its end. TOTP tasks run beside
-// them, spread over one time step: form shown -> code typed (the emulator's record of its check).
-// Default polling throughout. The MCP client's loop is its fixed 3-s poll: it notices a form 0 to 3 s late.
+// How fast the one-time-code loop closes: from the code form shown (the emulator's clock) to the
+// webhook `input.requested` received and to a waiting `nextInputRequest` returned; for TOTP tasks,
+// to the code typed. The MCP client's fixed 3-s poll notices a form 0 to 3 s late.
 import { randomBytes } from 'node:crypto';
 import { errorText, sleep } from '../../dev/async';
 import { WebhookReceiver } from '../../dev/webhook-receiver';
@@ -11,6 +8,7 @@ import { CODE_WAIT_MS } from '../../src/emulator/scenario';
 import { BrowserTasks } from '../../src/starters/tasks';
 import type { BrowserTaskInput } from '../../src/contract/input';
 import { fmtMs, log } from '../format';
+import { plainInput } from '../plan';
 import { MCP_POLL_MS } from '../mcp-client';
 import { distributions, row } from '../report/markdown';
 import { QUEUE_MS, scenario } from '../scenario';
@@ -41,13 +39,7 @@ export const measureCodeLoop = scenario({
   plan(_stack, { config: { codeloop: settings } }) {
     const task = (i: number, kind: string, marker: string, extra: Partial<BrowserTaskInput>): CodeTask => ({
       workflowId: `codeloop-${kind}${i}-${Date.now()}`,
-      input: {
-        instructions: [{ action: `Log in to account ${i} [duration=${RUN_MS}ms] ${marker}` }],
-        type: 'crawler_automation',
-        project: 'bench-codeloop',
-        geoLocation: { country: 'US' },
-        ...extra,
-      },
+      input: { ...plainInput(`Log in to account ${i} [duration=${RUN_MS}ms] ${marker}`, 'bench-codeloop'), ...extra },
     });
     const webhook = { webhook: { events: ['input.requested' as const] } };
     return {

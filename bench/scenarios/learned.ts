@@ -1,8 +1,6 @@
-// Learned rounds: one job repeated. A fixed set of kinds (one instruction text each), whose base
-// durations are spread evenly over 30–100 s; every round runs every kind again, each task within
-// ±15 % of its kind's base, on the same worker process (what it learns is per worker, in memory),
-// each round beside the MCP client's loop, one round after the other. Durations reach the
-// emulator through `durationFor`, so a kind's text never changes.
+// Learned rounds: one job repeated. Every round runs every kind (one instruction text each) again,
+// each task near its kind's base duration, on the same worker process (what it learns is per
+// worker, in memory), beside the MCP client's loop, one round after the other.
 import { Random } from '../../dev/random';
 import type { BenchConfig } from '../config';
 import { fmt, fmtMs, fmtRatio, log } from '../format';

@@ -1,8 +1,6 @@
-// Mixed workload, on one worker process throughout: a task of a 2-s kind that runs 10 minutes is
-// started first; meanwhile short tasks of many kinds and another project's long ones teach the
-// worker other jobs (ours only); then tasks of kinds it has not seen run beside the MCP client's
-// loop; once the long run has ended (and is among the kind's last 8 samples), the 2-s kind runs
-// beside it too. Issue 17: a worker that has seen other jobs is never worse than a fresh one.
+// Mixed workload on one worker process (issue 17: a worker that has seen other jobs is never worse
+// than a fresh one): a 10-minute run of a 2-s kind and a warm-up of other jobs, then kinds not seen
+// and then the 2-s kind, each beside the MCP client's loop. The order is in the setup line.
 import { sleep } from '../../dev/async';
 import { Random } from '../../dev/random';
 import { collectFacts } from '../collect';

@@ -1,10 +1,5 @@
-// Scale: many concurrent tasks on one worker process at its defaults, as the old bench's main run
-// (whose 500-task figures this generalises, same measures, same targets): every task
-// `[duration=60s]` with a tag, started in one burst, some `[needs-code]`. Code tasks are spread
-// evenly over the burst; the first kind gets its code as soon as the form shows (during the
-// burst), the second a while after the last start (the worker busy with running tasks only). The
-// emulator runs in documented mode (answers carry an estimate) unless asked otherwise, and the
-// texts are the old bench's, markers included, so figures stay comparable.
+// Scale: many concurrent tasks on one worker process at its defaults, started in one burst, some
+// with one-time codes during and after it: docs/benchmarks-method.md#scale.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -15,7 +10,7 @@ import { collectFacts, summarizeRequests } from '../collect';
 import type { ScenarioSettings } from '../config';
 import { fmt, fmtMs, log, mb } from '../format';
 import { MCP_POLL_MS } from '../mcp-client';
-import { CodeMaker, PROJECT } from '../plan';
+import { CodeMaker, plainInput, PROJECT } from '../plan';
 import { distributions, row, spread, typicalHistory } from '../report/markdown';
 import { runTasks, type RunOutcome } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
@@ -64,9 +59,8 @@ function planScale(settings: ScenarioSettings<'scale'>, seed: number): PlannedTa
     }
     const action = `Benchmark crawl ${tag} [duration=${Math.round(settings.durationMs / 1000)}s]${code ? ' [needs-code]' : ''}`;
     const group = code ? (code.when === 'awaiting' ? 'code during burst' : 'code after burst') : 'plain';
-    const input = { type: 'crawler_automation' as const, project: PROJECT, geoLocation: { country: 'US' } };
     // prettier-ignore
-    return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: { ...input, instructions: [{ action }] } };
+    return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: plainInput(action) };
   });
 }
 
@@ -75,9 +69,7 @@ export const measureScale = scenario({
   stack: ({ config }) => ({ queueMs: QUEUE_MS, emulatorMode: config.scale.emulatorMode }),
   plan: (_stack, { config }) => planScale(config.scale, config.seed),
   async measure(stack, plan, { config: { scale: settings } }) {
-    // As the image runs it: the workflow bundle built beforehand (the image's script), so the start-up's
-    // bundling is not in the figures. Every running task holds one poll activity: past the worker's
-    // default 5,000 slots, give it one per task, or the tasks would not run concurrently.
+    // As the image runs it; past the default 5,000 activity slots, a poll slot per task.
     const worker = await stack.startWorker('default', TASK_QUEUE, {
       WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle(),
       ...slotsFor(settings.tasks),
@@ -116,7 +108,7 @@ export const measureScale = scenario({
     return {
       rows: targetRows(settings, m),
       setup: [
-        `- **Tasks:** ${settings.tasks} concurrent \`browserTask\` workflows, each \`[duration=${fmt(settings.durationMs / 1000, 0)}s]\` after ${QUEUE_MS} ms queued, started in one burst in batches of ${settings.batch}. ${settings.burstCodes} are \`[needs-code]\` tasks whose code is sent as soon as the emulator shows the form (most of them during the burst); ${settings.lateCodes} get theirs ${fmt(settings.lateCodeDelayMs / 1000, 0)} s after the last start (the bench looks every 500 ms, in-process). Code latencies are split by when the code was actually sent: before or after the last start returned. The emulator runs in documented mode unless asked otherwise, as the old bench, whose 500-task run this generalises.`,
+        `- **Tasks:** ${settings.tasks} concurrent \`browserTask\` workflows, each \`[duration=${fmt(settings.durationMs / 1000, 0)}s]\` after ${QUEUE_MS} ms queued, started in one burst in batches of ${settings.batch}. ${settings.burstCodes} \`[needs-code]\` tasks get their code as soon as the form shows, ${settings.lateCodes} ${fmt(settings.lateCodeDelayMs / 1000, 0)} s after the last start: [how](docs/benchmarks-method.md#scale).`,
         `- **Worker:** one process, \`node lib/src/worker.js\`, default settings${slots ? ` but WORKER_MAX_CONCURRENT_ACTIVITIES=${slots} (a poll slot per task)` : ''}${settings.cachedWorkflows ? `, WORKER_MAX_CACHED_WORKFLOWS=${settings.cachedWorkflows}` : ''}, as the image runs it: the prebuilt workflow bundle, \`node ${WORKER_NODE_FLAGS.join(' ')}\`, ${env.join(' ')}; sampled every 500 ms from \`/proc/<pid>\`.`,
         `- **Wall time:** first start → last close ${fmtMs(m.windowEnd - m.windowStart)}, of which the start burst ${fmtMs((outcome.allStartedAt ?? m.windowEnd) - m.windowStart)}.${outcome.deadlineHit ? ' **The deadline was hit: unfinished tasks count as not completed.**' : ''}${outcome.workerDied ? ` **${outcome.workerDied}.**` : ''}`,
       ],
