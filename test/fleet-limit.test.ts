@@ -267,7 +267,10 @@ test('an acquire the limiter refuses is retried: the create is sent once, never 
   // limiter as it continued as new ("workflow is closing"), and the retry took that failed attempt,
   // which sent nothing, for a lost request. Standing in for the closing limiter: another workflow
   // under the limiter's ID, which has no acquire update, so every acquire is refused.
-  const running = await env.client.workflow.getHandle(limiterId).describe().catch(() => undefined);
+  const running = await env.client.workflow
+    .getHandle(limiterId)
+    .describe()
+    .catch(() => undefined);
   if (running?.status.name === 'RUNNING') {
     await noSlotHeld();
     await env.client.workflow.getHandle(limiterId).terminate('the test puts another workflow in its place');

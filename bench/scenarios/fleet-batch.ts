@@ -112,7 +112,9 @@ function cliPid(file: string): number | undefined {
     let argv: string[] = [];
     try {
       argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {} // gone since the listing
+    } catch {
+      // gone since the listing
+    }
     if (argv[0] === process.execPath && argv.includes(file)) return Number(pid);
   }
   return undefined;
@@ -122,7 +124,7 @@ function cliPid(file: string): number | undefined {
 function lastBar(output: string): string | undefined {
   return output
     .split(/\r|\n/)
-    .map((line) => line.replace(/\u001b\[K/g, '').trim())
+    .map((line) => line.replaceAll('\u001b[K', '').trim())
     .filter((line) => line.startsWith('['))
     .at(-1);
 }
