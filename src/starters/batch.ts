@@ -193,15 +193,14 @@ export async function cancelBatch(client: Client, name: string): Promise<void> {
  */
 export async function batchItemIds(client: Client, name: string): Promise<string[]> {
   const converter = client.options.loadedDataConverter;
-  type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
-  const runs: History[] = [];
+  const runs: { events: HistoryEvent[] }[] = [];
   let runId: string | undefined = (await client.workflow.getHandle(name).describe()).runId;
   while (runId) {
-    const history: History = await client.workflow.getHandle(name, runId).fetchHistory();
+    const history: { events: HistoryEvent[] } = { events: await historyEvents(client, name, runId) };
     runs.unshift(history);
     const started:
       { continuedExecutionRunId?: string | null; input?: { payloads?: Payload[] | null } | null } | null | undefined =
-      history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      history.events[0]?.workflowExecutionStartedEventAttributes;
     runId = started?.continuedExecutionRunId || undefined;
     if (!runId && started?.input?.payloads && started.input.payloads.length > 1)
       runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))
@@ -210,7 +209,7 @@ export async function batchItemIds(client: Client, name: string): Promise<string
   const ids: string[] = [];
   for (const history of runs) {
     const pages = new Map<string, BatchPage>();
-    for (const event of history.events ?? []) {
+    for (const event of history.events) {
       const acceptedUpdate = event.workflowExecutionUpdateAcceptedEventAttributes;
       if (acceptedUpdate?.acceptedRequest?.input?.name === addBatchItemsUpdate.name) {
         const page = await decodeFromPayloadsAtIndex<BatchPage>(
@@ -233,6 +232,40 @@ export async function batchItemIds(client: Client, name: string): Promise<string
     }
   }
   return ids;
+}
+
+type HistoryPage = Awaited<ReturnType<Client['workflowService']['getWorkflowExecutionHistory']>>;
+type HistoryEvent = NonNullable<NonNullable<HistoryPage['history']>['events']>[number];
+/** gRPC's default limit on a message the client receives. */
+const RESOURCE_EXHAUSTED = 8;
+
+/**
+ * A run's events, read in pages that fit in a gRPC message: each child's completion carries its
+ * result (up to `maxResultBytes`), so a page of many events can pass the client's 4 MB limit. A page
+ * refused for its size is asked again, smaller.
+ */
+async function historyEvents(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let nextPageToken: Uint8Array | undefined;
+  // 100 events hold small results in well under 4 MB; 2 hold the largest (2 × 1.5 MiB). The client
+  // retries a refused page with backoff before it gives up, so a run shrinks its pages only once.
+  let maximumPageSize = 100;
+  for (;;) {
+    try {
+      const page = await client.workflowService.getWorkflowExecutionHistory({
+        namespace: client.options.namespace,
+        execution: { workflowId, runId },
+        maximumPageSize,
+        nextPageToken,
+      });
+      events.push(...(page.history?.events ?? []));
+      if (!page.nextPageToken?.length) return events;
+      nextPageToken = page.nextPageToken;
+    } catch (err) {
+      if ((err as { code?: number }).code !== RESOURCE_EXHAUSTED || maximumPageSize === 2) throw err;
+      maximumPageSize = 2;
+    }
+  }
 }
 
 /** One item's outcome, from its child workflow (a describe, and its result once closed). */
