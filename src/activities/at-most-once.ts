@@ -111,7 +111,6 @@ function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T>
   return Promise.race([request, gaveUp]).finally(() => clearTimeout(timer));
 }
 
-/** The record of an attempt that sent nothing, for the next attempt to read (see deliverOnce). */
 /**
  * Runs what must come before the request (a fleet slot's acquire). If it fails, this attempt sent
  * nothing, and that is recorded when the attempt could have sent: otherwise the retry would take
@@ -133,6 +132,7 @@ function maySend(info: Info, previous: DeliveryRecord<unknown> | undefined): boo
   return info.attempt === 1 || (previous?.phase === 'not-sent' && previous.attempt === info.attempt - 1);
 }
 
+/** The record of an attempt that sent nothing, for the next attempt to read (see deliverOnce). */
 export function notSent(): DeliveryRecord<never> {
   return { phase: 'not-sent', attempt: Context.current().info.attempt };
 }

@@ -193,23 +193,23 @@ export async function cancelBatch(client: Client, name: string): Promise<void> {
  */
 export async function batchItemIds(client: Client, name: string): Promise<string[]> {
   const converter = client.options.loadedDataConverter;
-  const runs: { events: HistoryEvent[] }[] = [];
+  const runs: HistoryEvent[][] = [];
   let runId: string | undefined = (await client.workflow.getHandle(name).describe()).runId;
   while (runId) {
-    const history: { events: HistoryEvent[] } = { events: await historyEvents(client, name, runId) };
-    runs.unshift(history);
+    const events: HistoryEvent[] = await historyEvents(client, name, runId);
+    runs.unshift(events);
     const started:
       { continuedExecutionRunId?: string | null; input?: { payloads?: Payload[] | null } | null } | null | undefined =
-      history.events[0]?.workflowExecutionStartedEventAttributes;
+      events[0]?.workflowExecutionStartedEventAttributes;
     runId = started?.continuedExecutionRunId || undefined;
     if (!runId && started?.input?.payloads && started.input.payloads.length > 1)
       runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))
         ?.previousRunId;
   }
   const ids: string[] = [];
-  for (const history of runs) {
+  for (const events of runs) {
     const pages = new Map<string, BatchPage>();
-    for (const event of history.events) {
+    for (const event of events) {
       const acceptedUpdate = event.workflowExecutionUpdateAcceptedEventAttributes;
       if (acceptedUpdate?.acceptedRequest?.input?.name === addBatchItemsUpdate.name) {
         const page = await decodeFromPayloadsAtIndex<BatchPage>(
@@ -236,7 +236,7 @@ export async function batchItemIds(client: Client, name: string): Promise<string
 
 type HistoryPage = Awaited<ReturnType<Client['workflowService']['getWorkflowExecutionHistory']>>;
 type HistoryEvent = NonNullable<NonNullable<HistoryPage['history']>['events']>[number];
-/** gRPC's default limit on a message the client receives. */
+/** gRPC's status code for a message over the client's 4 MB receive limit. */
 const RESOURCE_EXHAUSTED = 8;
 
 /**
