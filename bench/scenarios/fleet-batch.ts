@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep } from '../../dev/async';
+import { workerEnvironment } from '../../dev/worker-child';
 import type { BatchState } from '../../src/contract/batch-messages';
 import type { LimiterState } from '../../src/contract/fleet-messages';
 import { BrowserTasks } from '../../src/starters/tasks';
@@ -94,13 +95,12 @@ export async function runCliBatch(stack: BenchStack, settings: CliBatchSettings,
 function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
   const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: stack.temporal.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      BROWSERAI_API_TOKEN: stack.emulator.apiToken,
-      BROWSERAI_BASE_URL: stack.emulator.baseUrl,
-    },
+    env: workerEnvironment({
+      temporalAddress: stack.temporal.address,
+      taskQueue,
+      browserAIBaseUrl: stack.emulator.baseUrl,
+      browserAIToken: stack.emulator.apiToken,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
