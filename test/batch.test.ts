@@ -83,22 +83,39 @@ describe('batch', () => {
     assert.equal(kit.createsByItem(project).get(1), 1, 'a completed item did not');
   });
 
-  it("lists the outcomes of a batch whose children's results pass gRPC's 4 MB message limit", async () => {
-    // Each child's completion carries its result into the batch's history: the bench's 10,000-item
-    // batch could not list its outcomes, a 1,000-event page being larger than the client takes.
+  it("keeps each run's history within its byte budget, and lists outcomes past gRPC's 4 MB", async () => {
+    // Each child's completion carries its result into the batch's history: 6 running items of
+    // 1.2 MB would put 7.2 MB in one run of a 4 MB budget (at the 40 MB default, 50 items of 1.5 MB
+    // would pass Temporal's 50 MB limit and the batch would be terminated). The bench's 10,000-item
+    // batch could not list its outcomes either: a 1,000-event page was larger than the client takes.
     const project = `batch-${randomUUID().slice(0, 8)}`;
-    const items = itemsOf(project, 4, () => '[large=1200000]').map((item) => ({
+    const items = itemsOf(project, 6, () => '[large=1200000]').map((item) => ({
       ...item,
       input: { ...item.input, maxResultBytes: 1_300_000 },
     }));
     const name = `batch-${randomUUID()}`;
-    const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 4 });
+    const maxHistoryBytes = 4_000_000;
+    const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 6, maxHistoryBytes });
     await ending(batch.workflow, 60_000, 'the batch');
     const outcomes = await outcomesOf(name);
     assert.deepEqual(
       outcomes.map((o) => [o.id, o.status]),
       items.map((i) => [i.id, 'completed']),
     );
+    const { client } = kit.stack.env;
+    const last = await client.workflow.getHandle(name).describe();
+    const first = last.raw.workflowExecutionInfo?.firstRunId;
+    assert.notEqual(first, last.runId, 'the batch continued as new rather than pass its budget');
+    const runIds = await eventually('every run of the batch listed', async () => {
+      const listed: string[] = [];
+      for await (const run of client.workflow.list({ query: `WorkflowId = "${name}"` })) listed.push(run.runId);
+      return listed.includes(first!) && listed.includes(last.runId) && listed;
+    });
+    for (const runId of runIds) {
+      const { raw } = await client.workflow.getHandle(name, runId).describe();
+      const bytes = Number(raw.workflowExecutionInfo?.historySizeBytes ?? 0);
+      assert.ok(bytes > 0 && bytes <= maxHistoryBytes, `run ${runId}: ${bytes} bytes of history`);
+    }
   });
 
   it('refuses bad items and a repeated ID before anything starts', async () => {
@@ -113,6 +130,10 @@ describe('batch', () => {
       assert.match(err.problems.join('\n'), /^item 4: id "item-1" is used already at item 1/m);
       return true;
     });
+    await assert.rejects(
+      kit.stack.tasks.startBatch(itemsOf(project, 1), { name, maxHistoryBytes: 60_000_000 }),
+      /maxHistoryBytes must be a whole number from 4,000,000 to 40,000,000/,
+    );
     await assert.rejects(kit.stack.tasks.batchState(name), /not found/i);
     assert.equal(kit.createsByItem(project).size, 0);
   });

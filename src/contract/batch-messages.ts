@@ -18,6 +18,12 @@ export interface BatchOptions {
   total: number;
   /** Items the batch keeps waiting to start, at most: an add beyond it waits for room. Default 1,000. */
   maxQueued?: number;
+  /**
+   * The bytes one run's history may reach, counting the largest result each running item may still
+   * return (`maxResultBytes` plus its output): the batch starts no item beyond it, and continues as new
+   * past a quarter of it. Default 40 MB, under Temporal's 50 MB limit; lower it for quicker replays.
+   */
+  maxHistoryBytes?: number;
 }
 
 /** How many items are in each state. */

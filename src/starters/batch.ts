@@ -19,6 +19,7 @@ import {
   batchItemsProblems,
   batchNameProblems,
   concurrencyProblems,
+  maxHistoryBytesProblems,
 } from '../workflows/batch/items';
 import {
   addBatchItemsUpdate,
@@ -39,6 +40,8 @@ export interface BatchStartOptions {
   concurrency?: number;
   /** Items the batch keeps waiting to start (default 1,000); the rest are sent as it has room. */
   maxQueued?: number;
+  /** The bytes one run of the batch's history may reach (4 MB to 40 MB, the default): see `BatchOptions.maxHistoryBytes`. */
+  maxHistoryBytes?: number;
   /** Called after each page the batch took, with how many items of the list it holds. */
   onAdded?: (added: number) => void;
   /** How long to wait before offering a page again when the batch took none (default 1 s). */
@@ -77,8 +80,8 @@ export interface BatchItemOutcome {
   failure?: { type?: string; message: string };
 }
 
-export function batchOptionProblems(name: string, concurrency: number): string[] {
-  return [...batchNameProblems(name), ...concurrencyProblems(concurrency)];
+export function batchOptionProblems(name: string, concurrency: number, maxHistoryBytes?: number): string[] {
+  return [...batchNameProblems(name), ...concurrencyProblems(concurrency), ...maxHistoryBytesProblems(maxHistoryBytes)];
 }
 
 /** Starts (or resumes) a batch and feeds it `items`. Throws InvalidInputError, before anything is sent, for any bad item or duplicate ID. */
@@ -89,7 +92,10 @@ export async function startBatch(
   options: BatchStartOptions,
 ): Promise<BatchHandle> {
   const concurrency = options.concurrency ?? 10;
-  const problems = [...batchOptionProblems(options.name, concurrency), ...batchItemsProblems(items)];
+  const problems = [
+    ...batchOptionProblems(options.name, concurrency, options.maxHistoryBytes),
+    ...batchItemsProblems(items),
+  ];
   if (problems.length > 0) throw new InvalidInputError(problems);
   const total = items.length;
   const first: BatchPage = { from: 0, items: [], total };
@@ -99,7 +105,14 @@ export async function startBatch(
       const start = new WithStartWorkflowOperation<typeof browserAIBatch>('browserAIBatch', {
         workflowId: options.name,
         taskQueue,
-        args: [{ concurrency, total, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}) }],
+        args: [
+          {
+            concurrency,
+            total,
+            ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+            ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}),
+          },
+        ],
         // The same name while it runs is this batch resumed; after it ended, nothing starts again.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

@@ -7,8 +7,10 @@
 //   batch's size.
 // - Each item's child has the ID `<batch>/<item id>`: a batch never starts one twice, and its
 //   outcomes are read from the children (`batch results`), not held here.
-// - History stays bounded: past a size the batch stops starting, waits for its running children
-//   (their results are awaited by this run only) and continues as new with the queue and counts.
+// - History stays bounded: each child's result lands in this history, so an item starts only if
+//   the largest result of every running item still fits the run's byte budget; past a quarter of
+//   it the batch stops starting, waits for its running children (their results are awaited by
+//   this run only) and continues as new with the queue and counts.
 // - Cancelling the batch drops the queue and cancels each running child once (its own ending path
 //   stops its BrowserAI task once).
 import {
@@ -32,11 +34,18 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { FailureType } from '../../contract/errors';
+import { DEFAULTS } from '../../contract/input';
 import type { browserTask } from '../browser-task';
 import { BrowserAIStatus } from '../../contract/search-attributes';
 import { startSearchAttributes } from '../start-search-attributes';
 import { browserTaskStartOptions } from '../start-options';
-import { batchItemWorkflowId, batchItemsProblems, concurrencyProblems } from './items';
+import {
+  MAX_BATCH_HISTORY_BYTES,
+  batchItemWorkflowId,
+  batchItemsProblems,
+  concurrencyProblems,
+  maxHistoryBytesProblems,
+} from './items';
 import {
   addBatchItemsUpdate,
   batchStateQuery,
@@ -50,15 +59,17 @@ import {
 export const DEFAULT_MAX_QUEUED = 1_000;
 /** The queue's size in bytes, at most: the continue-as-new input must stay under Temporal's 2 MB. */
 const MAX_QUEUED_BYTES = 1_000_000;
-/** Drain and continue as new past these: far under the 50 MB / 51,200-event limits, and quick to replay. */
+/** Drain and continue as new past these events: far under the 51,200-event limit (concurrency ≤ 1,000 × ~9 events). */
 const MAX_HISTORY_EVENTS = 10_000;
-const MAX_HISTORY_BYTES = 10_000_000;
+/** What a child's completion may add beyond `maxResultBytes`: its output (cut to 64 KiB) and the rest of its result. */
+const RESULT_OVERHEAD_BYTES = 64 * 1024 + 4 * 1024;
 
 /** A batch of `browserTask`s (docs/fleet.md, "Batches"). Returns its final counts. */
 export async function browserAIBatch(options: BatchOptions, carried?: BatchRecord): Promise<BatchState> {
   const problems = [
     ...concurrencyProblems(options.concurrency),
     ...(Number.isInteger(options.total) && options.total >= 0 ? [] : ['total must be a whole number of items']),
+    ...maxHistoryBytesProblems(options.maxHistoryBytes),
   ];
   if (problems.length > 0)
     throw ApplicationFailure.create({
@@ -89,13 +100,19 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
   const queue: BatchItem[] = [...(carried?.queue ?? [])];
   let queuedBytes = queue.reduce((sum, item) => sum + JSON.stringify(item).length, 0);
   const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
-  /** Items whose child runs now (started by this run), by ID. */
-  const running = new Set<string>();
+  // The default leaves 10 MB of Temporal's 50 MB for the events that are not results.
+  const maxHistoryBytes = options.maxHistoryBytes ?? MAX_BATCH_HISTORY_BYTES;
+  /** Items whose child runs now (started by this run), by ID, with the bytes its ending may add to this history. */
+  const running = new Map<string, number>();
+  let resultBytesAhead = 0;
   let cancelled = false;
   const historyFull = () =>
     workflowInfo().continueAsNewSuggested ||
     workflowInfo().historyLength > MAX_HISTORY_EVENTS ||
-    workflowInfo().historySize > MAX_HISTORY_BYTES;
+    workflowInfo().historySize > maxHistoryBytes / 4;
+  // A lone item always starts (no stall): at most 1.6 MB, it fits a budget of 4 MB or more past a quarter of it.
+  const fits = (item: BatchItem) =>
+    running.size === 0 || workflowInfo().historySize + resultBytesAhead + historyBytesOf(item) <= maxHistoryBytes;
   /** How many items of the page's list (the original one, or retry-failed's) the batch holds. */
   const received = (page: { retry?: boolean }) => (page.retry ? state.retried : state.added);
   const room = () => Math.min(maxQueued - queue.length, queuedBytes < MAX_QUEUED_BYTES ? maxQueued : 0);
@@ -204,6 +221,7 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
         state.failed++;
       }
     } finally {
+      resultBytesAhead -= running.get(item.id)!;
       running.delete(item.id);
       state.running--;
     }
@@ -222,15 +240,17 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
         await condition(() => running.size === 0 && allHandlersFinished());
         await continueAsNew<typeof browserAIBatch>(options, { state, queue });
       }
-      while (queue.length > 0 && running.size < state.concurrency) {
+      const startable = () => queue.length > 0 && running.size < state.concurrency && fits(queue[0]!);
+      while (startable()) {
         const item = queue.shift()!;
         queuedBytes -= JSON.stringify(item).length;
         state.queued--;
         state.running++;
-        running.add(item.id);
+        running.set(item.id, historyBytesOf(item));
+        resultBytesAhead += historyBytesOf(item);
         void run(item);
       }
-      await condition(() => done() || historyFull() || (queue.length > 0 && running.size < state.concurrency));
+      await condition(() => done() || historyFull() || startable());
     }
     await condition(allHandlersFinished);
     setStatus('completed');
@@ -252,6 +272,13 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
     });
     throw err;
   }
+}
+
+/** The most an item's child adds to this history: its input when it starts, its largest result when it ends. */
+function historyBytesOf(item: BatchItem): number {
+  return (
+    JSON.stringify(item.input).length + (item.input.maxResultBytes ?? DEFAULTS.maxResultBytes) + RESULT_OVERHEAD_BYTES
+  );
 }
 
 function batchCancelled() {
