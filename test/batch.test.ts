@@ -177,6 +177,30 @@ describe('batch', () => {
     );
   });
 
+  it('draws a live progress bar on a terminal', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 6, () => '[duration=1s]');
+    const file = join(kit.dir, `${project}.jsonl`);
+    writeFileSync(file, items.map((item) => JSON.stringify({ id: item.id, ...item.input })).join('\n'));
+    const args = [CLI, 'batch', 'run', file, '--name', `tty-${project}`, '--concurrency', '2'];
+    const run = kit.spawnProcess(args, kit.stack.taskQueue, { terminal: true });
+    assert.equal(await exitCode(run), 0, run.output());
+    // One line redrawn in place (carriage return, erase to its end), not a line per look.
+    const draws = run.output().split('\r[').slice(1);
+    assert.ok(draws.length >= 3, `the bar was redrawn (${draws.length} draws): ${JSON.stringify(run.output())}`);
+    assert.ok(
+      draws.every((draw) => draw.includes('\u001b[K')),
+      'each draw erases what the last left',
+    );
+    assert.ok(
+      draws.some((draw) =>
+        /^[#-]{24}\] [1-5]\/6 done · 0 failed · \d running · \d queued · [\d.]+\/s · ETA /.test(draw),
+      ),
+      'a draw mid-batch: done, failed, running, queued, rate and ETA',
+    );
+    assert.match(draws.at(-1)!, /^#{24}\] 6\/6 done · 0 failed · 0 running · 0 queued/);
+  });
+
   it('bad lines are reported with their line numbers before anything starts', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const good = (id: string) => JSON.stringify({ id, ...taskInput({ project }) });

@@ -24,7 +24,8 @@ export function batchTestKit() {
     stack: undefined as unknown as Stack,
     bundleFile: '',
     dir: mkdtempSync(join(tmpdir(), 'batch-test-')),
-    spawnProcess: (args: string[], taskQueue: string) => spawnProcess(kit.stack, kit.bundleFile, args, taskQueue),
+    spawnProcess: (args: string[], taskQueue: string, options?: { terminal?: boolean }) =>
+      spawnProcess(kit.stack, kit.bundleFile, args, taskQueue, options),
     createsByItem: (project: string) => createsByItem(kit.stack, project),
   };
   before(async () => {
@@ -41,14 +42,20 @@ export function batchTestKit() {
   return kit;
 }
 
-/** A process of ours (the CLI, a worker) against the stack's Temporal and emulator; its output collected. */
+/**
+ * A process of ours (the CLI, a worker) against the stack's Temporal and emulator; its output
+ * collected. `terminal`: run on a pseudo-terminal (util-linux `script`), as a person's shell would.
+ */
 function spawnProcess(
   stack: Stack,
   bundleFile: string,
   args: string[],
   taskQueue: string,
+  { terminal = false } = {},
 ): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, args, {
+  const command = [process.execPath, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+  const [file, argv] = terminal ? ['script', ['-qfec', command, '/dev/null']] : [process.execPath, args];
+  const child = spawn(file, argv, {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: stack.env.address,
