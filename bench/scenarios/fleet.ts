@@ -1,10 +1,6 @@
-// The fleet scenario (docs/fleet.md): two worker processes share one BROWSERAI_FLEET_LIMIT while
-// two tenants' batches (75 % and 20 % of the tasks), a late project's few items and interactive
-// priority-1 tasks run; one worker is SIGKILLed and the dev server paused mid-run. What the limit
-// did is read from the emulator's record of every session and the limiter's state; its cost from
-// the server's action counter against runs without a limit and under one nobody reaches; its
-// ceiling from callers acquiring and releasing as fast as they can. How each figure is computed:
-// docs/benchmarks-method.md.
+// The fleet scenario (docs/fleet.md): two workers share one BROWSERAI_FLEET_LIMIT while two tenants'
+// batches, a late project and interactive priority-1 tasks run, through a SIGKILL and an outage; then
+// the limiter's cost, its ceiling and a CLI batch. How each figure is computed: docs/benchmarks-method.md.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { mapLimit, sleep } from '../../dev/async';
@@ -18,7 +14,7 @@ import { distributions, row } from '../report/markdown';
 import { runTasks } from '../run';
 import { scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
-import { stats } from '../statistics';
+import { stats, sum } from '../statistics';
 import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
@@ -37,12 +33,8 @@ const COST_TASK_MS = 1_000;
 const START_SPACING_MS = 20;
 const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
 type Settings = ScenarioSettings<'fleet'>;
-interface Session {
-  createdAt: number;
-  endedAt?: number;
-  /** The first request about it after its end (a poll that could see the end). */
-  endSeenAt?: number;
-}
+type Span = { from: number; to: number };
+type Faults = { kills: number[]; outage?: Span };
 
 function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Settings) {
   const idealMs = Math.ceil(tasks / limit) * durationMs;
@@ -78,15 +70,12 @@ export const measureFleet = scenario({
     const client = stack.temporal.client;
     const bundle = { WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle() };
     const limited = { ...bundle, BROWSERAI_FLEET_LIMIT: String(settings.limit), BROWSERAI_FLEET_ACCOUNT: ACCOUNT };
-    // The cost of the limit on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
+    // The limit's cost on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
     const costs = [];
     for (const limit of COST_LIMITS) {
-      const env: Record<string, string> = {};
-      if (limit) Object.assign(env, { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() });
-      costs.push({
-        limit,
-        ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, `limit-${limit ?? 'none'}`)),
-      });
+      const env = limit ? { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() } : undefined;
+      const name = `limit-${limit ?? 'none'}`;
+      costs.push({ limit, ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, name)) });
     }
     // This run's baseline: tasks as long as its own, without a limit.
     const baselineTasks = Math.ceil(settings.tasks / 100);
@@ -96,7 +85,7 @@ export const measureFleet = scenario({
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
     stack.emulator.resetPeakRunning();
     const samples: { at: number; held: number }[] = [];
-    const faults = { kills: [] as number[], outage: undefined as { from: number; to: number } | undefined };
+    const faults: Faults = { kills: [] };
     const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
       const firstStartAt = Date.now();
       const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
@@ -112,8 +101,7 @@ export const measureFleet = scenario({
         }
         if (settings.outageMs <= 0) return;
         await sleep(firstStartAt + plan.outageAtMs - Date.now());
-        const from = Date.now();
-        faults.outage = { from, to: await pauseTemporal(settings.outageMs, 'fleet') };
+        faults.outage = { from: Date.now(), to: await pauseTemporal(settings.outageMs, 'fleet') };
       })();
       const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
       const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
@@ -126,9 +114,7 @@ export const measureFleet = scenario({
     const sessions = await sessionsOf(stack, plan.records);
     const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
-    const { batchItems: items, batchDurationMs: durationMs, limit: concurrency } = settings;
-    const batch =
-      items > 0 ? await runCliBatch(stack, { items, durationMs, concurrency, taskQueue: TASK_QUEUE }) : undefined;
+    const batch = settings.batchItems > 0 ? await runCliBatch(stack, settings, TASK_QUEUE) : undefined;
     const batchEnd = batch && (await settledLimiter(client));
     const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
     return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
@@ -145,7 +131,7 @@ export const measureFleet = scenario({
     // Work waits from the first moment the limit is reached until the last session is created.
     const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
     const lastCreate = Math.max(...[...sessions.byWorkflow.values()].map((s) => s.createdAt));
-    const window = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
+    const window: Span | undefined = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
     const utilisation = window && meanOver(steps, window.from, window.to) / limit;
     const held = m.samples.filter((s) => window && s.at >= window.from && s.at <= window.to).map((s) => s.held);
     const heldShare = held.length ? held.reduce((a, b) => a + b, 0) / held.length / limit : undefined;
@@ -164,6 +150,7 @@ export const measureFleet = scenario({
     const need = limit / (durationMs / 1000);
     const end = m.limiterAtEnd;
     const at = (t: number) => fmtMs(t - m.firstStartAt);
+    const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
     const byType = (a: ActionCounts, b?: ActionCounts) =>
       Object.entries(a.byType)
         .map(([type, n]): [string, number] => [type.replace(/^(grpc|command)_/, ''), n - (b?.byType[type] ?? 0)])
@@ -184,9 +171,8 @@ export const measureFleet = scenario({
       row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(added, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
       row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
+      ...(cliBatch?.rows ?? []),
     ];
-    const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
-    if (cliBatch) rows.push(...cliBatch.rows);
     const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
     return {
       rows,
@@ -212,7 +198,7 @@ export const measureFleet = scenario({
 
 /** Actions per task of `count` tasks on a worker of their own (`extra` its environment). */
 // prettier-ignore
-async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, durationMs: number, count: number, name: string) {
+async function actionsPerTask(stack: BenchStack, extra: Record<string, string> | undefined, durationMs: number, count: number, name: string) {
   const taskQueue = `bench-fleet-cost-${name}`;
   const worker = await stack.startWorker('default', taskQueue, extra);
   const records = Array.from({ length: count }, (_, i) => {
@@ -230,15 +216,13 @@ async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, 
 function perTask(spent: ActionCounts, tasks: number): ActionCounts {
   const kept = Object.entries(spent.byType).filter(([type]) => !/Query/.test(type));
   const byType = Object.fromEntries(kept.map(([type, n]) => [type, n / tasks]));
-  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+  return { byType, total: sum(Object.values(byType)) };
 }
 
 /** Acquire + release pairs per second through a new limiter (its own account), run by the fleet's workers. */
 async function measureCeiling(client: Client, durationMs: number, callers: number) {
-  const fleet = new FleetLimit(
-    { maxRunning: 100_000, checkIntervalMs: 3_600_000, account: `ceiling-${randomUUID()}` },
-    '',
-  );
+  const account = `ceiling-${randomUUID()}`;
+  const fleet = new FleetLimit({ maxRunning: 100_000, checkIntervalMs: 3_600_000, account }, '');
   const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: PROJECT, runId: 'r' };
   const acquire = (holderId: string) => fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE);
   // The first acquire starts the limiter; the clock starts after it.
@@ -254,12 +238,9 @@ async function measureCeiling(client: Client, durationMs: number, callers: numbe
       const pairStartedAt = Date.now();
       // Refused while the limiter continues as new: retried, as a create's activity would.
       for (let attempt = 1; ; attempt++) {
-        const refused = await acquire(holderId).then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        if (!refused) break;
-        if (attempt >= 5) throw refused;
+        const answer = await acquire(holderId).catch((err: Error) => err);
+        if (!(answer instanceof Error)) break;
+        if (attempt >= 5) throw answer;
         await sleep(200 * attempt);
       }
       await limiter.signal('browserAIReleaseSlot', { holderId });
@@ -292,38 +273,31 @@ async function settledLimiter(client: Client): Promise<LimiterState | undefined>
 /** Every session of the run as the emulator recorded it (a create whose answer was lost too), and each workflow's own. */
 async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
   const tasks = stack.emulator.listTasks().filter((t) => GROUPS.some((g) => t.project === `fleet-${g}`));
-  // When a poll first asked about each session after its end: the moment the end could be seen.
+  // endSeenAt: when a poll first asked about the session after its end, the moment the end could be seen.
   const seen = new Map<string, number>();
   const ends = new Map(tasks.map((t) => [t.executionId, t.endedAt ?? Infinity]));
   for (const request of stack.emulator.requests) {
     const id = /^\/tasks\/([^/]+)/.exec(request.path)?.[1];
     if (id && !seen.has(id) && request.at >= (ends.get(id) ?? Infinity)) seen.set(id, request.at);
   }
-  const session = (t: (typeof tasks)[number]): Session => ({
-    createdAt: Date.parse(t.createdAt),
-    endedAt: t.endedAt ?? undefined,
-    endSeenAt: seen.get(t.executionId),
-  });
-  const byExecution = new Map(tasks.map((t) => [t.executionId, t]));
-  const byWorkflow = new Map<string, Session>();
+  const sessions = new Map(
+    tasks.map((t) => {
+      const session = { createdAt: Date.parse(t.createdAt), endedAt: t.endedAt ?? undefined };
+      return [t.executionId, { ...session, endSeenAt: seen.get(t.executionId) }];
+    }),
+  );
+  const byWorkflow = new Map<string, NonNullable<ReturnType<typeof sessions.get>>>();
   await mapLimit(records, 16, async ({ plan: { workflowId } }) => {
-    const result = await stack.temporal.client.workflow
-      .getHandle(workflowId)
-      .result()
-      .catch(() => undefined);
-    const task = result?.executionId ? byExecution.get(result.executionId) : undefined;
-    if (task) byWorkflow.set(workflowId, session(task));
+    const handle = stack.temporal.client.workflow.getHandle(workflowId);
+    const result = await handle.result().catch(() => undefined);
+    const session = result?.executionId ? sessions.get(result.executionId) : undefined;
+    if (session) byWorkflow.set(workflowId, session);
   });
-  return { all: tasks.map(session), byWorkflow };
+  return { all: [...sessions.values()], byWorkflow };
 }
 
 /** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
-function steadyUtilisation(
-  steps: Steps,
-  window: { from: number; to: number },
-  faults: { kills: number[]; outage?: { from: number; to: number } },
-  limit: number,
-) {
+function steadyUtilisation(steps: Steps, window: Span, faults: Faults, limit: number) {
   const cuts = [
     ...faults.kills.map((at) => [at, at + DEFAULTS.heartbeatTimeoutMs] as const),
     ...(faults.outage ? [[faults.outage.from, faults.outage.to + 30_000] as const] : []),
