@@ -1,7 +1,6 @@
-// The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, so it
-// draws its progress bar, on the fleet's two limited workers; the CLI is SIGKILLed once a tenth of
-// the items are done and the same command is run again. Then the results file, each item's creates
-// as the emulator saw them, the emulator's peak and the limiter's count at the end.
+// The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, on the
+// fleet's limited workers, SIGKILLed once a tenth of the items are done and run again. Then the results
+// file, each item's creates as the emulator saw them, the emulator's peak and the limiter at the end.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -97,8 +96,7 @@ function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
 }
 

@@ -26,7 +26,6 @@ const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
 const TASK_QUEUE = 'bench-fleet';
 const ACCOUNT = 'bench-fleet';
 const SAMPLE_MS = 2_000;
-/** The limiter's cost: without a limit, under one nobody reaches, under 2. */
 const COST_LIMITS = [undefined, 100, 2] as const;
 const COST_TASK_MS = 1_000;
 /** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */

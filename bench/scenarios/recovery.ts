@@ -95,11 +95,11 @@ export const measureRecovery = scenario({
     const [perKillText, afterText] = [perKill, afterOutage].map((values) => values.map((v) => fmtMs(v)).join(', '));
     const killed = killStats && `p50 ${fmtMs(killStats.p50)} · max ${fmtMs(killStats.max)} (${perKillText})`;
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
-    const within = `≤ ${fmtMs(TARGET_MS)}`;
+    const target = `≤ ${fmtMs(TARGET_MS)}`;
     // prettier-ignore
     const rows = [
-      row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, within, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
-      ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, within, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
+      row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
+      ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
     ];
     const finite = (values: number[]) => stats(values.filter(Number.isFinite));
     const f0 = (v: number) => fmt(v, 0);
