@@ -37,9 +37,8 @@ type Faults = { kills: number[]; outage?: Span };
 
 function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Settings) {
   const idealMs = Math.ceil(tasks / limit) * durationMs;
-  const small = Math.max(3, Math.round(tasks * 0.025));
-  const counts = { 'batch-a': Math.round(tasks * 0.75), late: small, interactive: small };
-  const count = { ...counts, 'batch-b': tasks - counts['batch-a'] - 2 * small };
+  const [small, batchA] = [Math.max(3, Math.round(tasks * 0.025)), Math.round(tasks * 0.75)];
+  const count = { 'batch-a': batchA, 'batch-b': tasks - batchA - 2 * small, late: small, interactive: small };
   const lateAtMs = Math.round(idealMs * 0.2);
   const startAt = (group: (typeof GROUPS)[number], i: number) =>
     group === 'late'
@@ -272,25 +271,25 @@ async function settledLimiter(client: Client): Promise<LimiterState | undefined>
 /** Every session of the run as the emulator recorded it (a create whose answer was lost too), and each workflow's own. */
 async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
   const tasks = stack.emulator.listTasks().filter((t) => GROUPS.some((g) => t.project === `fleet-${g}`));
-  // endSeenAt: when a poll first asked about the session after its end, the moment the end could be seen.
+  // When a poll first asked about each session after its end: the moment the end could be seen.
   const seen = new Map<string, number>();
   const ends = new Map(tasks.map((t) => [t.executionId, t.endedAt ?? Infinity]));
   for (const request of stack.emulator.requests) {
     const id = /^\/tasks\/([^/]+)/.exec(request.path)?.[1];
     if (id && !seen.has(id) && request.at >= (ends.get(id) ?? Infinity)) seen.set(id, request.at);
   }
-  const sessions = new Map(
-    tasks.map((t) => {
-      const session = { createdAt: Date.parse(t.createdAt), endedAt: t.endedAt ?? undefined };
-      return [t.executionId, { ...session, endSeenAt: seen.get(t.executionId) }];
-    }),
-  );
-  const byWorkflow = new Map<string, NonNullable<ReturnType<typeof sessions.get>>>();
+  const session = (t: (typeof tasks)[number]) => ({
+    createdAt: Date.parse(t.createdAt),
+    endedAt: t.endedAt ?? undefined,
+    endSeenAt: seen.get(t.executionId),
+  });
+  const sessions = new Map(tasks.map((t) => [t.executionId, session(t)]));
+  const byWorkflow = new Map<string, ReturnType<typeof session>>();
   await mapLimit(records, 16, async ({ plan: { workflowId } }) => {
     const handle = stack.temporal.client.workflow.getHandle(workflowId);
     const result = await handle.result().catch(() => undefined);
-    const session = result?.executionId ? sessions.get(result.executionId) : undefined;
-    if (session) byWorkflow.set(workflowId, session);
+    const found = result?.executionId ? sessions.get(result.executionId) : undefined;
+    if (found) byWorkflow.set(workflowId, found);
   });
   return { all: [...sessions.values()], byWorkflow };
 }
