@@ -2,36 +2,25 @@
 // default settings, so its memory and CPU are measured alone, sampled from /proc. It preloads the
 // memory probe (dev/memory-probe.ts), idle until asked where the memory goes.
 import { resolve } from 'node:path';
-import { ProcessSampler } from './sampling';
+import { within } from '../dev/async';
 import { PROBE_LINE_PREFIX, type MemoryProbeReport } from '../dev/memory-probe';
 import { WorkerChild, workerEnvironment, type WorkerExit, type WorkerTarget } from '../dev/worker-child';
+import { ProcessSampler } from './sampling';
 
-const MEMORY_PROBE = resolve(__dirname, '../dev/memory-probe.js');
 const PROBE_TIMEOUT_MS = 30_000;
+// BENCH_WORKER_NODE_ARGS: more node flags for the worker only (to try V8 or GC settings).
+const EXTRA_NODE_ARGS = process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+const NODE_ARGS = ['--require', resolve(__dirname, '../dev/memory-probe.js'), ...EXTRA_NODE_ARGS];
 
 export class WorkerProcess {
-  readonly sampler: ProcessSampler;
   readonly process: WorkerChild;
+  readonly sampler: ProcessSampler;
   warnLines = 0;
   errorLines = 0;
   private probeWaiters: ((report: MemoryProbeReport | undefined) => void)[] = [];
 
   private constructor(target: WorkerTarget) {
-    this.process = new WorkerChild(
-      workerEnvironment(target),
-      (line) => {
-        if (line.startsWith(PROBE_LINE_PREFIX)) {
-          const report = JSON.parse(line.slice(PROBE_LINE_PREFIX.length)) as Partial<MemoryProbeReport>;
-          for (const waiter of this.probeWaiters.splice(0))
-            waiter(report.rss ? (report as MemoryProbeReport) : undefined);
-          return;
-        }
-        if (/\bWARN/i.test(line)) this.warnLines++;
-        if (/\bERROR\b/i.test(line)) this.errorLines++;
-      },
-      // BENCH_WORKER_NODE_ARGS: more node flags for the worker only (to try V8 or GC settings).
-      ['--require', MEMORY_PROBE, ...(process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])],
-    );
+    this.process = new WorkerChild(workerEnvironment(target), (line) => this.onLine(line), NODE_ARGS);
     this.sampler = new ProcessSampler(this.process.child.pid).start();
     void this.process.exited.then(() => this.sampler.stop());
   }
@@ -39,13 +28,20 @@ export class WorkerProcess {
   /** Spawns the worker and resolves once it polls its task queue (it bundles the workflow code first). */
   static async start(target: WorkerTarget): Promise<WorkerProcess> {
     const worker = new WorkerProcess(target);
-    if (!(await worker.process.ready)) {
-      worker.kill();
-      throw new Error(
-        `the worker ${worker.process.hasExited ? 'exited' : 'was not ready in time'}:\n${worker.process.outputTail.join('\n')}`,
-      );
+    if (await worker.process.ready) return worker;
+    worker.kill();
+    const why = worker.process.hasExited ? 'exited' : 'was not ready in time';
+    throw new Error(`the worker ${why}:\n${worker.process.outputTail.join('\n')}`);
+  }
+
+  private onLine(line: string): void {
+    if (line.startsWith(PROBE_LINE_PREFIX)) {
+      const report = JSON.parse(line.slice(PROBE_LINE_PREFIX.length)) as Partial<MemoryProbeReport>;
+      for (const waiter of this.probeWaiters.splice(0)) waiter(report.rss ? (report as MemoryProbeReport) : undefined);
+      return;
     }
-    return worker;
+    if (/\bWARN/i.test(line)) this.warnLines++;
+    if (/\bERROR\b/i.test(line)) this.errorLines++;
   }
 
   /** Where the worker's memory goes now (dev/memory-probe.ts); undefined if it fails or does not answer in 30 s. */
@@ -53,10 +49,7 @@ export class WorkerProcess {
     if (this.process.hasExited) return undefined;
     const answer = new Promise<MemoryProbeReport | undefined>((resolveReport) => this.probeWaiters.push(resolveReport));
     this.process.child.kill('SIGWINCH');
-    return Promise.race([
-      answer,
-      new Promise<undefined>((r) => setTimeout(() => r(undefined), PROBE_TIMEOUT_MS).unref()),
-    ]);
+    return within(PROBE_TIMEOUT_MS, answer);
   }
 
   /** How the worker exited, if it has. */

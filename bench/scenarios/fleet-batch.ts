@@ -1,7 +1,6 @@
-// The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, so it
-// draws its progress bar, on the fleet's two limited workers; the CLI is SIGKILLed once a tenth of
-// the items are done and the same command is run again. Then the results file, each item's creates
-// as the emulator saw them, the emulator's peak and the limiter's count at the end.
+// The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, on the
+// fleet's limited workers, SIGKILLed once a tenth of the items are done and run again. Then the results
+// file, each item's creates as the emulator saw them, the emulator's peak and the limiter at the end.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +11,7 @@ import { workerEnvironment } from '../../dev/worker-child';
 import type { BatchState } from '../../src/contract/batch-messages';
 import type { LimiterState } from '../../src/contract/fleet-messages';
 import { BrowserTasks } from '../../src/starters/tasks';
+import type { ScenarioSettings } from '../config';
 import { fmt, fmtMs, log } from '../format';
 import { taskInput } from '../plan';
 import { row } from '../report/markdown';
@@ -19,33 +19,28 @@ import type { BenchStack } from '../stack';
 
 const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
 const PROJECT = 'fleet-cli-batch';
+/** The share of items done when the first CLI is killed. */
+const KILL_AT = 0.1;
 
-export interface CliBatchSettings {
-  items: number;
-  durationMs: number;
-  concurrency: number;
-  taskQueue: string;
-}
-
-/** Runs the batch; `killAt` the share of items done when the first CLI is killed. */
-export async function runCliBatch(stack: BenchStack, settings: CliBatchSettings, killAt = 0.1) {
-  const name = `bench-fleet-batch-${settings.items}`;
+/** Runs `batchItems` items of `batchDurationMs`, `limit` at a time, on the workers of `taskQueue`. */
+export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<'fleet'>, taskQueue: string) {
+  const { batchItems: items, batchDurationMs: durationMs, limit: concurrency } = settings;
+  const name = `bench-fleet-batch-${items}`;
   const file = join(tmpdir(), `${name}.jsonl`);
   const out = join(tmpdir(), `${name}-results.jsonl`);
-  const ids = Array.from({ length: settings.items }, (_, i) => `item-${String(i).padStart(5, '0')}`);
+  const ids = Array.from({ length: items }, (_, i) => `item-${String(i).padStart(5, '0')}`);
   const lines = ids.map((id) => {
-    const text = `Batch ${id}: read a price list`;
-    const input = taskInput(stack, { text, durationMs: settings.durationMs, project: PROJECT });
+    const input = taskInput(stack, { text: `Batch ${id}: read a price list`, durationMs, project: PROJECT });
     return JSON.stringify({ id, ...input });
   });
   writeFileSync(file, `${lines.join('\n')}\n`);
-  const args = ['batch', 'run', file, '--name', name, '--concurrency', String(settings.concurrency), '--out', out];
-  const tasks = new BrowserTasks(stack.temporal.client, settings.taskQueue);
+  const args = ['batch', 'run', file, '--name', name, '--concurrency', String(concurrency), '--out', out];
+  const tasks = new BrowserTasks(stack.temporal.client, taskQueue);
   stack.emulator.resetPeakRunning();
   const startedAt = Date.now();
-  log(`fleet: ${settings.items}-item batch from the CLI (${settings.concurrency} at a time)`);
-  const first = underTerminal(stack, settings.taskQueue, args);
-  for (let done = 0; done < settings.items * killAt; await sleep(2_000)) {
+  log(`fleet: ${items}-item batch from the CLI (${concurrency} at a time)`);
+  const first = underTerminal(stack, taskQueue, args);
+  for (let done = 0; done < items * KILL_AT; await sleep(2_000)) {
     const state: BatchState | undefined = await tasks.batchState(name).catch(() => undefined);
     done = state ? state.completed + state.failed : 0;
     if (first.child.exitCode !== null) throw new Error(`batch run exited early:\n${first.output().slice(-2_000)}`);
@@ -56,7 +51,7 @@ export async function runCliBatch(stack: BenchStack, settings: CliBatchSettings,
   process.kill(pid, 'SIGKILL');
   await once(first.child, 'exit');
   log('fleet: the batch CLI SIGKILLed; the same command again');
-  const second = underTerminal(stack, settings.taskQueue, args);
+  const second = underTerminal(stack, taskQueue, args);
   const [exitCode] = (await once(second.child, 'exit')) as [number | null];
   const wallMs = Date.now() - startedAt;
   const outcomes = readFileSync(out, 'utf8')
@@ -84,10 +79,7 @@ export async function runCliBatch(stack: BenchStack, settings: CliBatchSettings,
     created: creates.size,
     peak: stack.emulator.peakRunning(),
     bars: [lastBar(first.output()), lastBar(second.output())],
-    history: await stack.temporal.client.workflow
-      .getHandle(name)
-      .describe()
-      .then((d) => d.historyLength),
+    history: (await stack.temporal.client.workflow.getHandle(name).describe()).historyLength,
   };
 }
 
@@ -104,8 +96,7 @@ function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
 }
 

@@ -1,10 +1,6 @@
-// The fleet scenario (docs/fleet.md): two worker processes share one BROWSERAI_FLEET_LIMIT while
-// two tenants' batches (75 % and 20 % of the tasks), a late project's few items and interactive
-// priority-1 tasks run; one worker is SIGKILLed and the dev server paused mid-run. What the limit
-// did is read from the emulator's record of every session and the limiter's state; its cost from
-// the server's action counter against runs without a limit and under one nobody reaches; its
-// ceiling from callers acquiring and releasing as fast as they can. How each figure is computed:
-// docs/benchmarks-method.md.
+// The fleet scenario (docs/fleet.md): two workers share one BROWSERAI_FLEET_LIMIT while two tenants'
+// batches, a late project and interactive priority-1 tasks run, through a SIGKILL and an outage; then
+// the limiter's cost, its ceiling and a CLI batch. How each figure is computed: docs/benchmarks-method.md.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { mapLimit, sleep } from '../../dev/async';
@@ -18,7 +14,7 @@ import { distributions, row } from '../report/markdown';
 import { runTasks } from '../run';
 import { scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
-import { stats } from '../statistics';
+import { stats, sum } from '../statistics';
 import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
@@ -30,25 +26,19 @@ const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
 const TASK_QUEUE = 'bench-fleet';
 const ACCOUNT = 'bench-fleet';
 const SAMPLE_MS = 2_000;
-/** The limiter's cost: without a limit, under one nobody reaches, under 2. */
 const COST_LIMITS = [undefined, 100, 2] as const;
 const COST_TASK_MS = 1_000;
 /** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */
 const START_SPACING_MS = 20;
 const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
 type Settings = ScenarioSettings<'fleet'>;
-interface Session {
-  createdAt: number;
-  endedAt?: number;
-  /** The first request about it after its end (a poll that could see the end). */
-  endSeenAt?: number;
-}
+type Span = { from: number; to: number };
+type Faults = { kills: number[]; outage?: Span };
 
 function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Settings) {
   const idealMs = Math.ceil(tasks / limit) * durationMs;
-  const small = Math.max(3, Math.round(tasks * 0.025));
-  const counts = { 'batch-a': Math.round(tasks * 0.75), late: small, interactive: small };
-  const count = { ...counts, 'batch-b': tasks - counts['batch-a'] - 2 * small };
+  const [small, batchA] = [Math.max(3, Math.round(tasks * 0.025)), Math.round(tasks * 0.75)];
+  const count = { 'batch-a': batchA, 'batch-b': tasks - batchA - 2 * small, late: small, interactive: small };
   const lateAtMs = Math.round(idealMs * 0.2);
   const startAt = (group: (typeof GROUPS)[number], i: number) =>
     group === 'late'
@@ -78,15 +68,12 @@ export const measureFleet = scenario({
     const client = stack.temporal.client;
     const bundle = { WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle() };
     const limited = { ...bundle, BROWSERAI_FLEET_LIMIT: String(settings.limit), BROWSERAI_FLEET_ACCOUNT: ACCOUNT };
-    // The cost of the limit on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
+    // The limit's cost on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
     const costs = [];
     for (const limit of COST_LIMITS) {
-      const env: Record<string, string> = {};
-      if (limit) Object.assign(env, { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() });
-      costs.push({
-        limit,
-        ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, `limit-${limit ?? 'none'}`)),
-      });
+      const env = limit ? { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() } : undefined;
+      const name = `limit-${limit ?? 'none'}`;
+      costs.push({ limit, ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, name)) });
     }
     // This run's baseline: tasks as long as its own, without a limit.
     const baselineTasks = Math.ceil(settings.tasks / 100);
@@ -96,7 +83,7 @@ export const measureFleet = scenario({
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
     stack.emulator.resetPeakRunning();
     const samples: { at: number; held: number }[] = [];
-    const faults = { kills: [] as number[], outage: undefined as { from: number; to: number } | undefined };
+    const faults: Faults = { kills: [] };
     const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
       const firstStartAt = Date.now();
       const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
@@ -112,8 +99,7 @@ export const measureFleet = scenario({
         }
         if (settings.outageMs <= 0) return;
         await sleep(firstStartAt + plan.outageAtMs - Date.now());
-        const from = Date.now();
-        faults.outage = { from, to: await pauseTemporal(settings.outageMs, 'fleet') };
+        faults.outage = { from: Date.now(), to: await pauseTemporal(settings.outageMs, 'fleet') };
       })();
       const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
       const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
@@ -126,9 +112,7 @@ export const measureFleet = scenario({
     const sessions = await sessionsOf(stack, plan.records);
     const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
-    const { batchItems: items, batchDurationMs: durationMs, limit: concurrency } = settings;
-    const batch =
-      items > 0 ? await runCliBatch(stack, { items, durationMs, concurrency, taskQueue: TASK_QUEUE }) : undefined;
+    const batch = settings.batchItems > 0 ? await runCliBatch(stack, settings, TASK_QUEUE) : undefined;
     const batchEnd = batch && (await settledLimiter(client));
     const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
     return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
@@ -145,7 +129,7 @@ export const measureFleet = scenario({
     // Work waits from the first moment the limit is reached until the last session is created.
     const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
     const lastCreate = Math.max(...[...sessions.byWorkflow.values()].map((s) => s.createdAt));
-    const window = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
+    const window: Span | undefined = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
     const utilisation = window && meanOver(steps, window.from, window.to) / limit;
     const held = m.samples.filter((s) => window && s.at >= window.from && s.at <= window.to).map((s) => s.held);
     const heldShare = held.length ? held.reduce((a, b) => a + b, 0) / held.length / limit : undefined;
@@ -164,6 +148,7 @@ export const measureFleet = scenario({
     const need = limit / (durationMs / 1000);
     const end = m.limiterAtEnd;
     const at = (t: number) => fmtMs(t - m.firstStartAt);
+    const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
     const byType = (a: ActionCounts, b?: ActionCounts) =>
       Object.entries(a.byType)
         .map(([type, n]): [string, number] => [type.replace(/^(grpc|command)_/, ''), n - (b?.byType[type] ?? 0)])
@@ -184,9 +169,8 @@ export const measureFleet = scenario({
       row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(added, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
       row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
+      ...(cliBatch?.rows ?? []),
     ];
-    const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
-    if (cliBatch) rows.push(...cliBatch.rows);
     const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
     return {
       rows,
@@ -212,7 +196,7 @@ export const measureFleet = scenario({
 
 /** Actions per task of `count` tasks on a worker of their own (`extra` its environment). */
 // prettier-ignore
-async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, durationMs: number, count: number, name: string) {
+async function actionsPerTask(stack: BenchStack, extra: Record<string, string> | undefined, durationMs: number, count: number, name: string) {
   const taskQueue = `bench-fleet-cost-${name}`;
   const worker = await stack.startWorker('default', taskQueue, extra);
   const records = Array.from({ length: count }, (_, i) => {
@@ -230,15 +214,13 @@ async function actionsPerTask(stack: BenchStack, extra: Record<string, string>, 
 function perTask(spent: ActionCounts, tasks: number): ActionCounts {
   const kept = Object.entries(spent.byType).filter(([type]) => !/Query/.test(type));
   const byType = Object.fromEntries(kept.map(([type, n]) => [type, n / tasks]));
-  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+  return { byType, total: sum(Object.values(byType)) };
 }
 
 /** Acquire + release pairs per second through a new limiter (its own account), run by the fleet's workers. */
 async function measureCeiling(client: Client, durationMs: number, callers: number) {
-  const fleet = new FleetLimit(
-    { maxRunning: 100_000, checkIntervalMs: 3_600_000, account: `ceiling-${randomUUID()}` },
-    '',
-  );
+  const account = `ceiling-${randomUUID()}`;
+  const fleet = new FleetLimit({ maxRunning: 100_000, checkIntervalMs: 3_600_000, account }, '');
   const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: PROJECT, runId: 'r' };
   const acquire = (holderId: string) => fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE);
   // The first acquire starts the limiter; the clock starts after it.
@@ -254,12 +236,9 @@ async function measureCeiling(client: Client, durationMs: number, callers: numbe
       const pairStartedAt = Date.now();
       // Refused while the limiter continues as new: retried, as a create's activity would.
       for (let attempt = 1; ; attempt++) {
-        const refused = await acquire(holderId).then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        if (!refused) break;
-        if (attempt >= 5) throw refused;
+        const answer = await acquire(holderId).catch((err: Error) => err);
+        if (!(answer instanceof Error)) break;
+        if (attempt >= 5) throw answer;
         await sleep(200 * attempt);
       }
       await limiter.signal('browserAIReleaseSlot', { holderId });
@@ -299,31 +278,24 @@ async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
     const id = /^\/tasks\/([^/]+)/.exec(request.path)?.[1];
     if (id && !seen.has(id) && request.at >= (ends.get(id) ?? Infinity)) seen.set(id, request.at);
   }
-  const session = (t: (typeof tasks)[number]): Session => ({
+  const session = (t: (typeof tasks)[number]) => ({
     createdAt: Date.parse(t.createdAt),
     endedAt: t.endedAt ?? undefined,
     endSeenAt: seen.get(t.executionId),
   });
-  const byExecution = new Map(tasks.map((t) => [t.executionId, t]));
-  const byWorkflow = new Map<string, Session>();
+  const sessions = new Map(tasks.map((t) => [t.executionId, session(t)]));
+  const byWorkflow = new Map<string, ReturnType<typeof session>>();
   await mapLimit(records, 16, async ({ plan: { workflowId } }) => {
-    const result = await stack.temporal.client.workflow
-      .getHandle(workflowId)
-      .result()
-      .catch(() => undefined);
-    const task = result?.executionId ? byExecution.get(result.executionId) : undefined;
-    if (task) byWorkflow.set(workflowId, session(task));
+    const handle = stack.temporal.client.workflow.getHandle(workflowId);
+    const result = await handle.result().catch(() => undefined);
+    const found = result?.executionId ? sessions.get(result.executionId) : undefined;
+    if (found) byWorkflow.set(workflowId, found);
   });
-  return { all: tasks.map(session), byWorkflow };
+  return { all: [...sessions.values()], byWorkflow };
 }
 
 /** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
-function steadyUtilisation(
-  steps: Steps,
-  window: { from: number; to: number },
-  faults: { kills: number[]; outage?: { from: number; to: number } },
-  limit: number,
-) {
+function steadyUtilisation(steps: Steps, window: Span, faults: Faults, limit: number) {
   const cuts = [
     ...faults.kills.map((at) => [at, at + DEFAULTS.heartbeatTimeoutMs] as const),
     ...(faults.outage ? [[faults.outage.from, faults.outage.to + 30_000] as const] : []),

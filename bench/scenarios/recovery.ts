@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { sleep, within } from '../../dev/async';
 import { Random } from '../../dev/random';
 import { BrowserTasks } from '../../src/starters/tasks';
-import { DEFAULTS } from '../../src/contract/input';
+import { DEFAULTS, type BrowserTaskInput } from '../../src/contract/input';
 import { fmt, fmtMs, log } from '../format';
 import { taskInput, uniform } from '../plan';
 import { distributions, row } from '../report/markdown';
@@ -28,19 +28,20 @@ const GIVE_UP_MS = 11 * 60_000;
 const TARGET_MS = 60_000;
 
 type Outage = Awaited<ReturnType<typeof measureOutage>>;
+type Planned = { workflowId: string; input: BrowserTaskInput };
 
 export const measureRecovery = scenario({
   heading: '## Crash recovery: a killed worker, a Temporal outage',
   plan(stack, { config: { recovery: settings, seed } }) {
     const rng = new Random(seed * 104_729 + 3);
     const input = (text: string, durationMs: number) => taskInput(stack, { text, durationMs });
-    const held = Array.from({ length: HELD_TASKS }, (_, i) => ({
-      workflowId: `bench-recovery-held-${i}`,
-      input: input(`Recovery job ${i}: watch https://r${i}.example.com for an hour`, HELD_TASK_MS),
-    }));
+    const held = Array.from({ length: HELD_TASKS }, (_, i): Planned => {
+      const text = `Recovery job ${i}: watch https://r${i}.example.com for an hour`;
+      return { workflowId: `bench-recovery-held-${i}`, input: input(text, HELD_TASK_MS) };
+    });
     // Tasks that end between 10 s into the outage and 10 s before its end.
     const { outageMs } = settings;
-    const outage = Array.from({ length: settings.outageMs > 0 ? OUTAGE_TASKS : 0 }, (_, i) => {
+    const outage = Array.from({ length: outageMs > 0 ? OUTAGE_TASKS : 0 }, (_, i): Planned => {
       const endsAt = uniform(rng, Math.min(10_000, outageMs / 4), Math.max(outageMs - 10_000, outageMs / 2));
       const workflowId = `bench-recovery-outage-${i}`;
       return { workflowId, input: input(`Outage job ${workflowId}: open o.example.com`, OUTAGE_LEAD_MS + endsAt) };
@@ -48,7 +49,8 @@ export const measureRecovery = scenario({
     return { held, outage, rng };
   },
   async measure(stack, { held, outage, rng }, { config: { recovery: settings } }) {
-    const workers = [await stack.startWorker('default', TASK_QUEUE), await stack.startWorker('default', TASK_QUEUE)];
+    const startWorker = () => stack.startWorker('default', TASK_QUEUE);
+    const workers = [await startWorker(), await startWorker()];
     const client = stack.temporal.client;
     const tasks = new BrowserTasks(client, TASK_QUEUE);
     const heldIds = held.map((t) => t.workflowId);
@@ -77,11 +79,10 @@ export const measureRecovery = scenario({
       trials.push({ polls: lost.length, resumedAfterMs });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
       workers.splice(workers.indexOf(victim), 1);
-      workers.push(await stack.startWorker('default', TASK_QUEUE));
+      workers.push(await startWorker());
     }
     const outageResult = outage.length ? await measureOutage(stack, tasks, outage, settings.outageMs) : undefined;
-    const cancel = (id: string) => client.workflow.getHandle(id).cancel();
-    await Promise.allSettled(heldIds.map(cancel));
+    await Promise.allSettled(heldIds.map((id) => client.workflow.getHandle(id).cancel()));
     return { trials, outage: outageResult };
   },
   report({ trials, outage }, _stack, { config: { recovery: settings } }) {
@@ -94,11 +95,11 @@ export const measureRecovery = scenario({
     const [perKillText, afterText] = [perKill, afterOutage].map((values) => values.map((v) => fmtMs(v)).join(', '));
     const killed = killStats && `p50 ${fmtMs(killStats.p50)} · max ${fmtMs(killStats.max)} (${perKillText})`;
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
-    const within = `≤ ${fmtMs(TARGET_MS)}`;
+    const target = `≤ ${fmtMs(TARGET_MS)}`;
     // prettier-ignore
     const rows = [
-      row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, within, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
-      ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, within, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
+      row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
+      ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
     ];
     const finite = (values: number[]) => stats(values.filter(Number.isFinite));
     const f0 = (v: number) => fmt(v, 0);
@@ -119,22 +120,15 @@ export const measureRecovery = scenario({
 });
 
 /** Starts the tasks, pauses the server while they end, and times each close from the server's return. */
-async function measureOutage(
-  stack: BenchStack,
-  tasks: BrowserTasks,
-  planned: Array<{ workflowId: string; input: Parameters<BrowserTasks['start']>[0] }>,
-  outageMs: number,
-) {
+async function measureOutage(stack: BenchStack, tasks: BrowserTasks, planned: Planned[], outageMs: number) {
   for (const task of planned) await tasks.start(task.input, { workflowId: task.workflowId });
   await sleep(OUTAGE_LEAD_MS - 2_000);
   const resumedAt = await pauseTemporal(outageMs, 'recovery');
   // The close time is the server's own: the result only says when to read it.
   const endOf = async (workflowId: string) => {
     const handle = stack.temporal.client.workflow.getHandle(workflowId);
-    const result = await within(
-      GIVE_UP_MS,
-      handle.result().catch(() => undefined),
-    );
+    const closed = handle.result().catch(() => undefined);
+    const result = await within(GIVE_UP_MS, closed);
     const closedAt = (await handle.describe().catch(() => undefined))?.closeTime?.getTime();
     return { workflowId, endedAt: result && stack.emulator.task(result.executionId)?.endedAt, closedAt };
   };

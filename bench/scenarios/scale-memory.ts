@@ -3,6 +3,7 @@
 // workflow), what V8 holds outside them, and the rest (Core, malloc, stacks, code).
 import type { MemoryProbeReport } from '../../dev/memory-probe';
 import { fmt } from '../format';
+import { sum } from '../statistics';
 
 const MB = 1024 * 1024;
 
@@ -13,22 +14,23 @@ export interface TimedProbe {
 }
 
 export function memoryBreakdown(probes: TimedProbe[], tasks: number): string[] {
-  const probe = probes.reduce<MemoryProbeReport | undefined>(
-    (peak, { report }) => (peak && peak.rss >= report.rss ? peak : report),
-    undefined,
-  );
+  const probe = probes.map((p) => p.report).sort((a, b) => b.rss - a.rss)[0];
   if (!probe) return ['### Where the memory goes', '', 'The memory probe did not answer during the run.'];
-  const threadsUsed = probe.threads.reduce((sum, t) => sum + t.used, 0);
-  const threadsTotal = probe.threads.reduce((sum, t) => sum + t.total, 0);
-  const threadsExternal = probe.threads.reduce((sum, t) => sum + t.external, 0);
-  const v8Total = probe.main.total + threadsTotal + probe.main.external + threadsExternal;
-  const rest = probe.rssAnon - v8Total;
-  const row = (what: string, bytes: number, note: string) =>
-    `| ${what} | ${fmt(bytes / MB, 0)} MB | ${fmt(bytes / tasks / 1024, 1)} KB | ${note} |`;
-  const spaces = Object.entries(probe.main.spaces)
+  const { main, threads } = probe;
+  const [threadsUsed, threadsTotal] = [sum(threads.map((t) => t.used)), sum(threads.map((t) => t.total))];
+  const external = main.external + sum(threads.map((t) => t.external));
+  const spaces = Object.entries(main.spaces)
     .filter(([, used]) => used > 4 * MB)
     .map(([space, used]) => `${space} ${fmt(used / MB, 0)} MB`)
     .join(', ');
+  // prettier-ignore
+  const parts: Array<[string, number, string]> = [
+    ['Main thread JS heap, allocated', main.total, `used ${fmt(main.used / MB, 0)} MB (${spaces}): activities, the SDK's bookkeeping`],
+    ['Workflow thread JS heap, allocated', threadsTotal, `used ${fmt(threadsUsed / MB, 0)} MB in ${threads.length} thread(s): every cached workflow`],
+    ['Outside the JS heaps (V8 external)', external, `buffers (${fmt(main.arrayBuffers / MB, 0)} MB array buffers on the main thread)`],
+    ['Rest of anonymous memory', probe.rssAnon - (main.total + threadsTotal + external), "Core (Rust: workflow state machines, gRPC), malloc's free lists, stacks, compiled code"],
+    ['File-backed pages', probe.rssFile, "the node binary and Core's library, mapped"],
+  ];
   return [
     '### Where the memory goes',
     '',
@@ -36,26 +38,8 @@ export function memoryBreakdown(probes: TimedProbe[], tasks: number): string[] {
     '',
     '| Part | Size | Per task | What it is |',
     '|---|---|---|---|',
-    row(
-      'Main thread JS heap, allocated',
-      probe.main.total,
-      `used ${fmt(probe.main.used / MB, 0)} MB (${spaces}): activities, the SDK's bookkeeping`,
+    ...parts.map(
+      ([what, bytes, note]) => `| ${what} | ${fmt(bytes / MB, 0)} MB | ${fmt(bytes / tasks / 1024, 1)} KB | ${note} |`,
     ),
-    row(
-      'Workflow thread JS heap, allocated',
-      threadsTotal,
-      `used ${fmt(threadsUsed / MB, 0)} MB in ${probe.threads.length} thread(s): every cached workflow`,
-    ),
-    row(
-      'Outside the JS heaps (V8 external)',
-      probe.main.external + threadsExternal,
-      `buffers (${fmt(probe.main.arrayBuffers / MB, 0)} MB array buffers on the main thread)`,
-    ),
-    row(
-      'Rest of anonymous memory',
-      rest,
-      "Core (Rust: workflow state machines, gRPC), malloc's free lists, stacks, compiled code",
-    ),
-    row('File-backed pages', probe.rssFile, "the node binary and Core's library, mapped"),
   ];
 }

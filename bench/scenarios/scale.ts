@@ -49,16 +49,13 @@ function planScale(settings: ScenarioSettings<'scale'>, seed: number): PlannedTa
   let codeIndex = 0;
   return Array.from({ length: tasks }, (_, i): PlannedTask => {
     const tag = `#m${i}`;
-    let code: PlannedCode | undefined;
-    if (spread(i, codeTasks, tasks)) {
-      // Late ones spread evenly among the code tasks, so both kinds span the whole burst.
-      const late = spread(codeIndex++, lateCodes, codeTasks);
-      code = late
-        ? { value: codes.next(), tag, when: 'after-burst', delayMs: settings.lateCodeDelayMs }
-        : { value: codes.next(), tag, when: 'awaiting', delayMs: 0 };
-    }
+    const isCode = spread(i, codeTasks, tasks);
+    // Late ones spread evenly among the code tasks, so both kinds span the whole burst.
+    const late = isCode && spread(codeIndex++, lateCodes, codeTasks);
+    const [when, delayMs] = late ? ['after-burst' as const, settings.lateCodeDelayMs] : ['awaiting' as const, 0];
+    const code: PlannedCode | undefined = isCode ? { value: codes.next(), tag, when, delayMs } : undefined;
     const action = `Benchmark crawl ${tag} [duration=${Math.round(settings.durationMs / 1000)}s]${code ? ' [needs-code]' : ''}`;
-    const group = code ? (code.when === 'awaiting' ? 'code during burst' : 'code after burst') : 'plain';
+    const group = !isCode ? 'plain' : late ? 'code after burst' : 'code during burst';
     // prettier-ignore
     return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs: settings.durationMs, code, input: plainInput(action) };
   });
@@ -76,33 +73,28 @@ export const measureScale = scenario({
       ...(settings.cachedWorkflows ? { WORKER_MAX_CACHED_WORKFLOWS: String(settings.cachedWorkflows) } : {}),
     });
     const records = plan.map((p): TaskRecord => ({ plan: p }));
-    log(
-      `scale: ${records.length} tasks of ${settings.durationMs / 1000} s, ${settings.burstCodes} + ${settings.lateCodes} codes`,
-    );
+    const { length } = records;
+    log(`scale: ${length} tasks, ${settings.burstCodes} + ${settings.lateCodes} of them with codes`);
     // Starting takes about 1 s per 100 workflows on 2 cores; then the tasks, the late codes and slack:
     // 8 min, and past 2,000 tasks 100 ms more per task (10,000 closed at about 12 a second here, the
     // dev server on the same 2 cores replaying workflows the worker's cache could not hold).
-    const { length } = records;
-    const deadlineAt = Date.now() + length * 15 + settings.durationMs + settings.lateCodeDelayMs + 8 * 60_000;
+    const slack = length * 15 + settings.durationMs + settings.lateCodeDelayMs + 8 * 60_000;
+    const deadlineAt = Date.now() + slack + Math.max(0, length - 2_000) * 100;
     const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     // Where the memory goes, asked every 10 s: the answer taken at the largest RSS is reported.
     const probes: TimedProbe[] = [];
     const probe = () => void worker.probeMemory().then((report) => report && probes.push({ at: Date.now(), report }));
     const probing = setInterval(probe, PROBE_EVERY_MS);
-    const options = {
-      batch: settings.batch,
-      deadlineAt: deadlineAt + Math.max(0, length - 2_000) * 100,
-      label: 'scale',
-    };
+    const options = { batch: settings.batch, deadlineAt, label: 'scale' };
     const outcome = await runTasks(records, target, options).finally(() => clearInterval(probing));
     worker.sampler.sample();
     log('scale: collecting per-task results and histories');
     await collectFacts(stack.temporal.client, records, stack.emulator, [...stack.emulator.requests]);
     return { records, outcome, probes };
   },
-  report(measured, stack, { config: { scale: settings } }) {
-    const m = measures(measured.records, measured.outcome, stack);
-    const { outcome, records, probes } = measured;
+  report({ outcome, records, probes }, stack, { config: { scale: settings } }) {
+    const m = measures(records, outcome, stack);
+    const plainLabel = `… plain ${fmt(settings.durationMs / 1000, 0)}-s tasks`;
     const slots = slotsFor(settings.tasks)?.WORKER_MAX_CONCURRENT_ACTIVITIES;
     const env = Object.entries(WORKER_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
     return {
@@ -113,7 +105,19 @@ export const measureScale = scenario({
         `- **Wall time:** first start → last close ${fmtMs(m.windowEnd - m.windowStart)}, of which the start burst ${fmtMs((outcome.allStartedAt ?? m.windowEnd) - m.windowStart)}.${outcome.deadlineHit ? ' **The deadline was hit: unfinished tasks count as not completed.**' : ''}${outcome.workerDied ? ` **${outcome.workerDied}.**` : ''}`,
       ],
       details: [
-        ...distributionTables(m, settings),
+        ...distributions([
+          ['API requests per task', m.requests],
+          ['API requests per task-minute', m.rpm, f2],
+          [plainLabel, m.rpmPlain, f2],
+          ['… `[needs-code]` tasks', m.rpmCoded, f2],
+          ['History events per task', m.events],
+          [plainLabel, m.eventsPlain],
+          ['… `[needs-code]` tasks', m.eventsCoded],
+          ['Task end → workflow closed (ms)', m.close, f0],
+          ['submitCode → append request, during the burst (ms)', m.codeBurst, f0],
+          ['submitCode → append request, after the burst (ms)', m.codeLate, f0],
+          ['submitCode RPC round trip (ms)', m.codeRpc, f0],
+        ]),
         '',
         ...latencyBreakdown(m, records),
         '',
@@ -145,7 +149,7 @@ function measures(records: TaskRecord[], outcome: RunOutcome, stack: BenchStack)
     records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < burstEnd === duringBurst);
   const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
   const windowEnd = closes.length === records.length && closes.length > 0 ? Math.max(...closes) : outcome.endedAt;
-  const sampler = stack.workers[0]!.sampler;
+  const { sampler } = stack.workers[0]!;
   const { firstStartAt: windowStart } = outcome;
   // prettier-ignore
   return {
@@ -189,23 +193,6 @@ function targetRows(settings: ScenarioSettings<'scale'>, m: ScaleMeasures) {
     row('Worker CPU (% of one core)', '—', `avg ${fmt(m.cpuAvg, 1)} % · peak 5-s window ${fmt(m.cpuPeak, 0)} %`),
     completedRow('Tasks completed (workflow COMPLETED, task finalized)', m.records),
   ];
-}
-
-function distributionTables(m: ScaleMeasures, settings: ScenarioSettings<'scale'>): string[] {
-  const plain = `… plain ${fmt(settings.durationMs / 1000, 0)}-s tasks`;
-  return distributions([
-    ['API requests per task', m.requests],
-    ['API requests per task-minute', m.rpm, f2],
-    [plain, m.rpmPlain, f2],
-    ['… `[needs-code]` tasks', m.rpmCoded, f2],
-    ['History events per task', m.events],
-    [plain, m.eventsPlain],
-    ['… `[needs-code]` tasks', m.eventsCoded],
-    ['Task end → workflow closed (ms)', m.close, f0],
-    ['submitCode → append request, during the burst (ms)', m.codeBurst, f0],
-    ['submitCode → append request, after the burst (ms)', m.codeLate, f0],
-    ['submitCode RPC round trip (ms)', m.codeRpc, f0],
-  ]);
 }
 
 /** Where the latency goes, from history event times and emulator arrivals (one clock: all on this machine). */
