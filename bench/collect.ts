@@ -25,16 +25,6 @@ export function summarizeRequests(requests: RecordedRequest[]) {
   return { total: requests.length, createsByProject, stops, non2xx };
 }
 
-/** Requests naming each execution ID in their path (creates excluded), in arrival order. */
-function requestsByExecution(requests: RecordedRequest[]): Map<string, RecordedRequest[]> {
-  const byExecution = new Map<string, RecordedRequest[]>();
-  for (const request of requests) {
-    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
-    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
-  }
-  return byExecution;
-}
-
 /** Fills `record.facts` for every started workflow. */
 export async function collectFacts(
   client: Client,
@@ -42,33 +32,35 @@ export async function collectFacts(
   emulator: BrowserAIEmulator,
   requests: RecordedRequest[],
 ): Promise<void> {
-  const byExecution = requestsByExecution(requests);
-  await mapLimit(
-    records.filter((r) => r.firstRunId),
-    COLLECT_CONCURRENCY,
-    async (record) => {
-      const facts: TaskFacts = (record.facts = {});
-      try {
-        await describeOutcome(client, record, facts);
-        facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
-      } catch (err) {
-        facts.failure ??= `collecting failed: ${err}`;
-      }
-      const executionId = facts.result?.executionId;
-      if (!executionId) return;
-      facts.executionId = executionId;
-      const own = byExecution.get(executionId) ?? [];
-      facts.requests = 1 + own.length;
-      facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
-      facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
-      const task = emulator.task(executionId);
-      facts.codesReceived = task?.codesReceived;
-      facts.endedAt = task?.endedAt ?? undefined;
-      const createdAt = task ? Date.parse(task.createdAt) : NaN;
-      if (facts.endedAt !== undefined && facts.endedAt > createdAt)
-        facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
-    },
-  );
+  // Requests naming each execution ID in their path (creates excluded), in arrival order.
+  const byExecution = new Map<string, RecordedRequest[]>();
+  for (const request of requests) {
+    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
+    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
+  }
+  const started = records.filter((r) => r.firstRunId);
+  await mapLimit(started, COLLECT_CONCURRENCY, async (record) => {
+    const facts: TaskFacts = (record.facts = {});
+    try {
+      await describeOutcome(client, record, facts);
+      facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
+    } catch (err) {
+      facts.failure ??= `collecting failed: ${err}`;
+    }
+    const executionId = facts.result?.executionId;
+    if (!executionId) return;
+    facts.executionId = executionId;
+    const own = byExecution.get(executionId) ?? [];
+    facts.requests = 1 + own.length;
+    facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
+    facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
+    const task = emulator.task(executionId);
+    facts.codesReceived = task?.codesReceived;
+    facts.endedAt = task?.endedAt ?? undefined;
+    const createdAt = task ? Date.parse(task.createdAt) : NaN;
+    if (facts.endedAt !== undefined && facts.endedAt > createdAt)
+      facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
+  });
 }
 
 async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFacts): Promise<void> {
@@ -90,12 +82,12 @@ async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFa
 async function readHistory(client: Client, workflowId: string, firstRunId: string): Promise<HistoryFacts> {
   const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {} };
   const activityTypes = new Map<string, string>();
-  const fetchHistory = (runId: string) =>
-    within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
+  const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
+    activityTypes.get(String(attributes?.scheduledEventId ?? ''));
   let runId: string | undefined = firstRunId;
   while (runId && facts.runs < 50) {
     facts.runs++;
-    const history = await fetchHistory(runId);
+    const history = await within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
     if (!history) throw new Error('fetchHistory timed out');
     runId = undefined;
     for (const event of history.events ?? []) {
@@ -107,8 +99,6 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       if (scheduled) activityTypes.set(String(event.eventId), scheduled);
       if (scheduled === POLL) facts.pollActivities++;
       if (scheduled === APPEND) facts.appendScheduledAt ??= at;
-      const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
-        activityTypes.get(String(attributes?.scheduledEventId ?? ''));
       if (activityOf(event.activityTaskStartedEventAttributes) === APPEND) facts.appendStartedAt ??= at;
       if (activityOf(event.activityTaskCompletedEventAttributes) === POLL) facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;

@@ -94,7 +94,8 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
     record.startCalledAt = Date.now();
     try {
       const { input, workflowId } = record.plan;
-      const started = target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then(runIdOf);
+      const started =
+        target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then((h) => h.firstExecutionRunId);
       const runId = await within(START_TIMEOUT_MS, started);
       if (!runId) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
       record.firstRunId = runId;
@@ -119,24 +120,14 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
   log(`${options.label}: started ${records.length - failed.length} workflows${first}`);
 }
 
-const runIdOf = (handle: { firstExecutionRunId: string }) => handle.firstExecutionRunId;
-
 /** Codes whose moment has come and whose task shows the code form at the emulator. */
 function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
-  const awaitingTags = new Set(
-    target.emulator
-      .runningTasks()
-      .filter((task) => task.project === target.project && task.status === 'awaiting')
-      .flatMap(
-        (task) =>
-          task.instructions
-            .map((i) => i.action)
-            .join(' ')
-            .match(TAG) ?? [],
-      ),
-  );
+  const atForm = (t: { project: string; status: string }) => t.status === 'awaiting' && t.project === target.project;
+  const text = (t: { instructions: Array<{ action: string }> }) => t.instructions.map((i) => i.action).join(' ');
+  const atForms = target.emulator.runningTasks().filter(atForm);
+  const awaitingTags = new Set(atForms.flatMap((t) => text(t).match(TAG) ?? []));
   const now = Date.now();
   for (const record of waiting) {
     const code = record.plan.code!;

@@ -130,7 +130,7 @@ export function findChild(parent: number, comm: string): number | undefined {
 }
 
 /** What `read` gives, or undefined when it throws (a process gone, no /proc). */
-function existing<T>(read: () => T): T | undefined {
+export function existing<T>(read: () => T): T | undefined {
   try {
     return read();
   } catch {

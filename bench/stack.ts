@@ -79,12 +79,10 @@ export async function startStack(options: StackOptions) {
       return stopping;
     },
   };
-  try {
-    stack.features = await probeEmulator(emulator, durations);
-  } catch (err) {
+  stack.features = await probeEmulator(emulator, durations).catch(async (err: unknown) => {
     await stack.stop();
     throw err;
-  }
+  });
   return stack;
 }
 
