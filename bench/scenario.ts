@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { BenchConfig } from './config';
 import { describeFeatures } from './emulator/durations';
 import { environmentLines, type RunEnvironment } from './report/environment';
-import { missLines, quickBanner, targetTable, type TargetRow } from './report/markdown';
+import { missLines, QUICK_BANNER, targetTable, type TargetRow } from './report/markdown';
 import { withStack, type BenchStack, type StackOptions } from './stack';
 
 export interface ScenarioContext {
@@ -23,7 +23,7 @@ export interface ScenarioReport {
 }
 
 /** What a scenario's report step gives; `scenario()` puts it in the order every section has. */
-export interface ScenarioSection {
+interface ScenarioSection {
   rows: TargetRow[];
   /** `- **Tasks:** …` lines: what ran, on what. */
   setup: string[];
@@ -58,7 +58,7 @@ export function scenario<Plan, Measured>(
       const markdown = [
         shape.heading,
         '',
-        ...quickBanner(context.config.quick),
+        ...(context.config.quick ? [QUICK_BANNER, ''] : []),
         ...targetTable(rows),
         '',
         ...missLines(rows),

@@ -25,12 +25,10 @@ export function stats(values: Array<number | undefined>): Stats | undefined {
 }
 
 /** Stats of `to(x) - from(x)` over the items where both moments are known. */
-export function between<T>(items: T[], from: Moment<T>, to: Moment<T>): Stats | undefined {
+export function between<T>(items: T[], from: (item: T) => number | undefined, to: typeof from): Stats | undefined {
   const gap = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : b - a);
   return stats(items.map((item) => gap(from(item), to(item))));
 }
-
-type Moment<T> = (item: T) => number | undefined;
 
 export function sum(values: Array<number | undefined>): number {
   return values.reduce<number>((total, v) => total + (v ?? 0), 0);

@@ -54,14 +54,9 @@ export function spread(s: Stats | undefined, unit: (v: number) => string): strin
   return s ? `p50 ${unit(s.p50)} · p99 ${unit(s.p99)} · max ${unit(s.max)}` : 'n/a';
 }
 
-export function quickBanner(quick: boolean): string[] {
-  return quick
-    ? [
-        '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.',
-        '',
-      ]
-    : [];
-}
+/** Heads a quick run's sections: its figures are no results. */
+export const QUICK_BANNER =
+  '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.';
 
 /** "Where the history events go": the event types of the task with the median event count. */
 export function typicalHistory(records: TaskRecord[]): string {

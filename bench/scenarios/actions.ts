@@ -25,14 +25,11 @@ export const measureActions = scenario({
     queueMs: QUEUE_MS,
     namespaces: ['bench-short', 'bench-long', ...(config.actions.spanTasks > 0 ? ['bench-span'] : [])],
   }),
-  plan(stack, { config: { actions: settings } }) {
-    const spanTasks = settings.spanTasks;
-    return [
-      actionsGroup(stack, 'short', settings.shortTasks, settings.shortDurationMs),
-      actionsGroup(stack, 'long', settings.longTasks, settings.longDurationMs),
-      ...(spanTasks > 0 ? [actionsGroup(stack, 'span', spanTasks, settings.spanTaskDurationMs, settings.spanMs)] : []),
-    ];
-  },
+  plan: (stack, { config: { actions: s } }) => [
+    actionsGroup(stack, 'short', s.shortTasks, s.shortDurationMs),
+    actionsGroup(stack, 'long', s.longTasks, s.longDurationMs),
+    ...(s.spanTasks > 0 ? [actionsGroup(stack, 'span', s.spanTasks, s.spanTaskDurationMs, s.spanMs)] : []),
+  ],
   async measure(stack, groups) {
     const workers = await Promise.all(groups.map((g) => stack.startWorker(g.namespace, g.taskQueue)));
     log(`actions: ${groups.map((g) => `${g.tasks.length} ${g.name} × ${g.durationMs / 1000} s`).join(', ')}`);
@@ -43,7 +40,7 @@ export const measureActions = scenario({
   report({ measured, labels }) {
     const short = measured.find((g) => g.group.name === 'short')!;
     const long = measured.find((g) => g.group.name === 'long');
-    const total = extrapolate(measured, (g) => actionsPerTask(g));
+    const total = extrapolate(measured, actionsPerTask);
     const events = extrapolate(measured, eventsPerTask);
     const shortEvents = stats(completed(short).map(count.events));
     const shortLength = fmtMs(short.group.durationMs);
@@ -138,9 +135,7 @@ type MeasuredGroup = Awaited<ReturnType<typeof measureGroup>>;
 
 /** `maxSpanMs`: a non-default polling.maxSpanMs (the span group only). */
 function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, durationMs: number, maxSpanMs?: number) {
-  const namespace = `bench-${name}`;
-  const taskQueue = `bench-actions-${name}`;
-  const plan = (i: number): PlannedTask => ({
+  const plan = (_: unknown, i: number): PlannedTask => ({
     workflowId: `bench-actions-${name}-${i}`,
     group: name,
     startAtMs: 0,
@@ -151,7 +146,8 @@ function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, duratio
       polling: maxSpanMs ? { maxSpanMs } : undefined,
     }),
   });
-  return { name, namespace, taskQueue, durationMs, maxSpanMs, tasks: Array.from({ length: tasks }, (_, i) => plan(i)) };
+  const [namespace, taskQueue] = [`bench-${name}`, `bench-actions-${name}`];
+  return { name, namespace, taskQueue, durationMs, maxSpanMs, tasks: Array.from({ length: tasks }, plan) };
 }
 
 const HOUR_MS = 3_600_000;
@@ -187,7 +183,7 @@ const meanPollActivities = (group: MeasuredGroup) =>
 const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 
 /** Actions per task of the group, all types or those `match` picks. */
-function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
+function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true): number | undefined {
   const tasks = group.records.filter((r) => r.firstRunId).length;
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
