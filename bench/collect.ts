@@ -84,10 +84,13 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
   const activityTypes = new Map<string, string>();
   const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
     activityTypes.get(String(attributes?.scheduledEventId ?? ''));
+  // A function of its own: inline, the loop's `runId` would type itself through its own history.
+  const fetchHistory = (runId: string) =>
+    within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
   let runId: string | undefined = firstRunId;
   while (runId && facts.runs < 50) {
     facts.runs++;
-    const history = await within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
+    const history = await fetchHistory(runId);
     if (!history) throw new Error('fetchHistory timed out');
     runId = undefined;
     for (const event of history.events ?? []) {

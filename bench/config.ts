@@ -40,8 +40,7 @@ const SETTINGS = {
     restart: setting(0, 0, (_flag, raw) => yes(raw)),
   },
   mixed: {
-    about:
-      "one worker: short tasks and another project's long ones, then kinds not seen, then a 2-s kind with an outlier",
+    about: "one worker: short tasks, another project's long ones, then kinds not seen, then a 2-s kind with an outlier",
     shortTasks: int(50, 10, 0),
     longProjectTasks: int(10, 2, 0),
     unseenTasks: int(100, 10),

@@ -75,7 +75,6 @@ export class ProcessSampler extends Sampler {
     }
   }
 
-  /** Largest RSS sample in the window. */
   peakRssKb(from = 0, to = Infinity): number | undefined {
     const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
     return inside.length > 0 ? Math.max(...inside.map((s) => s.rssKb)) : undefined;

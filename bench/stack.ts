@@ -93,17 +93,10 @@ const liveStacks = new Set<BenchStack>();
 export async function withStack<T>(options: StackOptions, body: (stack: BenchStack) => Promise<T>): Promise<T> {
   const stack = await startStack(options);
   liveStacks.add(stack);
-  try {
-    return await body(stack);
-  } finally {
-    await stack.stop();
-    liveStacks.delete(stack);
-  }
+  return body(stack).finally(() => stack.stop().then(() => liveStacks.delete(stack)));
 }
 
-export async function stopLiveStacks(): Promise<void> {
-  await Promise.all([...liveStacks].map((stack) => stack.stop()));
-}
+export const stopLiveStacks = () => Promise.all([...liveStacks].map((stack) => stack.stop()));
 
 /** What a scenario's tasks run against: its worker on `taskQueue` of `client`'s namespace (default: `default`). */
 // prettier-ignore

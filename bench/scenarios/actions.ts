@@ -44,11 +44,9 @@ export const measureActions = scenario({
     const events = extrapolate(measured, eventsPerTask);
     const shortEvents = stats(completed(short).map(count.events));
     const shortLength = fmtMs(short.group.durationMs);
-    const perSpan =
-      total?.perSpan !== undefined ? `, ${fmt(total.perSpan, 1)} per extra span` : ', span cost not measured';
-    const hours =
-      total &&
-      `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${fmt(total.slopePerHour, 1)} per hour of task${perSpan})`;
+    const perSpan = total?.perSpan !== undefined ? `${fmt(total.perSpan, 1)} per extra span` : 'span cost not measured';
+    const perHour = `${fmt(total?.slopePerHour, 1)} per hour of task, ${perSpan}`;
+    const hours = total && `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${perHour})`;
     const events3h = events && `${fmt(events.threeHours, 0)} (${fmt(events.perSpan, 1)} per extra span)`;
     const T = TARGETS;
     // prettier-ignore
@@ -85,7 +83,7 @@ export const measureActions = scenario({
         '',
         ...measured.flatMap((g) => outcomeLines(g.outcome, `${g.group.name}: `)),
       ],
-      raw: { groups: measured.map(({ worker: _w, ...rest }) => rest), labels },
+      raw: { groups: measured, labels },
     };
   },
 });
@@ -97,7 +95,7 @@ async function measureGroup(stack: BenchStack, group: ActionsGroup, worker: Work
   const options = { batch: 50, deadlineAt, label: `actions ${group.name}` };
   const counted = await countActions(stack.metricsUrl, group.namespace, () => runTasks(records, target, options));
   await collectFacts(client, records, stack.emulator, [...stack.emulator.requests]);
-  return { group, records, actions: counted.actions, outcome: counted.result, worker };
+  return { group, records, actions: counted.actions, outcome: counted.result };
 }
 
 /** Per action type: per task in each group, per hour of task, and at 3 h. */
@@ -161,16 +159,14 @@ type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
 function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
   const [short, long, span] = (['short', 'long', 'span'] as const).map((n) => groups.find((g) => g.group.name === n));
-  const a = short && perTask(short);
-  const b = long && perTask(long);
+  const [a, b] = [short && perTask(short), long && perTask(long)];
   if (!short || !long || a === undefined || b === undefined) return undefined;
   const slopePerHour = (b - a) / ((long.group.durationMs - short.group.durationMs) / HOUR_MS);
   const atLength = (durationMs: number) => a + slopePerHour * ((durationMs - short.group.durationMs) / HOUR_MS);
-  let perSpan: number | undefined;
   const c = span && perTask(span);
-  const extraPolls = span && (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0);
-  if (span && c !== undefined && extraPolls && extraPolls > 0)
-    perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
+  const extraPolls = span ? (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0) : 0;
+  const perSpan =
+    span && c !== undefined && extraPolls > 0 ? (c - atLength(span.group.durationMs)) / extraPolls : undefined;
   // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
   const threeHours = atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
