@@ -69,13 +69,10 @@ async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFa
   if (!description) throw new Error('describe timed out');
   facts.status = description.status.name;
   facts.closeTime = description.closeTime?.getTime();
-  if (facts.status === 'COMPLETED') {
+  const cause = (err: unknown) => String((err as { cause?: unknown }).cause ?? err);
+  if (facts.status === 'COMPLETED')
     facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
-  } else if (facts.status !== 'RUNNING') {
-    await handle
-      .result()
-      .catch((err: unknown) => void (facts.failure = String((err as { cause?: unknown }).cause ?? err)));
-  }
+  else if (facts.status !== 'RUNNING') await handle.result().catch((err) => void (facts.failure = cause(err)));
 }
 
 /** The history of every run of the chain (continue-as-new), with the moments the latency breakdown needs. */

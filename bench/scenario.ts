@@ -53,8 +53,7 @@ export function scenario<Plan, Measured>(
     return withStack(options, async (stack) => {
       const measured = await shape.measure(stack, shape.plan(stack, context), context);
       const { rows, setup, details, raw } = shape.report(measured, stack, context);
-      const { startedAt } = context.env;
-      const busyPercent = stack.machine.busyPercent(startedAt, Date.now(), os.cpus().length);
+      const busyPercent = stack.machine.busyPercent(context.env.startedAt, Date.now(), os.cpus().length);
       const markdown = [
         shape.heading,
         '',

@@ -24,9 +24,7 @@ export class DurationBook {
   };
 }
 
-function bookKey(project: string, instructions: string[]): string {
-  return `${project}\u0000${instructions.join('\u0000')}`;
-}
+const bookKey = (project: string, instructions: string[]) => `${project}\u0000${instructions.join('\u0000')}`;
 
 const PROBE = { project: 'bench-probe', text: 'Benchmark probe: open https://example.com', durationMs: 4_321 };
 
