@@ -9,10 +9,7 @@ import { environmentLines, type RunEnvironment } from './report/environment';
 import { missLines, QUICK_BANNER, targetTable, type TargetRow } from './report/markdown';
 import { withStack, type BenchStack, type StackOptions } from './stack';
 
-export interface ScenarioContext {
-  config: BenchConfig;
-  env: RunEnvironment;
-}
+export type ScenarioContext = { config: BenchConfig; env: RunEnvironment };
 
 export interface ScenarioReport {
   /** The section's `## ` heading. */
