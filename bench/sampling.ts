@@ -6,12 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const SAMPLE_MS = 500;
 
-export interface Sample {
-  at: number;
-  rssKb: number;
-  /** utime + stime of a process, or busy ticks of the machine. */
-  cpuTicks: number;
-}
+/** `cpuTicks`: utime + stime of a process, or busy ticks of the machine. */
+export type Sample = { at: number; rssKb: number; cpuTicks: number };
 
 const CLOCK_TICKS = Number(existing(() => execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())) || 100;
 

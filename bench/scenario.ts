@@ -11,13 +11,8 @@ import { withStack, type BenchStack, type StackOptions } from './stack';
 
 export type ScenarioContext = { config: BenchConfig; env: RunEnvironment };
 
-export interface ScenarioReport {
-  /** The section's `## ` heading. */
-  heading: string;
-  markdown: string;
-  rows: TargetRow[];
-  raw: unknown;
-}
+/** `heading`: the section's `## ` heading, which `markdown` starts with. */
+export type ScenarioReport = { heading: string; markdown: string; rows: TargetRow[]; raw: unknown };
 
 /** What a scenario's report step gives; `scenario()` puts it in the order every section has. */
 interface ScenarioSection {

@@ -7,11 +7,8 @@ import { sleep } from '../dev/async';
 /** The server's metrics may lag its last RPCs a little. */
 const METRICS_SETTLE_MS = 3_000;
 
-export interface ActionCounts {
-  /** By `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
-  byType: Record<string, number>;
-  total: number;
-}
+/** `byType`: by `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
+export type ActionCounts = { byType: Record<string, number>; total: number };
 
 /** Every `action` series of the server: its labels and its value. */
 async function actionSeries(metricsUrl: string) {

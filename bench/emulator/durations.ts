@@ -28,13 +28,8 @@ const bookKey = (project: string, instructions: string[]) => `${project}\u0000${
 
 const PROBE = { project: 'bench-probe', text: 'Benchmark probe: open https://example.com', durationMs: 4_321 };
 
-export interface EmulatorFeatures {
-  mode: string;
-  /** The create answer carried a non-null `estimatedCompletion`. */
-  sendsEstimate: boolean;
-  /** The create answer carried `started`. */
-  sendsStarted: boolean;
-}
+/** The emulator's mode, and whether its create answer carried a non-null `estimatedCompletion`, and `started`. */
+export type EmulatorFeatures = { mode: string; sendsEstimate: boolean; sendsStarted: boolean };
 
 /**
  * One probe task, created over HTTP like any client would, must run for the duration the book

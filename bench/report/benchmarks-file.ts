@@ -7,13 +7,13 @@ import { fmt } from '../format';
 import type { ScenarioReport } from '../scenario';
 import { headerLines, type RunEnvironment } from './environment';
 
-export type ScenarioOutcome = {
+export interface ScenarioOutcome {
   name: string;
   startedAt: number;
   endedAt: number;
   report?: ScenarioReport;
   error?: string;
-};
+}
 
 export function writeBenchmarks(file: string, env: RunEnvironment, outcomes: ScenarioOutcome[], loadBefore?: number) {
   const count = (o: ScenarioOutcome, met: boolean) => o.report?.rows.filter((r) => r.met === met).length ?? 0;

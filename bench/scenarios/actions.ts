@@ -149,7 +149,6 @@ function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, duratio
 }
 
 const HOUR_MS = 3_600_000;
-const THREE_HOURS_MS = 3 * HOUR_MS;
 /** At the default maxSpanMs (1 h): poll activities of a 3-h task beyond a short one's. */
 const EXTRA_SPANS_3H = 2;
 
@@ -168,7 +167,7 @@ function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) =>
   const perSpan =
     span && c !== undefined && extraPolls > 0 ? (c - atLength(span.group.durationMs)) / extraPolls : undefined;
   // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
-  const threeHours = atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
+  const threeHours = atLength(3 * HOUR_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
 }
 
