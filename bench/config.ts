@@ -100,15 +100,8 @@ export const SCENARIOS = Object.keys(SETTINGS) as ScenarioName[];
 type SettingsOf<S> = { [K in keyof S as K extends 'about' ? never : K]: S[K] extends Setting<infer T> ? T : never };
 export type ScenarioSettings<N extends ScenarioName> = SettingsOf<(typeof SETTINGS)[N]>;
 
-export type BenchConfig = { [N in ScenarioName]: ScenarioSettings<N> } & {
-  scenarios: ScenarioName[];
-  quick: boolean;
-  seed: number;
-  output: string;
-  rawJson?: string;
-  /** Measure uncommitted code anyway (the report says so loudly). */
-  allowDirty: boolean;
-};
+/** Every scenario's settings by its name, and the run's own: what `readConfig` gives. */
+export type BenchConfig = ReturnType<typeof readConfig>;
 
 const flagOf = (scenario: string, key: string) =>
   `${scenario}-${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -142,7 +135,7 @@ ${SCENARIOS.map(
 
 Durations: 500ms, 30s, 12m; a bare number is seconds. Ranges: 30s-100s.`;
 
-export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchConfig {
+export function readConfig(argv = process.argv.slice(2), env = process.env) {
   const known = [...GENERAL, ...SCENARIO_FLAGS.keys()];
   const values = flagValues(argv, env, { prefix: 'BENCH', known, booleans: ['quick', 'allow-dirty'], usage: USAGE });
   const quick = yes(values.get('quick') ?? '0');
@@ -158,7 +151,7 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     seed: integer('seed', values.get('seed') ?? '1', 0),
     output: resolve(output || defaultOutput),
     rawJson: rawJson ? resolve(rawJson) : undefined,
-    allowDirty: yes(values.get('allow-dirty') ?? '0'),
+    allowDirty: yes(values.get('allow-dirty') ?? '0'), // measure uncommitted code anyway (the report says so loudly)
   };
   if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks)
     throw new Error('--scale-burst-codes plus --scale-late-codes must not exceed --scale-tasks');

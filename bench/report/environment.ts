@@ -9,24 +9,15 @@ import { findTemporalCli } from '../../dev/temporal-cli';
 import { fmt } from '../format';
 import { existing } from '../sampling';
 
-export interface RunEnvironment {
-  command: string;
-  /** `commit \`abc1234\`, clean tree` or the changes it had. */
-  code: string;
-  /** The short commit; undefined without git. */
-  commit?: string;
-  /** `git status --porcelain` lines (untracked files included); empty: a clean tree. */
-  changes: string[];
-  temporal: string;
-  startedAt: number;
-}
+export type RunEnvironment = ReturnType<typeof runEnvironment>;
 
-export function runEnvironment(command: string): RunEnvironment {
+/** `code`: `commit \`abc1234\`, clean tree` or the changes it had; `changes`: `git status --porcelain` lines. */
+export function runEnvironment(command: string) {
   const cwd = resolve(__dirname, '../../..');
   const git = (...args: string[]) =>
     existing(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 10_000 }));
   const commit = git('rev-parse', '--short', 'HEAD')?.trim(); // no git: the header says so
-  const changes = git('status', '--porcelain')?.split('\n').filter(Boolean) ?? [];
+  const changes = git('status', '--porcelain')?.split('\n').filter(Boolean) ?? []; // none: clean
   const listed = changes.slice(0, 8).map((c) => `\`${c.slice(3)}\``);
   const tree = changes.length
     ? `**NOT CLEAN: ${changes.length} uncommitted changes** (${listed.join(', ')})`
