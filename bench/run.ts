@@ -3,15 +3,11 @@
 // one has closed, the deadline passes or the worker dies. Our workflows go through the public
 // client API; the MCP client's twins (`target.mcp`) through its own loop. Progress every 10 s.
 import os from 'node:os';
-import type { Client } from '@temporalio/client';
-import type { BrowserTasks } from '../src/starters/tasks';
-import type { BrowserAIEmulator } from '../src/emulator';
 import { sleep, within } from '../dev/async';
 import { fmt, log, mb } from './format';
 import type { McpClient } from './mcp-client';
-import type { MachineSampler } from './sampling';
+import type { runTargetOf } from './stack';
 import type { TaskRecord } from './task';
-import type { WorkerProcess } from './worker-process';
 
 const TICK_MS = 500;
 const CLOSED_CHECK_MS = 2_000;
@@ -20,18 +16,9 @@ const START_TIMEOUT_MS = 60_000;
 /** Tags written into instructions so the task at the code form can be found: `#c12`, `#rl3`… */
 const TAG = /#[a-z]+\d+\b/g;
 
-export interface RunTarget {
-  /** Bound to the target's namespace and task queue. */
-  tasks: BrowserTasks;
-  client: Client;
-  taskQueue: string;
-  emulator: BrowserAIEmulator;
-  project: string;
-  worker: WorkerProcess;
-  machine: MachineSampler;
-  /** Runs the tasks as the MCP client's twins instead: it starts them, sends their codes, sees them end. */
-  mcp?: McpClient;
-}
+// Where tasks run (`runTargetOf`: one worker's task queue and project); with `mcp` the MCP client's
+// twins run instead: it starts them, sends their codes, sees them end.
+export type RunTarget = ReturnType<typeof runTargetOf> & { mcp?: McpClient };
 
 export interface RunOptions {
   /** Workflows started at once in a burst (old bench: 50). */

@@ -9,7 +9,6 @@ import { within } from '../dev/async';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { RunTarget } from './run';
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -100,7 +99,7 @@ export const stopLiveStacks = () => Promise.all([...liveStacks].map((stack) => s
 
 /** What a scenario's tasks run against: its worker on `taskQueue` of `client`'s namespace (default: `default`). */
 // prettier-ignore
-export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client): RunTarget {
+export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client) {
   const { emulator, machine } = stack;
   return { tasks: new BrowserTasks(client, taskQueue), client, taskQueue, emulator, project, worker, machine };
 }
