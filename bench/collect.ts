@@ -25,16 +25,6 @@ export function summarizeRequests(requests: RecordedRequest[]) {
   return { total: requests.length, createsByProject, stops, non2xx };
 }
 
-/** Requests naming each execution ID in their path (creates excluded), in arrival order. */
-function requestsByExecution(requests: RecordedRequest[]): Map<string, RecordedRequest[]> {
-  const byExecution = new Map<string, RecordedRequest[]>();
-  for (const request of requests) {
-    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
-    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
-  }
-  return byExecution;
-}
-
 /** Fills `record.facts` for every started workflow. */
 export async function collectFacts(
   client: Client,
@@ -42,33 +32,35 @@ export async function collectFacts(
   emulator: BrowserAIEmulator,
   requests: RecordedRequest[],
 ): Promise<void> {
-  const byExecution = requestsByExecution(requests);
-  await mapLimit(
-    records.filter((r) => r.firstRunId),
-    COLLECT_CONCURRENCY,
-    async (record) => {
-      const facts: TaskFacts = (record.facts = {});
-      try {
-        await describeOutcome(client, record, facts);
-        facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
-      } catch (err) {
-        facts.failure ??= `collecting failed: ${err}`;
-      }
-      const executionId = facts.result?.executionId;
-      if (!executionId) return;
-      facts.executionId = executionId;
-      const own = byExecution.get(executionId) ?? [];
-      facts.requests = 1 + own.length;
-      facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
-      facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
-      const task = emulator.task(executionId);
-      facts.codesReceived = task?.codesReceived;
-      facts.endedAt = task?.endedAt ?? undefined;
-      const createdAt = task ? Date.parse(task.createdAt) : NaN;
-      if (facts.endedAt !== undefined && facts.endedAt > createdAt)
-        facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
-    },
-  );
+  // Requests naming each execution ID in their path (creates excluded), in arrival order.
+  const byExecution = new Map<string, RecordedRequest[]>();
+  for (const request of requests) {
+    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
+    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
+  }
+  const started = records.filter((r) => r.firstRunId);
+  await mapLimit(started, COLLECT_CONCURRENCY, async (record) => {
+    const facts: TaskFacts = (record.facts = {});
+    try {
+      await describeOutcome(client, record, facts);
+      facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
+    } catch (err) {
+      facts.failure ??= `collecting failed: ${err}`;
+    }
+    const executionId = facts.result?.executionId;
+    if (!executionId) return;
+    facts.executionId = executionId;
+    const own = byExecution.get(executionId) ?? [];
+    facts.requests = 1 + own.length;
+    facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
+    facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
+    const task = emulator.task(executionId);
+    facts.codesReceived = task?.codesReceived;
+    facts.endedAt = task?.endedAt ?? undefined;
+    const createdAt = task ? Date.parse(task.createdAt) : NaN;
+    if (facts.endedAt !== undefined && facts.endedAt > createdAt)
+      facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
+  });
 }
 
 async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFacts): Promise<void> {
@@ -77,19 +69,19 @@ async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFa
   if (!description) throw new Error('describe timed out');
   facts.status = description.status.name;
   facts.closeTime = description.closeTime?.getTime();
-  if (facts.status === 'COMPLETED') {
+  const cause = (err: unknown) => String((err as { cause?: unknown }).cause ?? err);
+  if (facts.status === 'COMPLETED')
     facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
-  } else if (facts.status !== 'RUNNING') {
-    await handle
-      .result()
-      .catch((err: unknown) => void (facts.failure = String((err as { cause?: unknown }).cause ?? err)));
-  }
+  else if (facts.status !== 'RUNNING') await handle.result().catch((err) => void (facts.failure = cause(err)));
 }
 
 /** The history of every run of the chain (continue-as-new), with the moments the latency breakdown needs. */
 async function readHistory(client: Client, workflowId: string, firstRunId: string): Promise<HistoryFacts> {
   const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {} };
   const activityTypes = new Map<string, string>();
+  const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
+    activityTypes.get(String(attributes?.scheduledEventId ?? ''));
+  // A function of its own: inline, the loop's `runId` would type itself through its own history.
   const fetchHistory = (runId: string) =>
     within(CALL_TIMEOUT_MS, client.workflow.getHandle(workflowId, runId).fetchHistory());
   let runId: string | undefined = firstRunId;
@@ -107,8 +99,6 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       if (scheduled) activityTypes.set(String(event.eventId), scheduled);
       if (scheduled === POLL) facts.pollActivities++;
       if (scheduled === APPEND) facts.appendScheduledAt ??= at;
-      const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
-        activityTypes.get(String(attributes?.scheduledEventId ?? ''));
       if (activityOf(event.activityTaskStartedEventAttributes) === APPEND) facts.appendStartedAt ??= at;
       if (activityOf(event.activityTaskCompletedEventAttributes) === POLL) facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;

@@ -7,12 +7,8 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { duration, flagValues, fraction, integer } from '../dev/flag-values';
 
-interface Setting<T> {
-  full: string;
-  quick: string;
-  read(flag: string, raw: string): T;
-}
-const setting = <T>(full: unknown, quick: unknown, read: (flag: string, raw: string) => T): Setting<T> => ({
+type Setting<T> = { full: string; quick: string; read(flag: string, raw: string): T };
+const setting = <T>(full: unknown, quick: unknown, read: Setting<T>['read']): Setting<T> => ({
   full: String(full),
   quick: String(quick),
   read,
@@ -29,8 +25,7 @@ const SETTINGS = {
     about: "emulator default mode, durations spread, one-time codes; vs the MCP client's loop",
     tasks: int(100, 6),
     durations: range('30s-100s', '8s-20s'),
-    /** Share of tasks that stop at a one-time-code form. */
-    codeShare: share(0.1, 0.34),
+    codeShare: share(0.1, 0.34), // of tasks that stop at a one-time-code form
     startSpreadMs: ms('60s', '5s', 0),
   },
   learned: {
@@ -38,22 +33,18 @@ const SETTINGS = {
     kinds: int(10, 3),
     tasksPerKind: int(5, 2),
     rounds: int(3, 3),
-    /** Base durations of the kinds are spread evenly over this range. */
-    durations: range('30s-100s', '8s-20s'),
-    /** Each task's duration is its kind's base ± this fraction (uniform). */
-    jitter: share(0.15, 0.15),
+    durations: range('30s-100s', '8s-20s'), // the kinds' base durations, spread evenly over it
+    jitter: share(0.15, 0.15), // each task's duration is its kind's base ± this fraction (uniform)
     startSpreadMs: ms('10s', '2s', 0),
     /** 1: the last round runs on a new worker process (what a restart or a deploy does to learning). */
     restart: setting(0, 0, (_flag, raw) => yes(raw)),
   },
   mixed: {
-    about:
-      "one worker: short tasks and another project's long ones, then kinds not seen, then a 2-s kind with an outlier",
+    about: "one worker: short tasks, another project's long ones, then kinds not seen, then a 2-s kind with an outlier",
     shortTasks: int(50, 10, 0),
     longProjectTasks: int(10, 2, 0),
     unseenTasks: int(100, 10),
-    /** The long run among the 2-s kind's samples. */
-    outlierMs: ms('10m', '1m', 1_000),
+    outlierMs: ms('10m', '1m', 1_000), // the long run among the 2-s kind's samples
   },
   actions: {
     about: 'Temporal actions and history events per task; short, long and short-span tasks, each in its own namespace',
@@ -61,39 +52,30 @@ const SETTINGS = {
     shortDurationMs: ms('60s', '20s'),
     longTasks: int(5, 2),
     longDurationMs: ms('5m', '2m'),
-    /** Tasks with a short `maxSpanMs`, to measure what one more polling span costs. */
-    spanTasks: int(3, 2, 0),
+    spanTasks: int(3, 2, 0), // tasks with a short maxSpanMs: what one more polling span costs
     spanTaskDurationMs: ms('6m', '2m'),
-    /** Their polling.maxSpanMs. */
-    spanMs: ms('2m', '40s', 250),
+    spanMs: ms('2m', '40s', 250), // their polling.maxSpanMs
   },
   recovery: {
     about: 'two workers: SIGKILL one, time until its polls run elsewhere; then a Temporal outage while polls end',
-    /** SIGKILLs of one of the two workers, one after the other. */
-    kills: int(5, 1, 0),
-    /** How long the Temporal dev server is paused (SIGSTOP) while polls end. */
-    outageMs: ms('60s', '20s', 0),
+    kills: int(5, 1, 0), // SIGKILLs of one of the two workers, one after the other
+    outageMs: ms('60s', '20s', 0), // how long the Temporal dev server is paused (SIGSTOP) while polls end
   },
   scale: {
     about: 'one worker, many concurrent tasks, one-time codes during and after the start burst',
     tasks: int(2000, 60),
     durationMs: ms('60s', '20s'),
-    /** Code tasks whose code is sent as soon as the form shows: during the start burst. */
-    burstCodes: int(100, 5, 0),
-    /** Code tasks whose code is sent `lateCodeDelayMs` after the last start. */
-    lateCodes: int(100, 5, 0),
+    burstCodes: int(100, 5, 0), // code tasks whose code is sent as soon as the form shows: in the start burst
+    lateCodes: int(100, 5, 0), // code tasks whose code is sent `lateCodeDelayMs` after the last start
     lateCodeDelayMs: ms('20s', '5s', 0),
     batch: int(50, 50),
     emulatorMode: setting('documented', 'documented', emulatorMode),
-    /** WORKER_MAX_CACHED_WORKFLOWS for the worker; 0: the worker's own default (the SDK's). */
-    cachedWorkflows: int(0, 0, 0),
+    cachedWorkflows: int(0, 0, 0), // WORKER_MAX_CACHED_WORKFLOWS; 0: the worker's own default (the SDK's)
   },
   codeloop: {
     about: 'code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed',
-    /** Code tasks a person answers (webhook and waiting client call timed), all started at once. */
-    tasks: int(200, 10),
-    /** TOTP tasks the worker answers itself, started with them. */
-    totpTasks: int(50, 4, 0),
+    tasks: int(200, 10), // code tasks a person answers (webhook and waiting client call timed), started at once
+    totpTasks: int(50, 4, 0), // TOTP tasks the worker answers itself, started with them
   },
   fleet: {
     about:
@@ -102,15 +84,11 @@ const SETTINGS = {
     tasks: int(2000, 120, 40),
     durationMs: ms('30s', '8s', 1_000),
     limit: int(50, 10),
-    /** SIGKILLs of a worker mid-run (each replaced by a new one). */
-    kills: int(1, 1, 0),
-    /** How long the Temporal dev server is paused mid-run. */
-    outageMs: ms('20s', '10s', 0),
-    /** How long callers acquire and release through a limiter as fast as they can (its ceiling). */
-    ceilingMs: ms('20s', '5s'),
+    kills: int(1, 1, 0), // SIGKILLs of a worker mid-run (each replaced by a new one)
+    outageMs: ms('20s', '10s', 0), // how long the Temporal dev server is paused mid-run
+    ceilingMs: ms('20s', '5s'), // how long callers acquire and release through a limiter as fast as they can
     callers: int(32, 8),
-    /** One-second tasks run without a limit, under one nobody reaches, and under a limit of 2. */
-    costTasks: int(6, 6, 3),
+    costTasks: int(6, 6, 3), // one-second tasks run without a limit, under one nobody reaches, under a limit of 2
     /** Items of the batch the CLI runs after the rest (0: none), each this long; the CLI is killed once. */
     batchItems: int(10_000, 200, 0),
     batchDurationMs: ms('1s', '1s'),
@@ -122,15 +100,8 @@ export const SCENARIOS = Object.keys(SETTINGS) as ScenarioName[];
 type SettingsOf<S> = { [K in keyof S as K extends 'about' ? never : K]: S[K] extends Setting<infer T> ? T : never };
 export type ScenarioSettings<N extends ScenarioName> = SettingsOf<(typeof SETTINGS)[N]>;
 
-export type BenchConfig = { [N in ScenarioName]: ScenarioSettings<N> } & {
-  scenarios: ScenarioName[];
-  quick: boolean;
-  seed: number;
-  output: string;
-  rawJson?: string;
-  /** Measure uncommitted code anyway (the report says so loudly). */
-  allowDirty: boolean;
-};
+/** Every scenario's settings by its name, and the run's own: what `readConfig` gives. */
+export type BenchConfig = ReturnType<typeof readConfig>;
 
 const flagOf = (scenario: string, key: string) =>
   `${scenario}-${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -164,23 +135,23 @@ ${SCENARIOS.map(
 
 Durations: 500ms, 30s, 12m; a bare number is seconds. Ranges: 30s-100s.`;
 
-export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchConfig {
+export function readConfig(argv = process.argv.slice(2), env = process.env) {
   const known = [...GENERAL, ...SCENARIO_FLAGS.keys()];
   const values = flagValues(argv, env, { prefix: 'BENCH', known, booleans: ['quick', 'allow-dirty'], usage: USAGE });
   const quick = yes(values.get('quick') ?? '0');
   const scenarios: Record<string, Record<string, unknown>> = Object.fromEntries(SCENARIOS.map((n) => [n, {}]));
   for (const [name, { name: scenario, key, setting }] of SCENARIO_FLAGS)
     scenarios[scenario]![key] = setting.read(name, values.get(name) ?? (quick ? setting.quick : setting.full));
-  const repoRoot = resolve(__dirname, '../..'); // lib/bench -> the repository
-  const output = values.get('output');
+  const [output, rawJson] = [values.get('output'), values.get('raw-json')];
+  const defaultOutput = quick ? resolve(tmpdir(), 'BENCHMARKS.quick.md') : resolve(__dirname, '../../BENCHMARKS.md');
   const config = {
     ...(scenarios as { [N in ScenarioName]: ScenarioSettings<N> }),
     scenarios: scenarioList(values.get('scenarios') ?? SCENARIOS.join(',')),
     quick,
     seed: integer('seed', values.get('seed') ?? '1', 0),
-    output: resolve(output || (quick ? resolve(tmpdir(), 'BENCHMARKS.quick.md') : resolve(repoRoot, 'BENCHMARKS.md'))),
-    rawJson: values.get('raw-json') ? resolve(values.get('raw-json')!) : undefined,
-    allowDirty: yes(values.get('allow-dirty') ?? '0'),
+    output: resolve(output || defaultOutput),
+    rawJson: rawJson ? resolve(rawJson) : undefined,
+    allowDirty: yes(values.get('allow-dirty') ?? '0'), // measure uncommitted code anyway (the report says so loudly)
   };
   if (config.scale.burstCodes + config.scale.lateCodes > config.scale.tasks)
     throw new Error('--scale-burst-codes plus --scale-late-codes must not exceed --scale-tasks');
@@ -190,20 +161,15 @@ export function readConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
 }
 
 function scenarioList(raw: string): ScenarioName[] {
-  const names = raw
-    .trim()
-    .split(/\s*,\s*/)
-    .filter(Boolean);
-  const unknown = names.filter((n) => !(SCENARIOS as string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0)
+  const names = raw.split(',').flatMap((n) => n.trim() || []);
+  if (names.length === 0 || names.some((n) => !(SCENARIOS as string[]).includes(n)))
     throw new Error(`--scenarios must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
   return [...new Set(names)] as ScenarioName[];
 }
 
 function emulatorMode(flag: string, raw: string): 'documented' | 'observed' {
-  if (raw !== 'documented' && raw !== 'observed')
-    throw new Error(`--${flag} must be documented or observed (got "${raw}")`);
-  return raw;
+  if (raw === 'documented' || raw === 'observed') return raw;
+  throw new Error(`--${flag} must be documented or observed (got "${raw}")`);
 }
 
 function durationRange(flag: string, raw: string): [number, number] {

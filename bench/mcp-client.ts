@@ -33,7 +33,6 @@ export class McpClient {
     return executionId;
   }
 
-  /** Every loop started has returned. */
   async settled(): Promise<void> {
     await Promise.all(this.loops);
   }

@@ -45,7 +45,6 @@ export class CodeMaker {
   }
 }
 
-/** Uniform in [min, max]. */
 export function uniform(rng: Random, min: number, max: number): number {
   return min + rng.next() * (max - min);
 }

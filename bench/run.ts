@@ -3,15 +3,11 @@
 // one has closed, the deadline passes or the worker dies. Our workflows go through the public
 // client API; the MCP client's twins (`target.mcp`) through its own loop. Progress every 10 s.
 import os from 'node:os';
-import type { Client } from '@temporalio/client';
-import type { BrowserTasks } from '../src/starters/tasks';
-import type { BrowserAIEmulator } from '../src/emulator';
 import { sleep, within } from '../dev/async';
 import { fmt, log, mb } from './format';
 import type { McpClient } from './mcp-client';
-import type { MachineSampler } from './sampling';
+import type { runTargetOf } from './stack';
 import type { TaskRecord } from './task';
-import type { WorkerProcess } from './worker-process';
 
 const TICK_MS = 500;
 const CLOSED_CHECK_MS = 2_000;
@@ -20,18 +16,9 @@ const START_TIMEOUT_MS = 60_000;
 /** Tags written into instructions so the task at the code form can be found: `#c12`, `#rl3`… */
 const TAG = /#[a-z]+\d+\b/g;
 
-export interface RunTarget {
-  /** Bound to the target's namespace and task queue. */
-  tasks: BrowserTasks;
-  client: Client;
-  taskQueue: string;
-  emulator: BrowserAIEmulator;
-  project: string;
-  worker: WorkerProcess;
-  machine: MachineSampler;
-  /** Runs the tasks as the MCP client's twins instead: it starts them, sends their codes, sees them end. */
-  mcp?: McpClient;
-}
+// Where tasks run (`runTargetOf`: one worker's task queue and project); with `mcp` the MCP client's
+// twins run instead: it starts them, sends their codes, sees them end.
+export type RunTarget = ReturnType<typeof runTargetOf> & { mcp?: McpClient };
 
 export interface RunOptions {
   /** Workflows started at once in a burst (old bench: 50). */
@@ -94,7 +81,8 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
     record.startCalledAt = Date.now();
     try {
       const { input, workflowId } = record.plan;
-      const started = target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then(runIdOf);
+      const started =
+        target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then((h) => h.firstExecutionRunId);
       const runId = await within(START_TIMEOUT_MS, started);
       if (!runId) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
       record.firstRunId = runId;
@@ -119,24 +107,14 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
   log(`${options.label}: started ${records.length - failed.length} workflows${first}`);
 }
 
-const runIdOf = (handle: { firstExecutionRunId: string }) => handle.firstExecutionRunId;
-
 /** Codes whose moment has come and whose task shows the code form at the emulator. */
 function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
-  const awaitingTags = new Set(
-    target.emulator
-      .runningTasks()
-      .filter((task) => task.project === target.project && task.status === 'awaiting')
-      .flatMap(
-        (task) =>
-          task.instructions
-            .map((i) => i.action)
-            .join(' ')
-            .match(TAG) ?? [],
-      ),
-  );
+  const atForm = (t: { project: string; status: string }) => t.status === 'awaiting' && t.project === target.project;
+  const text = (t: { instructions: Array<{ action: string }> }) => t.instructions.map((i) => i.action).join(' ');
+  const atForms = target.emulator.runningTasks().filter(atForm);
+  const awaitingTags = new Set(atForms.flatMap((t) => text(t).match(TAG) ?? []));
   const now = Date.now();
   for (const record of waiting) {
     const code = record.plan.code!;

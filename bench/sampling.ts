@@ -6,12 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const SAMPLE_MS = 500;
 
-export interface Sample {
-  at: number;
-  rssKb: number;
-  /** utime + stime of a process, or busy ticks of the machine. */
-  cpuTicks: number;
-}
+/** `cpuTicks`: utime + stime of a process, or busy ticks of the machine. */
+export type Sample = { at: number; rssKb: number; cpuTicks: number };
 
 const CLOCK_TICKS = Number(existing(() => execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())) || 100;
 
@@ -75,7 +71,6 @@ export class ProcessSampler extends Sampler {
     }
   }
 
-  /** Largest RSS sample in the window. */
   peakRssKb(from = 0, to = Infinity): number | undefined {
     const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
     return inside.length > 0 ? Math.max(...inside.map((s) => s.rssKb)) : undefined;
@@ -130,7 +125,7 @@ export function findChild(parent: number, comm: string): number | undefined {
 }
 
 /** What `read` gives, or undefined when it throws (a process gone, no /proc). */
-function existing<T>(read: () => T): T | undefined {
+export function existing<T>(read: () => T): T | undefined {
   try {
     return read();
   } catch {

@@ -6,24 +6,16 @@ import os from 'node:os';
 import type { BenchConfig } from './config';
 import { describeFeatures } from './emulator/durations';
 import { environmentLines, type RunEnvironment } from './report/environment';
-import { missLines, quickBanner, targetTable, type TargetRow } from './report/markdown';
+import { missLines, QUICK_BANNER, targetTable, type TargetRow } from './report/markdown';
 import { withStack, type BenchStack, type StackOptions } from './stack';
 
-export interface ScenarioContext {
-  config: BenchConfig;
-  env: RunEnvironment;
-}
+export type ScenarioContext = { config: BenchConfig; env: RunEnvironment };
 
-export interface ScenarioReport {
-  /** The section's `## ` heading. */
-  heading: string;
-  markdown: string;
-  rows: TargetRow[];
-  raw: unknown;
-}
+/** `heading`: the section's `## ` heading, which `markdown` starts with. */
+export type ScenarioReport = { heading: string; markdown: string; rows: TargetRow[]; raw: unknown };
 
 /** What a scenario's report step gives; `scenario()` puts it in the order every section has. */
-export interface ScenarioSection {
+interface ScenarioSection {
   rows: TargetRow[];
   /** `- **Tasks:** …` lines: what ran, on what. */
   setup: string[];
@@ -53,12 +45,11 @@ export function scenario<Plan, Measured>(
     return withStack(options, async (stack) => {
       const measured = await shape.measure(stack, shape.plan(stack, context), context);
       const { rows, setup, details, raw } = shape.report(measured, stack, context);
-      const { startedAt } = context.env;
-      const busyPercent = stack.machine.busyPercent(startedAt, Date.now(), os.cpus().length);
+      const busyPercent = stack.machine.busyPercent(context.env.startedAt, Date.now(), os.cpus().length);
       const markdown = [
         shape.heading,
         '',
-        ...quickBanner(context.config.quick),
+        ...(context.config.quick ? [QUICK_BANNER, ''] : []),
         ...targetTable(rows),
         '',
         ...missLines(rows),

@@ -9,7 +9,6 @@ import { within } from '../dev/async';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { RunTarget } from './run';
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -79,12 +78,10 @@ export async function startStack(options: StackOptions) {
       return stopping;
     },
   };
-  try {
-    stack.features = await probeEmulator(emulator, durations);
-  } catch (err) {
+  stack.features = await probeEmulator(emulator, durations).catch(async (err: unknown) => {
     await stack.stop();
     throw err;
-  }
+  });
   return stack;
 }
 
@@ -95,21 +92,14 @@ const liveStacks = new Set<BenchStack>();
 export async function withStack<T>(options: StackOptions, body: (stack: BenchStack) => Promise<T>): Promise<T> {
   const stack = await startStack(options);
   liveStacks.add(stack);
-  try {
-    return await body(stack);
-  } finally {
-    await stack.stop();
-    liveStacks.delete(stack);
-  }
+  return body(stack).finally(() => stack.stop().then(() => liveStacks.delete(stack)));
 }
 
-export async function stopLiveStacks(): Promise<void> {
-  await Promise.all([...liveStacks].map((stack) => stack.stop()));
-}
+export const stopLiveStacks = () => Promise.all([...liveStacks].map((stack) => stack.stop()));
 
 /** What a scenario's tasks run against: its worker on `taskQueue` of `client`'s namespace (default: `default`). */
 // prettier-ignore
-export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client): RunTarget {
+export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client) {
   const { emulator, machine } = stack;
   return { tasks: new BrowserTasks(client, taskQueue), client, taskQueue, emulator, project, worker, machine };
 }

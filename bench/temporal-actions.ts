@@ -7,11 +7,8 @@ import { sleep } from '../dev/async';
 /** The server's metrics may lag its last RPCs a little. */
 const METRICS_SETTLE_MS = 3_000;
 
-export interface ActionCounts {
-  /** By `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
-  byType: Record<string, number>;
-  total: number;
-}
+/** `byType`: by `action_type` (e.g. `grpc_StartWorkflowExecution`, `command_ScheduleActivityTask`). */
+export type ActionCounts = { byType: Record<string, number>; total: number };
 
 /** Every `action` series of the server: its labels and its value. */
 async function actionSeries(metricsUrl: string) {
@@ -21,14 +18,16 @@ async function actionSeries(metricsUrl: string) {
   return series.flatMap((match) => (match ? [{ labels: parseLabels(match[1]!), value: Number(match[2]) }] : []));
 }
 
-/** Every `action` series of the namespace, summed over its other labels, by action type. */
-async function readActions(metricsUrl: string, namespace: string): Promise<ActionCounts> {
+/** `action` of the namespace by action type (summed over its other labels), less `before`'s counts. */
+async function readActions(metricsUrl: string, namespace: string, before?: ActionCounts): Promise<ActionCounts> {
   const byType: Record<string, number> = {};
   for (const { labels, value } of await actionSeries(metricsUrl)) {
-    if (labels.namespace !== metricLabelValue(namespace)) continue;
-    byType[labels.action_type ?? '?'] = (byType[labels.action_type ?? '?'] ?? 0) + value;
+    const type = labels.action_type ?? '?';
+    if (labels.namespace === metricLabelValue(namespace))
+      byType[type] = (byType[type] ?? -(before?.byType[type] ?? 0)) + value;
   }
-  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+  const counted = Object.entries(byType).filter(([, n]) => n !== 0);
+  return { byType: Object.fromEntries(counted), total: counted.reduce((total, [, n]) => total + n, 0) };
 }
 
 /** What `body` cost in `namespace`: the counter read before it and once the last counts have landed. */
@@ -36,16 +35,7 @@ export async function countActions<T>(metricsUrl: string, namespace: string, bod
   const before = await readActions(metricsUrl, namespace);
   const result = await body();
   await sleep(METRICS_SETTLE_MS);
-  return { result, actions: actionsBetween(before, await readActions(metricsUrl, namespace)) };
-}
-
-function actionsBetween(before: ActionCounts, after: ActionCounts): ActionCounts {
-  const byType: Record<string, number> = {};
-  for (const [type, value] of Object.entries(after.byType)) {
-    const delta = value - (before.byType[type] ?? 0);
-    if (delta !== 0) byType[type] = delta;
-  }
-  return { byType, total: Object.values(byType).reduce((a, b) => a + b, 0) };
+  return { result, actions: await readActions(metricsUrl, namespace, before) };
 }
 
 /** Every label set seen on `action` series, for the report (which labels exist, which values). */
@@ -76,12 +66,7 @@ export function actionCategory(actionType: string): string {
 }
 
 /** The server writes label values with every character but letters, digits and `_` as `_` (`bench-short` → `bench_short`). */
-function metricLabelValue(value: string): string {
-  return value.replace(/[^A-Za-z0-9_]/g, '_');
-}
+const metricLabelValue = (value: string) => value.replace(/[^A-Za-z0-9_]/g, '_');
 
-function parseLabels(text: string): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const match of text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[match[1]!] = match[2]!;
-  return labels;
-}
+const parseLabels = (text: string): Record<string, string> =>
+  Object.fromEntries([...text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));

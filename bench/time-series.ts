@@ -15,7 +15,6 @@ export function openSteps(intervals: Array<readonly [from: number, to: number]>)
   return edges.map((edge) => ({ at: edge.at, open: (open += edge.by) }));
 }
 
-/** The mean of a step function over [from, to]. */
 export function meanOver(steps: Steps, from: number, to: number): number {
   let [area, level, last] = [0, 0, from];
   for (const step of steps) {

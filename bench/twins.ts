@@ -17,17 +17,14 @@ const MCP_PROJECT = 'bench-mcp';
 export type TwinSpec = Pick<PlannedTask, 'workflowId' | 'group' | 'startAtMs' | 'code'> & { shape: TaskShape };
 
 /** Our side of a spec alone (no twin: the book then holds no duration for an MCP task that never comes). */
-export function plannedTask(stack: BenchStack, spec: TwinSpec): PlannedTask {
-  const { workflowId, group, startAtMs, code } = spec;
-  return { workflowId, group, startAtMs, code, input: taskInput(stack, spec.shape), durationMs: spec.shape.durationMs };
+export function plannedTask(stack: BenchStack, { shape, ...spec }: TwinSpec): PlannedTask {
+  return { ...spec, input: taskInput(stack, shape), durationMs: shape.durationMs };
 }
 
 export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
   const twin = (spec: TwinSpec) => plannedTask(stack, { ...spec, shape: { ...spec.shape, project: MCP_PROJECT } });
   return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
 }
-
-const recordOf = (plan: PlannedTask): TaskRecord => ({ plan });
 
 export type SideBySide = Awaited<ReturnType<typeof runSideBySide>>;
 
@@ -37,7 +34,8 @@ export async function runSideBySide(
   planned: ReturnType<typeof plannedTwins>,
   options: { label: string; deadlineAt: number },
 ) {
-  const [records, mcp] = [planned.ours.map(recordOf), planned.mcp.map(recordOf)];
+  const records = planned.ours.map((plan): TaskRecord => ({ plan }));
+  const mcp = planned.mcp.map((plan): TaskRecord => ({ plan }));
   const [firstStartAt, client] = [Date.now(), new McpClient(target.emulator, options.deadlineAt)];
   const [outcome] = await Promise.all([
     runTasks(records, target, { batch: 50, ...options, firstStartAt }),
@@ -86,16 +84,13 @@ export function comparisonDistributions(c: Comparison): string[] {
 }
 
 /** One line: `0.42× (ours 123 requests for 20 tasks, MCP 290 for 20)`. */
-function ratioText(c: Comparison): string {
-  return `${fmtRatio(c.requestRatio)} (ours ${c.oursRequests} requests for ${c.oursCompleted} tasks, MCP ${c.mcpRequests} for ${c.mcpEnded})`;
-}
+const ratioText = (c: Comparison) =>
+  `${fmtRatio(c.requestRatio)} (ours ${c.oursRequests} requests for ${c.oursCompleted} tasks, MCP ${c.mcpRequests} for ${c.mcpEnded})`;
 
-function closeText(c: Comparison): string {
-  const { endToClosed: ours, endToMcpSeen: mcp } = c;
-  return ours
+const closeText = ({ endToClosed: ours, endToMcpSeen: mcp }: Comparison) =>
+  ours
     ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)})`
     : 'n/a';
-}
 
 /** `label` and a measure that starts the sentence when there is no label. */
 const measureName = (label: string, what: string) =>

@@ -2,6 +2,7 @@
 // queue per project and instruction text (a kind's tasks share one), given out in create order.
 // Our workflows and the MCP client's twins use different projects, so both get the same durations.
 import type { BrowserAIEmulator, EmulatorOptions } from '../../src/emulator';
+import { plainInput } from '../plan';
 
 type TaskForDuration = Parameters<NonNullable<EmulatorOptions['durationFor']>>[0];
 
@@ -23,19 +24,12 @@ export class DurationBook {
   };
 }
 
-function bookKey(project: string, instructions: string[]): string {
-  return `${project}\u0000${instructions.join('\u0000')}`;
-}
+const bookKey = (project: string, instructions: string[]) => `${project}\u0000${instructions.join('\u0000')}`;
 
 const PROBE = { project: 'bench-probe', text: 'Benchmark probe: open https://example.com', durationMs: 4_321 };
 
-export interface EmulatorFeatures {
-  mode: string;
-  /** The create answer carried a non-null `estimatedCompletion`. */
-  sendsEstimate: boolean;
-  /** The create answer carried `started`. */
-  sendsStarted: boolean;
-}
+/** The emulator's mode, and whether its create answer carried a non-null `estimatedCompletion`, and `started`. */
+export type EmulatorFeatures = { mode: string; sendsEstimate: boolean; sendsStarted: boolean };
 
 /**
  * One probe task, created over HTTP like any client would, must run for the duration the book
@@ -51,9 +45,7 @@ export async function probeEmulator(emulator: BrowserAIEmulator, book: DurationB
       headers: { authorization: `apikey ${emulator.apiToken}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const instructions = [{ action: PROBE.text }];
-  const input = { instructions, type: 'crawler_automation', project: PROBE.project, geoLocation: { country: 'US' } };
-  const response = await call('/tasks', input);
+  const response = await call('/tasks', plainInput(PROBE.text, PROBE.project));
   const answer = (await response.json()) as { executionId?: string; estimatedCompletion?: unknown; started?: unknown };
   if (!response.ok || !answer.executionId) throw new Error(`the emulator refused the probe task (${response.status})`);
   const duration = emulator.task(answer.executionId)?.scenario.durationMs;

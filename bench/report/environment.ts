@@ -7,30 +7,17 @@ import os from 'node:os';
 import { resolve } from 'node:path';
 import { findTemporalCli } from '../../dev/temporal-cli';
 import { fmt } from '../format';
+import { existing } from '../sampling';
 
-export interface RunEnvironment {
-  command: string;
-  /** `commit \`abc1234\`, clean tree` or the changes it had. */
-  code: string;
-  /** The short commit; undefined without git. */
-  commit?: string;
-  /** `git status --porcelain` lines (untracked files included); empty: a clean tree. */
-  changes: string[];
-  temporal: string;
-  startedAt: number;
-}
+export type RunEnvironment = ReturnType<typeof runEnvironment>;
 
-export function runEnvironment(command: string): RunEnvironment {
+/** `code`: `commit \`abc1234\`, clean tree` or the changes it had; `changes`: `git status --porcelain` lines. */
+export function runEnvironment(command: string) {
+  const cwd = resolve(__dirname, '../../..');
   const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: resolve(__dirname, '../../..'), encoding: 'utf8', timeout: 10_000 });
-  let commit: string | undefined;
-  let changes: string[] = [];
-  try {
-    commit = git('rev-parse', '--short', 'HEAD').trim();
-    changes = git('status', '--porcelain').split('\n').filter(Boolean);
-  } catch {
-    // no git: the header says so
-  }
+    existing(() => execFileSync('git', args, { cwd, encoding: 'utf8', timeout: 10_000 }));
+  const commit = git('rev-parse', '--short', 'HEAD')?.trim(); // no git: the header says so
+  const changes = git('status', '--porcelain')?.split('\n').filter(Boolean) ?? []; // none: clean
   const listed = changes.slice(0, 8).map((c) => `\`${c.slice(3)}\``);
   const tree = changes.length
     ? `**NOT CLEAN: ${changes.length} uncommitted changes** (${listed.join(', ')})`
@@ -39,26 +26,13 @@ export function runEnvironment(command: string): RunEnvironment {
   return { command, code, commit, changes, temporal: temporalVersion(), startedAt: Date.now() };
 }
 
-/** What `read` gives, or `unknown` when it throws (no CLI, no package). */
-function orUnknown(read: () => string | undefined): string {
-  try {
-    return read() ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
+function temporalVersion(cli = findTemporalCli()): string {
+  const version = cli && existing(() => execFileSync(cli, ['--version'], { encoding: 'utf8', timeout: 10_000 }));
+  return version?.trim().split('\n')[0] ?? 'unknown';
 }
 
-const temporalVersion = () =>
-  orUnknown(() => {
-    const path = findTemporalCli();
-    return path && execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim().split('\n')[0];
-  });
-const sdkVersion = () =>
-  orUnknown(
-    () =>
-      (JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8')) as { version: string })
-        .version,
-  );
+const sdkPackage = () => JSON.parse(readFileSync(require.resolve('@temporalio/worker/package.json'), 'utf8'));
+const sdkVersion = () => (existing(sdkPackage) as { version?: string } | undefined)?.version ?? 'unknown';
 
 const utc = (at: number) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 

@@ -4,20 +4,12 @@ import { fmtCount } from '../format';
 import type { Stats } from '../statistics';
 import { count, type TaskRecord } from '../task';
 
-export interface TargetRow {
-  measure: string;
-  target: string;
-  measured: string;
-  /** undefined: no target (information), or nothing to judge it on. */
-  met: boolean | undefined;
-  /** Why it was missed, when it was. */
-  why?: string;
-}
-
-/** A target row in one line; `met` undefined for a figure reported without a target. */
-export function row(measure: string, target: string, measured: string, met?: boolean, why?: string): TargetRow {
+/** A target row in one line. `met` undefined: no target (information), or nothing to judge it on; `why` it was missed. */
+export function row(measure: string, target: string, measured: string, met?: boolean, why?: string) {
   return { measure, target, measured, met, ...(why ? { why } : {}) };
 }
+
+export type TargetRow = ReturnType<typeof row>;
 
 export function targetTable(rows: TargetRow[]): string[] {
   const result = (met: boolean | undefined) => (met === undefined ? '—' : met ? '**PASS**' : '**MISS**');
@@ -54,14 +46,9 @@ export function spread(s: Stats | undefined, unit: (v: number) => string): strin
   return s ? `p50 ${unit(s.p50)} · p99 ${unit(s.p99)} · max ${unit(s.max)}` : 'n/a';
 }
 
-export function quickBanner(quick: boolean): string[] {
-  return quick
-    ? [
-        '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.',
-        '',
-      ]
-    : [];
-}
+/** Heads a quick run's sections: its figures are no results. */
+export const QUICK_BANNER =
+  '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.';
 
 /** "Where the history events go": the event types of the task with the median event count. */
 export function typicalHistory(records: TaskRecord[]): string {

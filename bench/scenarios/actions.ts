@@ -25,14 +25,11 @@ export const measureActions = scenario({
     queueMs: QUEUE_MS,
     namespaces: ['bench-short', 'bench-long', ...(config.actions.spanTasks > 0 ? ['bench-span'] : [])],
   }),
-  plan(stack, { config: { actions: settings } }) {
-    const spanTasks = settings.spanTasks;
-    return [
-      actionsGroup(stack, 'short', settings.shortTasks, settings.shortDurationMs),
-      actionsGroup(stack, 'long', settings.longTasks, settings.longDurationMs),
-      ...(spanTasks > 0 ? [actionsGroup(stack, 'span', spanTasks, settings.spanTaskDurationMs, settings.spanMs)] : []),
-    ];
-  },
+  plan: (stack, { config: { actions: s } }) => [
+    actionsGroup(stack, 'short', s.shortTasks, s.shortDurationMs),
+    actionsGroup(stack, 'long', s.longTasks, s.longDurationMs),
+    ...(s.spanTasks > 0 ? [actionsGroup(stack, 'span', s.spanTasks, s.spanTaskDurationMs, s.spanMs)] : []),
+  ],
   async measure(stack, groups) {
     const workers = await Promise.all(groups.map((g) => stack.startWorker(g.namespace, g.taskQueue)));
     log(`actions: ${groups.map((g) => `${g.tasks.length} ${g.name} × ${g.durationMs / 1000} s`).join(', ')}`);
@@ -43,15 +40,13 @@ export const measureActions = scenario({
   report({ measured, labels }) {
     const short = measured.find((g) => g.group.name === 'short')!;
     const long = measured.find((g) => g.group.name === 'long');
-    const total = extrapolate(measured, (g) => actionsPerTask(g));
+    const total = extrapolate(measured, actionsPerTask);
     const events = extrapolate(measured, eventsPerTask);
     const shortEvents = stats(completed(short).map(count.events));
     const shortLength = fmtMs(short.group.durationMs);
-    const perSpan =
-      total?.perSpan !== undefined ? `, ${fmt(total.perSpan, 1)} per extra span` : ', span cost not measured';
-    const hours =
-      total &&
-      `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${fmt(total.slopePerHour, 1)} per hour of task${perSpan})`;
+    const perSpan = total?.perSpan !== undefined ? `${fmt(total.perSpan, 1)} per extra span` : 'span cost not measured';
+    const perHour = `${fmt(total?.slopePerHour, 1)} per hour of task, ${perSpan}`;
+    const hours = total && `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${perHour})`;
     const events3h = events && `${fmt(events.threeHours, 0)} (${fmt(events.perSpan, 1)} per extra span)`;
     const T = TARGETS;
     // prettier-ignore
@@ -88,7 +83,7 @@ export const measureActions = scenario({
         '',
         ...measured.flatMap((g) => outcomeLines(g.outcome, `${g.group.name}: `)),
       ],
-      raw: { groups: measured.map(({ worker: _w, ...rest }) => rest), labels },
+      raw: { groups: measured, labels },
     };
   },
 });
@@ -100,7 +95,7 @@ async function measureGroup(stack: BenchStack, group: ActionsGroup, worker: Work
   const options = { batch: 50, deadlineAt, label: `actions ${group.name}` };
   const counted = await countActions(stack.metricsUrl, group.namespace, () => runTasks(records, target, options));
   await collectFacts(client, records, stack.emulator, [...stack.emulator.requests]);
-  return { group, records, actions: counted.actions, outcome: counted.result, worker };
+  return { group, records, actions: counted.actions, outcome: counted.result };
 }
 
 /** Per action type: per task in each group, per hour of task, and at 3 h. */
@@ -138,9 +133,7 @@ type MeasuredGroup = Awaited<ReturnType<typeof measureGroup>>;
 
 /** `maxSpanMs`: a non-default polling.maxSpanMs (the span group only). */
 function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, durationMs: number, maxSpanMs?: number) {
-  const namespace = `bench-${name}`;
-  const taskQueue = `bench-actions-${name}`;
-  const plan = (i: number): PlannedTask => ({
+  const plan = (_: unknown, i: number): PlannedTask => ({
     workflowId: `bench-actions-${name}-${i}`,
     group: name,
     startAtMs: 0,
@@ -151,11 +144,11 @@ function actionsGroup(stack: BenchStack, name: GroupName, tasks: number, duratio
       polling: maxSpanMs ? { maxSpanMs } : undefined,
     }),
   });
-  return { name, namespace, taskQueue, durationMs, maxSpanMs, tasks: Array.from({ length: tasks }, (_, i) => plan(i)) };
+  const [namespace, taskQueue] = [`bench-${name}`, `bench-actions-${name}`];
+  return { name, namespace, taskQueue, durationMs, maxSpanMs, tasks: Array.from({ length: tasks }, plan) };
 }
 
 const HOUR_MS = 3_600_000;
-const THREE_HOURS_MS = 3 * HOUR_MS;
 /** At the default maxSpanMs (1 h): poll activities of a 3-h task beyond a short one's. */
 const EXTRA_SPANS_3H = 2;
 
@@ -165,18 +158,16 @@ type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
 /** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
 function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
   const [short, long, span] = (['short', 'long', 'span'] as const).map((n) => groups.find((g) => g.group.name === n));
-  const a = short && perTask(short);
-  const b = long && perTask(long);
+  const [a, b] = [short && perTask(short), long && perTask(long)];
   if (!short || !long || a === undefined || b === undefined) return undefined;
   const slopePerHour = (b - a) / ((long.group.durationMs - short.group.durationMs) / HOUR_MS);
   const atLength = (durationMs: number) => a + slopePerHour * ((durationMs - short.group.durationMs) / HOUR_MS);
-  let perSpan: number | undefined;
   const c = span && perTask(span);
-  const extraPolls = span && (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0);
-  if (span && c !== undefined && extraPolls && extraPolls > 0)
-    perSpan = (c - atLength(span.group.durationMs)) / extraPolls;
+  const extraPolls = span ? (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0) : 0;
+  const perSpan =
+    span && c !== undefined && extraPolls > 0 ? (c - atLength(span.group.durationMs)) / extraPolls : undefined;
   // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
-  const threeHours = atLength(THREE_HOURS_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
+  const threeHours = atLength(3 * HOUR_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };
 }
 
@@ -187,7 +178,7 @@ const meanPollActivities = (group: MeasuredGroup) =>
 const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
 
 /** Actions per task of the group, all types or those `match` picks. */
-function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true) {
+function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true): number | undefined {
   const tasks = group.records.filter((r) => r.firstRunId).length;
   if (tasks === 0) return undefined;
   const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);

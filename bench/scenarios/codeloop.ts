@@ -22,16 +22,10 @@ const RUN_MS = 5_000;
 /** The TOTP time step (RFC 6238's default, the emulator's and the worker's). */
 const TOTP_STEP_MS = 30_000;
 
-interface CodeTask {
-  workflowId: string;
-  input: BrowserTaskInput;
-  executionId?: string;
-  formShownAt?: number;
-  webhookAt?: number;
-  clientAt?: number;
-  codeTypedAt?: number;
-  error?: string;
-}
+/** A task and the moments of its loop: code form shown (computed), webhook received, client call returned, code typed. */
+type CodeTask = { workflowId: string; input: BrowserTaskInput; executionId?: string; error?: string } & {
+  [moment in 'formShownAt' | 'webhookAt' | 'clientAt' | 'codeTypedAt']?: number;
+};
 
 export const measureCodeLoop = scenario({
   heading: '## One-time-code loop (codeloop)',
@@ -65,27 +59,25 @@ export const measureCodeLoop = scenario({
         if (d.body.type === 'input.requested' && !deliveries.has(d.body.data.workflowId))
           deliveries.set(d.body.data.workflowId, d.at);
       });
-      const attempt = (record: CodeTask, body: () => Promise<void>) =>
-        body().catch((err: unknown) => void (record.error = errorText(err)));
-      const run = (record: CodeTask, i: number) =>
-        attempt(record, async () => {
-          const handle = await client.start(record.input, { workflowId: record.workflowId });
-          const next = await client.nextInputRequest(handle.workflowId);
-          record.clientAt = Date.now();
-          if (next.kind !== 'input-requested') throw new Error(`the task ended first (${next.finished.outcome})`);
-          record.executionId = next.request.executionId;
-          await client.submitCode(handle.workflowId, String(100000 + i));
-          await handle.result();
-        });
+      const run = async (record: CodeTask, i: number) => {
+        const handle = await client.start(record.input, { workflowId: record.workflowId });
+        const next = await client.nextInputRequest(handle.workflowId);
+        record.clientAt = Date.now();
+        if (next.kind !== 'input-requested') throw new Error(`the task ended first (${next.finished.outcome})`);
+        record.executionId = next.request.executionId;
+        await client.submitCode(handle.workflowId, String(100000 + i));
+        await handle.result();
+      };
       // Spread over one 30-s time step: forms shown all at one instant would share one phase of the
       // step, and so wait for the next step all together or not at all.
-      const runTotp = (record: CodeTask, i: number) =>
-        attempt(record, async () => {
-          await sleep((i * TOTP_STEP_MS) / totp.length);
-          const handle = await client.start(record.input, { workflowId: record.workflowId });
-          record.executionId = (await handle.result()).executionId;
-        });
-      await Promise.all([...coded.map(run), ...totp.map(runTotp)]);
+      const runTotp = async (record: CodeTask, i: number) => {
+        await sleep((i * TOTP_STEP_MS) / totp.length);
+        const handle = await client.start(record.input, { workflowId: record.workflowId });
+        record.executionId = (await handle.result()).executionId;
+      };
+      const attempt = (body: typeof run) => (record: CodeTask, i: number) =>
+        body(record, i).catch((err: unknown) => void (record.error = errorText(err)));
+      await Promise.all([...coded.map(attempt(run)), ...totp.map(attempt(runTotp))]);
       for (const record of [...coded, ...totp]) {
         const task = record.executionId ? stack.emulator.task(record.executionId) : undefined;
         if (!task) continue;

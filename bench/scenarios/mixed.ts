@@ -69,28 +69,21 @@ export const measureMixed = scenario({
   async measure(stack, plan, { config: { mixed: settings } }) {
     const worker = await stack.startWorker('default', TASK_QUEUE);
     const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
-    const within = (ms: number) => Date.now() + ms + SLACK_MS;
+    const due = (ms: number) => Date.now() + ms + SLACK_MS; // a phase's deadline: its own time and some slack
     const outlier: TaskRecord[] = [{ plan: plan.outlier }];
     const label = 'mixed: the 2-s kind, long run';
-    const outlierRun = runTasks(outlier, target, { batch: 1, deadlineAt: within(settings.outlierMs), label });
+    const outlierRun = runTasks(outlier, target, { batch: 1, deadlineAt: due(settings.outlierMs), label });
     // Its create must come first: the book hands the kind's durations out in create order.
     while (!stack.emulator.requests.some((r) => r.method === 'POST' && r.path === '/tasks')) await sleep(100);
     log(`mixed: warm-up, ${plan.warmUp.length} tasks (short, another project's long ones, the 2-s kind)`);
     const warmUp = plan.warmUp.map((p): TaskRecord => ({ plan: p }));
-    const warmOutcome = await runTasks(warmUp, target, {
-      batch: 50,
-      deadlineAt: within(200_000),
-      label: 'mixed warm-up',
-    });
+    const warmOutcome = await runTasks(warmUp, target, { batch: 50, deadlineAt: due(200_000), label: 'mixed warm-up' });
     log(`mixed: ${plan.unseen.ours.length} tasks of kinds not seen yet`);
-    const unseen = await twins.runSideBySide(target, plan.unseen, {
-      label: 'mixed unseen',
-      deadlineAt: within(160_000),
-    });
+    const unseen = await twins.runSideBySide(target, plan.unseen, { label: 'mixed unseen', deadlineAt: due(160_000) });
     log('mixed: waiting for the 2-s kind’s long run to end');
     const outlierOutcome = await outlierRun;
     log(`mixed: ${plan.known.ours.length} tasks of the 2-s kind`);
-    const known = await twins.runSideBySide(target, plan.known, { label: 'mixed known', deadlineAt: within(60_000) });
+    const known = await twins.runSideBySide(target, plan.known, { label: 'mixed known', deadlineAt: due(60_000) });
     await collectFacts(target.client, [...outlier, ...warmUp], stack.emulator, [...stack.emulator.requests]);
     return { outlier, warmUp, unseen, known, outcomes: [warmOutcome, outlierOutcome] };
   },

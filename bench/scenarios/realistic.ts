@@ -1,7 +1,6 @@
 // Realistic: every task a job of its own (nothing to learn from another), running 30 to 100 s as
-// BrowserAI's dashboard shows, arriving over a minute rather than all at once, a share of them
-// stopping at a one-time-code form; one worker at its defaults, the emulator in its default mode,
-// our workflows and the MCP client's loop side by side on the same tasks.
+// BrowserAI's dashboard shows, arriving over a minute, some stopping at a one-time-code form; our
+// workflows and the MCP client's loop side by side on the same tasks.
 import { Random } from '../../dev/random';
 import { fmt, fmtMs, mb } from '../format';
 import { CodeMaker, PROJECT, uniform } from '../plan';
