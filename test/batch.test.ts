@@ -118,6 +118,21 @@ describe('batch', () => {
     }
   });
 
+  it('takes a page when there is room for it, so history holds each page about once', async () => {
+    // An update's page is written to history when the batch accepts it; taking a few items each
+    // time a slot freed wrote the rest of the page again and again (the bench's 10,000 items: about
+    // 27 KB of history per item, a continue-as-new every 180 items).
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 40);
+    const name = `batch-${randomUUID()}`;
+    const batch = await kit.stack.tasks.startBatch(items, { name, concurrency: 5, maxQueued: 20 });
+    await ending(batch.workflow, 40_000, 'the batch');
+    const { events } = await kit.stack.env.client.workflow.getHandle(name).fetchHistory();
+    const pages = events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+    // 20 items, then room for half the queue (10) twice; one page more if a look came in between.
+    assert.ok(pages <= 4, `${pages} pages accepted for 40 items and a queue of 20`);
+  });
+
   it('refuses bad items and a repeated ID before anything starts', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const items = itemsOf(project, 5);

@@ -121,8 +121,11 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
   setHandler(
     addBatchItemsUpdate,
     async (page) => {
-      // Wait for room: the sender's call waits on the server meanwhile, at no action.
-      await condition(() => room() > 0 || cancelled || historyFull());
+      // Wait for room for the page's new items (or half the queue): the sender's call waits on the
+      // server meanwhile, at no action. Taking a few items as soon as one slot frees would record
+      // the whole page in history again and again (a 256 KB page for each handful of items).
+      const left = () => page.items.length - (received(page) - page.from);
+      await condition(() => room() >= Math.min(left(), Math.ceil(maxQueued / 2)) || cancelled || historyFull());
       if (cancelled) throw batchCancelled();
       if (page.retry && page.retryTarget !== undefined)
         state.retryTarget = Math.max(state.retryTarget, page.retryTarget);
