@@ -104,7 +104,7 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
   const maxHistoryBytes = options.maxHistoryBytes ?? MAX_BATCH_HISTORY_BYTES;
   /** Items whose child runs now (started by this run), by ID, with the bytes its ending may add to this history. */
   const running = new Map<string, number>();
-  let resultBytesAhead = 0;
+  const bytesAhead = () => [...running.values()].reduce((sum, bytes) => sum + bytes, 0);
   let cancelled = false;
   const historyFull = () =>
     workflowInfo().continueAsNewSuggested ||
@@ -112,7 +112,7 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
     workflowInfo().historySize > maxHistoryBytes / 4;
   // A lone item always starts (no stall): at most 1.6 MB, it fits a budget of 4 MB or more past a quarter of it.
   const fits = (item: BatchItem) =>
-    running.size === 0 || workflowInfo().historySize + resultBytesAhead + historyBytesOf(item) <= maxHistoryBytes;
+    running.size === 0 || workflowInfo().historySize + bytesAhead() + historyBytesOf(item) <= maxHistoryBytes;
   /** How many items of the page's list (the original one, or retry-failed's) the batch holds. */
   const received = (page: { retry?: boolean }) => (page.retry ? state.retried : state.added);
   const room = () => Math.min(maxQueued - queue.length, queuedBytes < MAX_QUEUED_BYTES ? maxQueued : 0);
@@ -224,7 +224,6 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
         state.failed++;
       }
     } finally {
-      resultBytesAhead -= running.get(item.id)!;
       running.delete(item.id);
       state.running--;
     }
@@ -250,7 +249,6 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
         state.queued--;
         state.running++;
         running.set(item.id, historyBytesOf(item));
-        resultBytesAhead += historyBytesOf(item);
         void run(item);
       }
       await condition(() => done() || historyFull() || startable());

@@ -11,14 +11,17 @@ const BATCH_NAME = /^[A-Za-z0-9._:@+=-]{1,100}$/;
 /** Concurrency bounds: at least one task at a time; above 1,000 the batch's own history is the bottleneck. */
 export const MAX_BATCH_CONCURRENCY = 1_000;
 
-/** A batch run's history budget: at least 4 MB, so one item of the largest result fits past a quarter of it; at most 40 MB, under Temporal's 50 MB. */
+/** A batch run's history budget: at most 40 MB, under Temporal's 50 MB; at least 4 MB, so one item of the largest result fits past a quarter of it. */
 export const MAX_BATCH_HISTORY_BYTES = 40_000_000;
+const MIN_BATCH_HISTORY_BYTES = 4_000_000;
 
 export function maxHistoryBytesProblems(bytes: unknown): string[] {
   return bytes === undefined ||
-    (Number.isInteger(bytes) && (bytes as number) >= 4_000_000 && (bytes as number) <= MAX_BATCH_HISTORY_BYTES)
+    (Number.isInteger(bytes) &&
+      (bytes as number) >= MIN_BATCH_HISTORY_BYTES &&
+      (bytes as number) <= MAX_BATCH_HISTORY_BYTES)
     ? []
-    : [`maxHistoryBytes must be a whole number from 4,000,000 to 40,000,000 (bytes)`];
+    : ['maxHistoryBytes must be a whole number from 4,000,000 to 40,000,000 (bytes)'];
 }
 
 /** The workflow ID of an item's `browserTask`: deterministic, so a resumed batch never starts an item twice. */
