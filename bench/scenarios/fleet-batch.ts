@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep } from '../../dev/async';
+import { onPseudoTerminal } from '../../dev/pseudo-terminal';
 import { workerEnvironment } from '../../dev/worker-child';
 import type { BatchState } from '../../src/contract/batch-messages';
 import type { LimiterState } from '../../src/contract/fleet-messages';
@@ -85,8 +86,7 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
 
 /** The CLI on a pseudo-terminal (`script`), so it draws its bar as a person would see it. */
 function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
-  const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+  const child = spawn(...onPseudoTerminal([process.execPath, CLI, ...args]), {
     env: workerEnvironment({
       temporalAddress: stack.temporal.address,
       taskQueue,

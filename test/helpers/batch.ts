@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before } from 'node:test';
+import { onPseudoTerminal } from '../../dev/pseudo-terminal';
 import type { BatchItem } from '../../src/contract/batch-messages';
 import { startStack, taskInput, workflowBundleFile, type Stack } from './stack';
 
@@ -53,8 +54,7 @@ function spawnProcess(
   taskQueue: string,
   { terminal = false } = {},
 ): ChildProcess & { output: () => string } {
-  const command = [process.execPath, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
-  const [file, argv] = terminal ? ['script', ['-qfec', command, '/dev/null']] : [process.execPath, args];
+  const [file, argv] = terminal ? onPseudoTerminal([process.execPath, ...args]) : [process.execPath, args];
   const child = spawn(file, argv, {
     env: {
       ...process.env,
