@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { errorText } from '../dev/async';
 import { commandLine } from '../dev/flag-values';
+import { runHarness } from '../dev/harness';
 import { readConfig, USAGE, type BenchConfig, type ScenarioName } from './config';
 import { log } from './format';
 import { writeBenchmarks, type ScenarioOutcome } from './report/benchmarks-file';
@@ -67,28 +68,4 @@ async function bench(config: BenchConfig): Promise<number> {
   return outcomes.some((o) => o.error || o.report?.rows.some((row) => row.met === false)) ? 1 : 0;
 }
 
-async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    console.log(USAGE);
-    return;
-  }
-  let config: BenchConfig;
-  try {
-    config = readConfig();
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(2);
-  }
-  // Ctrl+C or a kill must not leave a dev server or a worker behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`${signal}: stopping everything`);
-      void stopLiveStacks().finally(() => process.exit(130));
-    });
-  }
-  const exitCode = await bench(config);
-  await stopLiveStacks();
-  process.exit(exitCode);
-}
-
-void main();
+void runHarness({ usage: USAGE, readConfig, run: bench, stop: stopLiveStacks, log });

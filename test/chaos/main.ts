@@ -10,11 +10,12 @@ import { gatherFacts } from './facts';
 import { runKiller, type KillerReport } from './killer';
 import { CHAOS_TOTP_NAME, CHAOS_TOTP_SECRET, planWorkflows } from './plan';
 import { Random } from '../../dev/random';
+import { runHarness } from '../../dev/harness';
 import { renderSection, writeSection } from './report';
 import { runWorkflows, type WorkflowRecord } from './run';
 import { startChaosStack, TASK_QUEUE, type ChaosStack } from './stack';
 import { evaluateTargets } from './targets';
-import { errorText, within } from '../../dev/async';
+import { within } from '../../dev/async';
 import { formatDuration, log, setLogOrigin } from './log';
 import { workerEnvironment } from '../../dev/worker-child';
 import { WorkerPool } from './workers';
@@ -153,36 +154,11 @@ function progressLine(records: WorkflowRecord[], pool: WorkerPool): string {
   return `progress: ${closed} closed of ${records.length}${started < records.length ? ` (${started} started)` : ''}; workers ready: ${pool.readySlots().length}/${pool.slots.length}`;
 }
 
-async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    console.log(USAGE);
-    return;
-  }
-  let config: ChaosConfig;
-  try {
-    config = readConfig();
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(2);
-  }
-  const running: Running = {};
-  // Ctrl+C or a kill must not leave a dev server or workers behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`${signal}: stopping everything`);
-      void cleanUp(running).finally(() => process.exit(130));
-    });
-  }
-  let exitCode = 1;
-  try {
-    exitCode = await chaos(config, running);
-  } catch (err) {
-    console.error(`[chaos] failed: ${errorText(err)}`);
-    if (err instanceof Error && err.stack) console.error(err.stack);
-  } finally {
-    await cleanUp(running);
-  }
-  process.exit(exitCode);
-}
-
-void main();
+const running: Running = {};
+void runHarness({
+  usage: USAGE,
+  readConfig,
+  run: (config) => chaos(config, running),
+  stop: () => cleanUp(running),
+  log,
+});
