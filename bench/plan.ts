@@ -3,7 +3,7 @@
 // with it the kind, stays the same whatever the duration), and unique one-time codes.
 import type { BrowserTaskInput, PollingOptions } from '../src/contract/input';
 import type { Random } from '../dev/random';
-import type { BenchStack } from './stack';
+import type { DurationBook } from './durations';
 
 export const PROJECT = 'bench';
 
@@ -17,8 +17,8 @@ export interface TaskShape {
   polling?: PollingOptions;
 }
 
-/** The workflow input; its running time is registered with the emulator's duration book. */
-export function taskInput(stack: BenchStack, shape: TaskShape): BrowserTaskInput {
+/** The workflow input; its running time is registered with the stack's duration book (`BenchStack`). */
+export function taskInput(stack: { durations: DurationBook }, shape: TaskShape): BrowserTaskInput {
   const project = shape.project ?? PROJECT;
   const text = shape.needsCode ? `${shape.text} [needs-code]` : shape.text;
   stack.durations.add(project, [text], shape.durationMs);

@@ -4,10 +4,9 @@
 // the section out as every section is: heading, targets table, misses, setup, details.
 import os from 'node:os';
 import type { BenchConfig } from './config';
-import { describeFeatures } from './emulator/durations';
 import { environmentLines, type RunEnvironment } from './report/environment';
 import { missLines, QUICK_BANNER, targetTable, type TargetRow } from './report/markdown';
-import { withStack, type BenchStack, type StackOptions } from './stack';
+import { describeFeatures, withStack, type BenchStack, type StackOptions } from './stack';
 
 export type ScenarioContext = { config: BenchConfig; env: RunEnvironment };
 

@@ -1,14 +1,16 @@
 // The fixed parts of one scenario, all on 127.0.0.1 and fresh for each scenario so none sees
 // another's load: a Temporal dev server (in memory, our search attributes registered, its
 // Prometheus endpoint on a free port, extra namespaces if asked), the BrowserAI emulator in this
-// process, and samplers for the server and the machine. Workers are started by the scenario.
-import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
-import { freePort, startTemporal } from '../dev/dev-server';
-import { DurationBook, probeEmulator, type EmulatorFeatures } from './emulator/durations';
+// process, checked by a probe task, and samplers for the server and the machine. Workers are
+// started by the scenario.
 import { within } from '../dev/async';
+import { freePort, startTemporal } from '../dev/dev-server';
+import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
+import { BrowserTasks } from '../src/starters/tasks';
+import { DurationBook } from './durations';
+import { plainInput } from './plan';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
-import { BrowserTasks } from '../src/starters/tasks';
 
 export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
@@ -23,33 +25,41 @@ export interface StackOptions {
 /** What a scenario runs on: what `startStack` gives. */
 export type BenchStack = Awaited<ReturnType<typeof startStack>>;
 
-export async function startStack(options: StackOptions) {
+async function startStack({ namespaces = [], ...emulatorOptions }: StackOptions) {
   const metricsPort = await freePort();
-  const namespaces = (options.namespaces ?? []).flatMap((ns) => ['--namespace', ns]);
   const durations = new DurationBook();
   const [temporal, emulator] = await Promise.all([
-    startTemporal(['--metrics-port', String(metricsPort), ...namespaces]),
-    BrowserAIEmulator.start({
-      queueMs: options.queueMs,
-      durationFor: durations.durationFor,
-      ...(options.emulatorMode ? { mode: options.emulatorMode } : {}),
-      ...(options.totpSecrets ? { totpSecrets: options.totpSecrets } : {}),
-    }),
+    startTemporal(['--metrics-port', String(metricsPort), ...namespaces.flatMap((ns) => ['--namespace', ns])]),
+    BrowserAIEmulator.start({ ...emulatorOptions, durationFor: durations.durationFor }),
   ]);
   const machine = new MachineSampler().start();
   const server = new ProcessSampler(findChild(process.pid, 'temporal')).start();
   const workers: WorkerProcess[] = [];
   let stopping: Promise<void> | undefined;
-  const stack = {
+  /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
+  const stop = () =>
+    (stopping ??= (async () => {
+      await Promise.all(workers.map((w) => w.stop(20_000)));
+      machine.stop();
+      server.stop();
+      await emulator.close().catch(() => undefined);
+      await within(30_000, temporal.teardown()).catch(() => undefined);
+    })());
+  const features = await probeEmulator(emulator, durations).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  return {
     temporal,
     /** The dev server's Prometheus endpoint. */
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     emulator,
     durations,
-    features: { mode: emulator.mode, sendsEstimate: false, sendsStarted: false } as EmulatorFeatures,
+    features,
     server,
     machine,
     workers,
+    stop,
     /** `extra`: more variables for the worker (webhook destination, TOTP secrets). */
     async startWorker(namespace: string, taskQueue: string, extra?: Record<string, string>) {
       const worker = await WorkerProcess.start({
@@ -63,26 +73,7 @@ export async function startStack(options: StackOptions) {
       workers.push(worker);
       return worker;
     },
-    /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
-    stop(): Promise<void> {
-      stopping ??= (async () => {
-        await Promise.all(workers.map((w) => w.stop(20_000)));
-        machine.stop();
-        server.stop();
-        await emulator.close().catch(() => undefined);
-        await within(
-          30_000,
-          temporal.teardown().catch(() => undefined),
-        );
-      })();
-      return stopping;
-    },
   };
-  stack.features = await probeEmulator(emulator, durations).catch(async (err: unknown) => {
-    await stack.stop();
-    throw err;
-  });
-  return stack;
 }
 
 /** Stacks not stopped yet: Ctrl+C stops them all (see main.ts). */
@@ -102,4 +93,37 @@ export const stopLiveStacks = () => Promise.all([...liveStacks].map((stack) => s
 export function runTargetOf(stack: BenchStack, worker: WorkerProcess, taskQueue: string, project: string, client = stack.temporal.client) {
   const { emulator, machine } = stack;
   return { tasks: new BrowserTasks(client, taskQueue), client, taskQueue, emulator, project, worker, machine };
+}
+
+const PROBE = { project: 'bench-probe', text: 'Benchmark probe: open https://example.com', durationMs: 4_321 };
+
+/**
+ * One probe task, created over HTTP like any client would, must run for the duration the book
+ * gave it (unlike any default, so a match proves `durationFor` was used; otherwise every duration
+ * in the report would be the emulator's default); its answer shows which fields the emulator's
+ * mode sends. The probe's requests are then cleared from the request log.
+ */
+async function probeEmulator(emulator: BrowserAIEmulator, book: DurationBook) {
+  book.add(PROBE.project, [PROBE.text], PROBE.durationMs);
+  const call = (path: string, body: object) =>
+    fetch(`${emulator.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `apikey ${emulator.apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const response = await call('/tasks', plainInput(PROBE.text, PROBE.project));
+  const answer = (await response.json()) as { executionId?: string; estimatedCompletion?: unknown; started?: unknown };
+  if (!response.ok || !answer.executionId) throw new Error(`the emulator refused the probe task (${response.status})`);
+  const duration = emulator.task(answer.executionId)?.scenario.durationMs;
+  await call(`/tasks/${answer.executionId}/command`, { command: 'stop' });
+  emulator.resetRequests();
+  if (duration !== PROBE.durationMs)
+    throw new Error(`the emulator ignored durationFor (probe ran ${duration} ms, not ${PROBE.durationMs})`);
+  const sent = (value: unknown) => value !== undefined && value !== null;
+  return { mode: emulator.mode, sendsEstimate: sent(answer.estimatedCompletion), sendsStarted: sent(answer.started) };
+}
+
+/** The emulator's mode, and whether its create answer carried a non-null `estimatedCompletion`, and `started`. */
+export function describeFeatures(features: BenchStack['features']): string {
+  return `\`${features.mode}\` mode: create answers ${features.sendsEstimate ? 'carry' : 'carry no'} \`estimatedCompletion\` and ${features.sendsStarted ? 'carry' : 'no'} \`started\`; task durations set through \`durationFor\` (instruction texts unchanged)`;
 }

@@ -22,7 +22,11 @@ export class WorkerProcess {
   private constructor(target: WorkerTarget) {
     this.process = new WorkerChild(workerEnvironment(target), (line) => this.onLine(line), NODE_ARGS);
     this.sampler = new ProcessSampler(this.process.child.pid).start();
-    void this.process.exited.then(() => this.sampler.stop());
+    // A probe asked as the worker exits gets no answer: it is not left waiting out its timeout.
+    void this.process.exited.then(() => {
+      this.sampler.stop();
+      for (const waiter of this.probeWaiters.splice(0)) waiter(undefined);
+    });
   }
 
   /** Spawns the worker and resolves once it polls its task queue (it bundles the workflow code first). */
