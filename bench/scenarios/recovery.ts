@@ -13,7 +13,7 @@ import { distributions, row } from '../report/markdown';
 import { pauseTemporal } from '../temporal-outage';
 import { scenario } from '../scenario';
 import type { BenchStack } from '../stack';
-import { stats } from '../statistics';
+import { between, stats } from '../statistics';
 import type { WorkerProcess } from '../worker-process';
 
 const TASK_QUEUE = 'bench-recovery';
@@ -27,7 +27,6 @@ const WATCH_MS = 250;
 const GIVE_UP_MS = 11 * 60_000;
 const TARGET_MS = 60_000;
 
-type Outage = Awaited<ReturnType<typeof measureOutage>>;
 type Planned = { workflowId: string; input: BrowserTaskInput };
 
 export const measureRecovery = scenario({
@@ -64,19 +63,18 @@ export const measureRecovery = scenario({
       const polls = await pollsOf(client, heldIds);
       const victim = workers.find((w) => [...polls.values()].some((p) => p.identity === identityOf(w)));
       if (!victim) throw new Error('no worker holds a poll');
-      const lost = [...polls].filter(([, p]) => p.identity === identityOf(victim));
+      const lost = new Map([...polls].filter(([, p]) => p.identity === identityOf(victim)));
       const killedAt = Date.now();
       victim.kill();
-      log(`recovery: kill ${k + 1}/${settings.kills}: SIGKILL to a worker holding ${lost.length} polls`);
-      const resumedAfterMs: number[] = [];
-      for (const [workflowId] of lost) {
-        const resumedAt = await waitFor(async () => {
-          const poll = (await pollsOf(client, [workflowId])).get(workflowId);
-          return poll && poll.startedAtMs > killedAt && poll.identity !== identityOf(victim) ? poll.startedAtMs : 0;
-        }, GIVE_UP_MS);
-        resumedAfterMs.push(resumedAt ? resumedAt - killedAt : NaN);
-      }
-      trials.push({ polls: lost.length, resumedAfterMs });
+      log(`recovery: kill ${k + 1}/${settings.kills}: SIGKILL to a worker holding ${lost.size} polls`);
+      const resumedAt = new Map<string, number>();
+      await waitFor(async () => {
+        for (const [id, poll] of await pollsOf(client, [...lost.keys()]))
+          if (poll.startedAtMs > killedAt && poll.identity !== identityOf(victim)) resumedAt.set(id, poll.startedAtMs);
+        return resumedAt.size === lost.size;
+      }, GIVE_UP_MS);
+      const resumedAfterMs = [...lost.keys()].map((id) => (resumedAt.get(id) ?? NaN) - killedAt);
+      trials.push({ polls: lost.size, resumedAfterMs });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
       workers.splice(workers.indexOf(victim), 1);
       workers.push(await startWorker());
@@ -88,10 +86,9 @@ export const measureRecovery = scenario({
   report({ trials, outage }, _stack, { config: { recovery: settings } }) {
     // A kill is recovered once the last of its polls runs again.
     const perKill = trials.map((t) => Math.max(...t.resumedAfterMs));
-    const killStats = stats(perKill.filter(Number.isFinite));
-    const gaps = (from: (t: Outage['tasks'][number]) => number | undefined) =>
-      outage?.tasks.map((t) => (t.closedAt !== undefined && from(t) !== undefined ? t.closedAt - from(t)! : NaN)) ?? [];
-    const afterOutage = gaps(() => outage!.resumedAt);
+    // stats() leaves out the NaNs of polls never seen again; the rows judge them.
+    const killStats = stats(perKill);
+    const afterOutage = outage?.tasks.map((t) => (t.closedAt ?? NaN) - outage.resumedAt) ?? [];
     const [perKillText, afterText] = [perKill, afterOutage].map((values) => values.map((v) => fmtMs(v)).join(', '));
     const killed = killStats && `p50 ${fmtMs(killStats.p50)} · max ${fmtMs(killStats.max)} (${perKillText})`;
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
@@ -101,7 +98,6 @@ export const measureRecovery = scenario({
       row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
       ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
     ];
-    const finite = (values: number[]) => stats(values.filter(Number.isFinite));
     const f0 = (v: number) => fmt(v, 0);
     return {
       rows,
@@ -110,9 +106,9 @@ export const measureRecovery = scenario({
       ],
       // prettier-ignore
       details: distributions([
-        ['Kill → a poll it held runs elsewhere (ms), every poll', finite(trials.flatMap((t) => t.resumedAfterMs)), f0],
+        ['Kill → a poll it held runs elsewhere (ms), every poll', stats(trials.flatMap((t) => t.resumedAfterMs)), f0],
         ['Polls held by the killed worker', stats(trials.map((t) => t.polls))],
-        ...(outage ? [['Server back → workflow closed (ms)', finite(afterOutage), f0], ['Task end → workflow closed, across the outage (ms)', finite(gaps((t) => t.endedAt)), f0]] as const : []),
+        ...(outage ? [['Server back → workflow closed (ms)', stats(afterOutage), f0], ['Task end → workflow closed, across the outage (ms)', between(outage.tasks, (t) => t.endedAt, (t) => t.closedAt), f0]] as const : []),
       ]),
       raw: { trials, outage },
     };
@@ -155,13 +151,8 @@ function identityOf(worker: WorkerProcess): string {
   return `${worker.process.child.pid}@${hostname()}`;
 }
 
-/** Polls `check` until it returns something truthy (returned) or `timeoutMs` passes (0). */
-async function waitFor<T>(check: () => Promise<T>, timeoutMs: number): Promise<T | 0> {
+/** Checks every WATCH_MS until `check` holds or `timeoutMs` passes; a failed check counts as not yet. */
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    await sleep(WATCH_MS);
-  }
-  return 0;
+  while (Date.now() < deadline && !(await check().catch(() => false))) await sleep(WATCH_MS);
 }
