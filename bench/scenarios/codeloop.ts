@@ -54,10 +54,9 @@ export const measureCodeLoop = scenario({
       });
       const client = new BrowserTasks(stack.temporal.client, TASK_QUEUE);
       log(`codeloop: ${coded.length} code tasks (a webhook, a waiting client call) and ${totp.length} TOTP tasks`);
-      const deliveries = new Map<string, number>();
-      receiver.onDelivery((d) => {
-        if (d.body.type === 'input.requested' && !deliveries.has(d.body.data.workflowId))
-          deliveries.set(d.body.data.workflowId, d.at);
+      receiver.onDelivery(({ body, at }) => {
+        const record = body.type === 'input.requested' && coded.find((r) => r.workflowId === body.data.workflowId);
+        if (record) record.webhookAt ??= at;
       });
       const run = async (record: CodeTask, i: number) => {
         const handle = await client.start(record.input, { workflowId: record.workflowId });
@@ -83,7 +82,6 @@ export const measureCodeLoop = scenario({
         if (!task) continue;
         // The emulator shows the form when its first run (queue, then the blocked run) ends.
         record.formShownAt = Date.parse(task.createdAt) + QUEUE_MS + Math.min(CODE_WAIT_MS, task.scenario.durationMs);
-        record.webhookAt = deliveries.get(record.workflowId);
         record.codeTypedAt = task.codeChecks[0]?.at;
       }
       const verified = receiver.received.every((d) => d.verifiedWith.length > 0);
