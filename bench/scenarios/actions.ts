@@ -9,7 +9,7 @@ import { distributions, row, typicalHistory } from '../report/markdown';
 import { runTasks } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
-import { mean, stats } from '../statistics';
+import { mean, stats, sum } from '../statistics';
 import { completedOk, count, type PlannedTask, type TaskRecord } from '../task';
 import { actionCategory, actionLabels, countActions } from '../temporal-actions';
 import { completedRow, outcomeLines } from '../twins';
@@ -48,15 +48,18 @@ export const measureActions = scenario({
     const perHour = `${fmt(total?.slopePerHour, 1)} per hour of task, ${perSpan}`;
     const hours = total && `${fmt(total.oneHour, 0)} and ${fmt(total.threeHours, 0)} (${perHour})`;
     const events3h = events && `${fmt(events.threeHours, 0)} (${fmt(events.perSpan, 1)} per extra span)`;
-    const T = TARGETS;
+    const formula = (what: string, e: typeof total) =>
+      e
+        ? `${what}: ${fmt(e.short, 1)} + ${fmt(e.slopePerHour, 2)}/h × (3 h − short) + ${EXTRA_SPANS_3H} × ${fmt(e.perSpan ?? 0, 2)} = ${fmt(e.threeHours, 1)}. `
+        : '';
     // prettier-ignore
     const rows = [
       completedRow('Workflows completed, task finalized', measured.flatMap((g) => g.records)),
-      row(`Actions per short task (${shortLength}; the target is for 1 min), mean`, `≤ ${T.shortActions}`, fmt(total?.short, 1), !!total && total.short <= T.shortActions),
-      row(`Actions per long task (${fmtMs(long?.group.durationMs)}; the target is for 5 min), mean`, `≤ ${T.longActions}`, fmt(total?.long, 1), !!total && total.long <= T.longActions),
+      row(`Actions per short task (${shortLength}; the target is for 1 min), mean`, `≤ ${TARGETS.shortActions}`, fmt(total?.short, 1), !!total && total.short <= TARGETS.shortActions),
+      row(`Actions per long task (${fmtMs(long?.group.durationMs)}; the target is for 5 min), mean`, `≤ ${TARGETS.longActions}`, fmt(total?.long, 1), !!total && total.long <= TARGETS.longActions),
       row('Actions per 1-hour and 3-hour task (**extrapolated**, see below)', '—', hours || 'n/a'),
-      row(`History events per short task (${shortLength}), max`, `< ${T.historyEvents}`, fmt(shortEvents?.max, 0), !!shortEvents && shortEvents.max < T.historyEvents),
-      row('History events per 3-hour task (**extrapolated**, mean)', `< ${T.historyEvents}`, events3h || 'n/a', !!events && events.threeHours < T.historyEvents),
+      row(`History events per short task (${shortLength}), max`, `< ${TARGETS.historyEvents}`, fmt(shortEvents?.max, 0), !!shortEvents && shortEvents.max < TARGETS.historyEvents),
+      row('History events per 3-hour task (**extrapolated**, mean)', `< ${TARGETS.historyEvents}`, events3h || 'n/a', !!events && events.threeHours < TARGETS.historyEvents),
     ];
     const list = (values: string[] = []) => values.map((v) => `\`${v}\``).join(', ') || 'none';
     const groupText = (g: MeasuredGroup) =>
@@ -71,7 +74,7 @@ export const measureActions = scenario({
       details: [
         ...byTypeTable(measured),
         '',
-        extrapolationText(total, events),
+        `**The 3-hour figures are extrapolated** ([how](docs/benchmarks-method.md#actions-of-a-3-hour-task)): cost(3 h) = cost(short) + slope × (3 h − short duration) + ${EXTRA_SPANS_3H} × cost of one more span. ${formula('Actions', total)}${formula('History events', events)}The default \`timeoutMs\` is 2 h: a real 3-hour task must be started with a larger one.`,
         '',
         ...distributions(
           measured.map((g) => [`History events per task: ${g.group.name}`, stats(completed(g).map(count.events))]),
@@ -119,14 +122,6 @@ function byTypeTable(measured: MeasuredGroup[]): string[] {
   ];
 }
 
-function extrapolationText(total: Extrapolation | undefined, events: Extrapolation | undefined): string {
-  const sum = (what: string, e: Extrapolation | undefined) =>
-    e
-      ? `${what}: ${fmt(e.short, 1)} + ${fmt(e.slopePerHour, 2)}/h × (3 h − short) + ${EXTRA_SPANS_3H} × ${fmt(e.perSpan ?? 0, 2)} = ${fmt(e.threeHours, 1)}. `
-      : '';
-  return `**The 3-hour figures are extrapolated** ([how](docs/benchmarks-method.md#actions-of-a-3-hour-task)): cost(3 h) = cost(short) + slope × (3 h − short duration) + ${EXTRA_SPANS_3H} × cost of one more span. ${sum('Actions', total)}${sum('History events', events)}The default \`timeoutMs\` is 2 h: a real 3-hour task must be started with a larger one.`;
-}
-
 type GroupName = 'short' | 'long' | 'span';
 type ActionsGroup = ReturnType<typeof actionsGroup>;
 type MeasuredGroup = Awaited<ReturnType<typeof measureGroup>>;
@@ -152,10 +147,7 @@ const HOUR_MS = 3_600_000;
 /** At the default maxSpanMs (1 h): poll activities of a 3-h task beyond a short one's. */
 const EXTRA_SPANS_3H = 2;
 
-/** Per task at the short and long lengths, per hour of task, per further span, and at 1 h and 3 h. */
-type Extrapolation = NonNullable<ReturnType<typeof extrapolate>>;
-
-/** `perTask` gives a group's mean per task of the measure (e.g. heartbeats per task). */
+/** `perTask` (a group's mean per task) at the short and long lengths, per hour, per further span, at 1 h and 3 h. */
 function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) => number | undefined) {
   const [short, long, span] = (['short', 'long', 'span'] as const).map((n) => groups.find((g) => g.group.name === n));
   const [a, b] = [short && perTask(short), long && perTask(long)];
@@ -180,7 +172,6 @@ const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) =>
 /** Actions per task of the group, all types or those `match` picks. */
 function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true): number | undefined {
   const tasks = group.records.filter((r) => r.firstRunId).length;
-  if (tasks === 0) return undefined;
-  const total = Object.entries(group.actions.byType).reduce((sum, [type, n]) => sum + (match(type) ? n : 0), 0);
-  return total / tasks;
+  const total = sum(Object.entries(group.actions.byType).map(([type, n]) => (match(type) ? n : 0)));
+  return tasks ? total / tasks : undefined;
 }
