@@ -3,6 +3,7 @@
 // close. How: docs/benchmarks-method.md#crash-recovery.
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { sleep, within } from '../../dev/async';
 import { Random } from '../../dev/random';
 import { BrowserTasks } from '../../src/starters/tasks';
@@ -49,6 +50,8 @@ export const measureRecovery = scenario({
   },
   async measure(stack, { held, outage, rng }, { config: { recovery: settings } }) {
     const startWorker = () => stack.startWorker('default', TASK_QUEUE);
+    // The SDK's default worker identity.
+    const identityOf = (worker: WorkerProcess) => `${worker.process.child.pid}@${hostname()}`;
     const workers = [await startWorker(), await startWorker()];
     const client = stack.temporal.client;
     const tasks = new BrowserTasks(client, TASK_QUEUE);
@@ -86,7 +89,6 @@ export const measureRecovery = scenario({
   report({ trials, outage }, _stack, { config: { recovery: settings } }) {
     // A kill is recovered once the last of its polls runs again.
     const perKill = trials.map((t) => Math.max(...t.resumedAfterMs));
-    // stats() leaves out the NaNs of polls never seen again; the rows judge them.
     const killStats = stats(perKill);
     const afterOutage = outage?.tasks.map((t) => (t.closedAt ?? NaN) - outage.resumedAt) ?? [];
     const [perKillText, afterText] = [perKill, afterOutage].map((values) => values.map((v) => fmtMs(v)).join(', '));
@@ -139,16 +141,9 @@ async function pollsOf(client: Client, workflowIds: string[]) {
     const poll = raw.pendingActivities?.find((a) => a.activityType?.name === POLL_ACTIVITY);
     // STARTED is 2 in the API's enum (SCHEDULED 1, CANCEL_REQUESTED 3).
     if (!poll || poll.state !== 2 || !poll.lastWorkerIdentity || !poll.lastStartedTime) continue;
-    const { seconds, nanos } = poll.lastStartedTime;
-    const startedAtMs = Number(seconds) * 1000 + Math.floor((nanos ?? 0) / 1e6);
-    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs });
+    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs: tsToMs(poll.lastStartedTime) });
   }
   return found;
-}
-
-/** The SDK's default worker identity. */
-function identityOf(worker: WorkerProcess): string {
-  return `${worker.process.child.pid}@${hostname()}`;
 }
 
 /** Checks every WATCH_MS until `check` holds or `timeoutMs` passes; a failed check counts as not yet. */
