@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Random } from '../../dev/random';
 import type { MemoryProbeReport } from '../../dev/memory-probe';
 import { WORKER_MALLOC_ENV, WORKER_NODE_FLAGS } from '../../dev/worker-child';
@@ -22,7 +22,6 @@ import { completedRow, notCompleted } from '../twins';
 import { memoryBreakdown } from './scale-memory';
 
 const TASK_QUEUE = 'bench-scale';
-const BUILD_BUNDLE = resolve(__dirname, '../../scripts/build-workflow-bundle.js');
 const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
 const TARGETS = { requestsPerTaskMinute: 10, historyEvents: 60, closeP50Ms: 3_000, codeP50Ms: 300, peakRssMb: 600 };
 /** The MCP client's polls alone, before any create: 60 s / its 3-s interval. */
@@ -36,7 +35,7 @@ function slotsFor(tasks: number): Record<string, string> | undefined {
 /** The image's workflow bundle (Dockerfile): built by the same script, into a temporary file. */
 export function buildWorkflowBundle(): string {
   const file = join(mkdtempSync(join(os.tmpdir(), 'bench-bundle-')), 'workflow-bundle.js');
-  execFileSync(process.execPath, [BUILD_BUNDLE, file], { stdio: 'ignore' });
+  execFileSync(process.execPath, [require.resolve('../../scripts/build-workflow-bundle'), file], { stdio: 'ignore' });
   return file;
 }
 
@@ -102,7 +101,7 @@ export const measureScale = scenario({
     const [codeBurst, codeLate] = [sentDuring, sentAfter].map((sent) => between(sent, at.codeSent, at.appended));
     const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
     const from = outcome.firstStartAt;
-    const to = closes.length === records.length && closes.length > 0 ? Math.max(...closes) : outcome.endedAt;
+    const to = closes.length === records.length ? Math.max(...closes) : outcome.endedAt;
     const { sampler } = stack.workers[0]!;
     const [peak, loaded] = [sampler.peakEverKb(), sampler.peakRssKb(from, to)];
     // The idle worker (start-up done, nothing started yet): what each task adds is measured from it.
@@ -188,7 +187,6 @@ function latencyBreakdown(done: TaskRecord[], records: TaskRecord[]): string[] {
   return ['### Where the latency goes', '', '| Step | n | min | p50 | mean | p99 | max |', ...table.slice(1)];
 }
 
-/** `from` → `to`: first start → last close. */
 function checks(records: TaskRecord[], stack: BenchStack, from: number, to: number): string[] {
   const summary = summarizeRequests(stack.emulator.requests);
   const codeTasks = records.filter((r) => r.plan.code);
