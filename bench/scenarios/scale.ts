@@ -27,11 +27,6 @@ const TARGETS = { requestsPerTaskMinute: 10, historyEvents: 60, closeP50Ms: 3_00
 /** The MCP client's polls alone, before any create: 60 s / its 3-s interval. */
 const MCP_REQUESTS_PER_MINUTE = 60_000 / MCP_POLL_MS;
 
-/** WORKER_MAX_CONCURRENT_ACTIVITIES for this many tasks, when the worker's default (5,000) is too few. */
-function slotsFor(tasks: number): Record<string, string> | undefined {
-  return tasks + 100 > 5_000 ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(tasks + 100) } : undefined;
-}
-
 /** The image's workflow bundle (Dockerfile): built by the same script, into a temporary file. */
 export function buildWorkflowBundle(): string {
   const file = join(mkdtempSync(join(os.tmpdir(), 'bench-bundle-')), 'workflow-bundle.js');
@@ -63,9 +58,10 @@ export const measureScale = scenario({
   },
   async measure(stack, plan, { config: { scale: settings } }) {
     // As the image runs it; past the default 5,000 activity slots, a poll slot per task.
+    const slots = settings.tasks + 100 > 5_000 ? String(settings.tasks + 100) : undefined;
     const worker = await stack.startWorker('default', TASK_QUEUE, {
       WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle(),
-      ...slotsFor(settings.tasks),
+      ...(slots ? { WORKER_MAX_CONCURRENT_ACTIVITIES: slots } : {}),
       ...(settings.cachedWorkflows ? { WORKER_MAX_CACHED_WORKFLOWS: String(settings.cachedWorkflows) } : {}),
     });
     const records = plan.map((p): TaskRecord => ({ plan: p }));
@@ -85,9 +81,9 @@ export const measureScale = scenario({
     worker.sampler.sample();
     log('scale: collecting per-task results and histories');
     await collectFacts(stack.temporal.client, records, stack.emulator, [...stack.emulator.requests]);
-    return { records, outcome, probes };
+    return { records, outcome, probes, slots };
   },
-  report({ outcome, records, probes }, stack, { config: { scale: settings } }) {
+  report({ outcome, records, probes, slots }, stack, { config: { scale: settings } }) {
     const done = records.filter(completedOk);
     const [plain, coded] = [done.filter((r) => !r.plan.code), done.filter((r) => r.plan.code)];
     const [requests, rpm, events] = [count.requests, count.perMinute, count.events].map((n) => stats(done.map(n)));
@@ -112,7 +108,6 @@ export const measureScale = scenario({
     const mcpTimes = rpm ? ` = ${fmt(MCP_REQUESTS_PER_MINUTE / rpm.p50, 1)}× this worker's p50` : '';
     const lateMet = !!codeLate && codeLate.p50 < TARGETS.codeP50Ms && codeLate.n === sentAfter.length;
     const seconds = fmt(settings.durationMs / 1000, 0);
-    const slots = slotsFor(settings.tasks)?.WORKER_MAX_CONCURRENT_ACTIVITIES;
     const env = Object.entries(WORKER_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
     return {
       // prettier-ignore
