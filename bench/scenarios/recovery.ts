@@ -79,8 +79,7 @@ export const measureRecovery = scenario({
       const resumedAfterMs = [...lost.keys()].map((id) => (resumedAt.get(id) ?? NaN) - killedAt);
       trials.push({ polls: lost.size, resumedAfterMs });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
-      workers.splice(workers.indexOf(victim), 1);
-      workers.push(await startWorker());
+      workers[workers.indexOf(victim)] = await startWorker();
     }
     const outageResult = outage.length ? await measureOutage(stack, tasks, outage, settings.outageMs) : undefined;
     await Promise.allSettled(heldIds.map((id) => client.workflow.getHandle(id).cancel()));
