@@ -31,16 +31,14 @@ export const measureCodeLoop = scenario({
   heading: '## One-time-code loop (codeloop)',
   stack: () => ({ queueMs: QUEUE_MS, totpSecrets: { bench: TOTP_SECRET } }),
   plan(_stack, { config: { codeloop: settings } }) {
-    const task = (i: number, kind: string, marker: string, extra: Partial<BrowserTaskInput>): CodeTask => ({
-      workflowId: `codeloop-${kind}${i}-${Date.now()}`,
-      input: { ...plainInput(`Log in to account ${i} [duration=${RUN_MS}ms] ${marker}`, 'bench-codeloop'), ...extra },
-    });
-    const webhook = { webhook: { events: ['input.requested' as const] } };
+    const tasks = (n: number, kind: string, marker: string, extra: Partial<BrowserTaskInput>) =>
+      Array.from({ length: n }, (_, i): CodeTask => ({
+        workflowId: `codeloop-${kind}${i}-${Date.now()}`,
+        input: { ...plainInput(`Log in to account ${i} [duration=${RUN_MS}ms] ${marker}`, 'bench-codeloop'), ...extra },
+      }));
     return {
-      coded: Array.from({ length: settings.tasks }, (_, i) => task(i, '', '[needs-code]', webhook)),
-      totp: Array.from({ length: settings.totpTasks }, (_, i) =>
-        task(i, 'totp-', '[needs-totp=bench]', { totpSecretName: 'bench' }),
-      ),
+      coded: tasks(settings.tasks, '', '[needs-code]', { webhook: { events: ['input.requested'] } }),
+      totp: tasks(settings.totpTasks, 'totp-', '[needs-totp=bench]', { totpSecretName: 'bench' }),
     };
   },
   async measure(stack, { coded, totp }) {
