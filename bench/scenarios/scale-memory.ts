@@ -7,8 +7,8 @@ import { sum } from '../statistics';
 
 const MB = 1024 * 1024;
 
-export function memoryBreakdown(probes: MemoryProbeReport[], tasks: number): string[] {
-  const probe = probes.sort((a, b) => b.rss - a.rss)[0];
+export function memoryBreakdown(probes: Array<{ report: MemoryProbeReport }>, tasks: number): string[] {
+  const probe = probes.map((p) => p.report).sort((a, b) => b.rss - a.rss)[0];
   if (!probe) return ['### Where the memory goes', '', 'The memory probe did not answer during the run.'];
   const { main, threads } = probe;
   const [threadsUsed, threadsTotal] = [sum(threads.map((t) => t.used)), sum(threads.map((t) => t.total))];

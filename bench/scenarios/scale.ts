@@ -52,7 +52,6 @@ export const measureScale = scenario({
       const code = isCode ? { value: codes.next(), tag, when, delayMs } : undefined;
       const action = `Benchmark crawl ${tag} [duration=${Math.round(durationMs / 1000)}s]${code ? ' [needs-code]' : ''}`;
       const group = !isCode ? 'plain' : late ? 'code after burst' : 'code during burst';
-      // prettier-ignore
       return { workflowId: `bench-scale-${i}`, group, startAtMs: 0, durationMs, code, input: plainInput(action) };
     });
   },
@@ -146,10 +145,7 @@ export const measureScale = scenario({
         '',
         ...latencyBreakdown(done, records),
         '',
-        ...memoryBreakdown(
-          probes.map((p) => p.report),
-          settings.tasks,
-        ),
+        ...memoryBreakdown(probes, settings.tasks),
         '',
         'Where the history events go (the task with the median count of each kind):',
         '',
