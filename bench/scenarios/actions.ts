@@ -51,20 +51,19 @@ export const measureActions = scenario({
       e
         ? `${what}: ${fmt(e.short, 1)} + ${fmt(e.slopePerHour, 2)}/h × (3 h − short) + ${EXTRA_SPANS_3H} × ${fmt(e.perSpan ?? 0, 2)} = ${fmt(e.threeHours, 1)}. `
         : '';
-    // prettier-ignore
-    const rows = [
-      completedRow('Workflows completed, task finalized', measured.flatMap((g) => g.records)),
-      row(`Actions per short task (${shortLength}; the target is for 1 min), mean`, `≤ ${TARGETS.shortActions}`, fmt(total?.short, 1), !!total && total.short <= TARGETS.shortActions),
-      row(`Actions per long task (${fmtMs(long.group.durationMs)}; the target is for 5 min), mean`, `≤ ${TARGETS.longActions}`, fmt(total?.long, 1), !!total && total.long <= TARGETS.longActions),
-      row('Actions per 1-hour and 3-hour task (**extrapolated**, see below)', '—', hours || 'n/a'),
-      row(`History events per short task (${shortLength}), max`, `< ${TARGETS.historyEvents}`, fmt(shortEvents?.max, 0), !!shortEvents && shortEvents.max < TARGETS.historyEvents),
-      row('History events per 3-hour task (**extrapolated**, mean)', `< ${TARGETS.historyEvents}`, events3h || 'n/a', !!events && events.threeHours < TARGETS.historyEvents),
-    ];
     const list = (values: string[] = []) => values.map((v) => `\`${v}\``).join(', ') || 'none';
     const groupText = (g: MeasuredGroup) =>
       `${g.group.name}: ${g.records.length} plain tasks of ${fmtMs(g.group.durationMs)}${g.group.maxSpanMs ? ` with \`polling.maxSpanMs: ${g.group.maxSpanMs}\`` : ''}`;
     return {
-      rows,
+      // prettier-ignore
+      rows: [
+        completedRow('Workflows completed, task finalized', measured.flatMap((g) => g.records)),
+        row(`Actions per short task (${shortLength}; the target is for 1 min), mean`, `≤ ${TARGETS.shortActions}`, fmt(total?.short, 1), !!total && total.short <= TARGETS.shortActions),
+        row(`Actions per long task (${fmtMs(long.group.durationMs)}; the target is for 5 min), mean`, `≤ ${TARGETS.longActions}`, fmt(total?.long, 1), !!total && total.long <= TARGETS.longActions),
+        row('Actions per 1-hour and 3-hour task (**extrapolated**, see below)', '—', hours || 'n/a'),
+        row(`History events per short task (${shortLength}), max`, `< ${TARGETS.historyEvents}`, fmt(shortEvents?.max, 0), !!shortEvents && shortEvents.max < TARGETS.historyEvents),
+        row('History events per 3-hour task (**extrapolated**, mean)', `< ${TARGETS.historyEvents}`, events3h || 'n/a', !!events && events.threeHours < TARGETS.historyEvents),
+      ],
       setup: [
         `- **Groups** (all at once, each in its own namespace with its own worker process at default settings, search attributes registered): ${measured.map(groupText).join('; ')}. Default polling otherwise.`,
         `- **Counted:** the dev server's Prometheus counter \`action\` (labels: ${list(Object.keys(labels))}), in the group's namespace, from just before its first start to 3 s after its last close, divided by its tasks. The bench starts the workflows (counted: that is the workflow start) and lists closed workflows through visibility meanwhile; it reads histories only after the count.`,
@@ -155,8 +154,7 @@ function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) =>
   const atLength = (durationMs: number) => a + slopePerHour * ((durationMs - short.group.durationMs) / HOUR_MS);
   const c = span && perTask(span);
   const extraPolls = span ? (meanPollActivities(span) ?? 0) - (meanPollActivities(short) ?? 0) : 0;
-  const perSpan =
-    span && c !== undefined && extraPolls > 0 ? (c - atLength(span.group.durationMs)) / extraPolls : undefined;
+  const perSpan = c !== undefined && extraPolls > 0 ? (c - atLength(span!.group.durationMs)) / extraPolls : undefined;
   // A 1-hour task crosses no span boundary at the default 1-h span; a 3-hour one crosses two.
   const threeHours = atLength(3 * HOUR_MS) + EXTRA_SPANS_3H * (perSpan ?? 0);
   return { short: a, long: b, slopePerHour, perSpan, threeHours, oneHour: atLength(HOUR_MS) };

@@ -18,13 +18,11 @@ import { between, stats } from '../statistics';
 import type { WorkerProcess } from '../worker-process';
 
 const TASK_QUEUE = 'bench-recovery';
-const POLL_ACTIVITY = 'browserAIPollTask';
 /** Long enough to outlive every kill; cancelled at the end. */
 const HELD_TASK_MS = 60 * 60_000;
 const HELD_TASKS = 8;
 const OUTAGE_TASKS = 6;
 const OUTAGE_LEAD_MS = 30_000;
-const WATCH_MS = 250;
 const GIVE_UP_MS = 11 * 60_000;
 const TARGET_MS = 60_000;
 
@@ -94,14 +92,13 @@ export const measureRecovery = scenario({
     const killed = killStats && `p50 ${fmtMs(killStats.p50)} · max ${fmtMs(killStats.max)} (${perKillText})`;
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
     const target = `≤ ${fmtMs(TARGET_MS)}`;
-    // prettier-ignore
-    const rows = [
-      row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
-      ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
-    ];
     const f0 = (v: number) => fmt(v, 0);
     return {
-      rows,
+      // prettier-ignore
+      rows: [
+        row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
+        ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
+      ],
       setup: [
         `- **Setup:** two worker processes at their defaults (\`polling.heartbeatTimeoutMs\` ${fmtMs(DEFAULTS.heartbeatTimeoutMs)}) on one task queue, ${HELD_TASKS} tasks of an hour being polled; ${settings.kills} kills${outage ? `, then ${outage.tasks.length} tasks ending inside a ${fmtMs(outage.outageMs)} pause of the dev server` : ''}: [how](docs/benchmarks-method.md#crash-recovery).`,
       ],
@@ -137,7 +134,7 @@ async function pollsOf(client: Client, workflowIds: string[]) {
   const found = new Map<string, { identity: string; startedAtMs: number }>();
   for (const workflowId of workflowIds) {
     const { raw } = await client.workflow.getHandle(workflowId).describe();
-    const poll = raw.pendingActivities?.find((a) => a.activityType?.name === POLL_ACTIVITY);
+    const poll = raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
     // STARTED is 2 in the API's enum (SCHEDULED 1, CANCEL_REQUESTED 3).
     if (!poll || poll.state !== 2 || !poll.lastWorkerIdentity || !poll.lastStartedTime) continue;
     found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs: tsToMs(poll.lastStartedTime) });
@@ -145,8 +142,8 @@ async function pollsOf(client: Client, workflowIds: string[]) {
   return found;
 }
 
-/** Checks every WATCH_MS until `check` holds or `timeoutMs` passes; a failed check counts as not yet. */
+/** Checks every 250 ms until `check` holds or `timeoutMs` passes; a failed check counts as not yet. */
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !(await check().catch(() => false))) await sleep(WATCH_MS);
+  while (Date.now() < deadline && !(await check().catch(() => false))) await sleep(250);
 }
