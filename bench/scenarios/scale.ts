@@ -89,9 +89,8 @@ export const measureScale = scenario({
     const close = between(done, at.ended, at.closed);
     // By when the code was actually sent: a code meant for "as soon as the form shows" whose task
     // started at the end of the burst is sent after it.
-    const burstEnd = outcome.allStartedAt ?? Infinity;
     const [sentDuring, sentAfter] = [true, false].map((during) =>
-      records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < burstEnd === during),
+      records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < (outcome.allStartedAt ?? Infinity) === during),
     );
     const [codeBurst, codeLate] = [sentDuring, sentAfter].map((sent) => between(sent, at.codeSent, at.appended));
     const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
