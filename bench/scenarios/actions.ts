@@ -39,8 +39,7 @@ export const measureActions = scenario({
   },
   report({ measured, labels }) {
     const [short, long] = measured as [MeasuredGroup, MeasuredGroup]; // as planned: short, long, span
-    const total = extrapolate(measured, actionsPerTask);
-    const events = extrapolate(measured, eventsPerTask);
+    const [total, events] = [actionsPerTask, eventsPerTask].map((perTask) => extrapolate(measured, perTask));
     const shortEvents = stats(completed(short).map(count.events));
     const shortLength = fmtMs(short.group.durationMs);
     const perSpan = total?.perSpan !== undefined ? `${fmt(total.perSpan, 1)} per extra span` : 'span cost not measured';
@@ -162,9 +161,8 @@ function extrapolate(groups: MeasuredGroup[], perTask: (group: MeasuredGroup) =>
 
 const completed = (group: MeasuredGroup): TaskRecord[] => group.records.filter(completedOk);
 /** Means over a group's completed tasks, from their histories. */
-const meanPollActivities = (group: MeasuredGroup) =>
-  mean(completed(group).map((r) => r.facts!.history?.pollActivities ?? 0));
-const eventsPerTask = (group: MeasuredGroup) => mean(completed(group).map((r) => r.facts!.history?.events ?? 0));
+const meanPollActivities = (g: MeasuredGroup) => mean(completed(g).map((r) => r.facts!.history?.pollActivities ?? 0));
+const eventsPerTask = (g: MeasuredGroup) => mean(completed(g).map((r) => r.facts!.history?.events ?? 0));
 
 /** Actions per task of the group, all types or those `match` picks. */
 function actionsPerTask(group: MeasuredGroup, match: (type: string) => boolean = () => true): number | undefined {

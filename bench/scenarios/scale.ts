@@ -94,8 +94,7 @@ export const measureScale = scenario({
     );
     const [codeBurst, codeLate] = [sentDuring, sentAfter].map((sent) => between(sent, at.codeSent, at.appended));
     const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
-    const from = outcome.firstStartAt;
-    const to = closes.length === records.length ? Math.max(...closes) : outcome.endedAt;
+    const [from, to] = [outcome.firstStartAt, closes.length === records.length ? Math.max(...closes) : outcome.endedAt];
     const { sampler } = stack.workers[0]!;
     const [peak, loaded] = [sampler.peakEverKb(), sampler.peakRssKb(from, to)];
     // The idle worker (start-up done, nothing started yet): what each task adds is measured from it.
