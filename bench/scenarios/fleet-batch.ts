@@ -1,9 +1,9 @@
 // The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, on the
-// fleet's limited workers, SIGKILLed once a tenth of the items are done and run again. Then the results
+// fleet's limited workers, killed once a tenth of the items are done and run again. Then the results
 // file, each item's creates as the emulator saw them, the emulator's peak and the limiter at the end.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep } from '../../dev/async';
@@ -47,11 +47,10 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
     if (first.child.exitCode !== null) throw new Error(`batch run exited early:\n${first.output().slice(-2_000)}`);
   }
   const killed = { at: Date.now() - startedAt, state: await tasks.batchState(name) };
-  const pid = cliPid(file);
-  if (pid === undefined) throw new Error(`no batch run process found:\n${first.output().slice(-2_000)}`);
-  process.kill(pid, 'SIGKILL');
+  // Its terminal's group: the CLI, alone in the terminal's session, dies of the hangup (it has no handler).
+  process.kill(-first.child.pid!, 'SIGKILL');
   await once(first.child, 'exit');
-  log('fleet: the batch CLI SIGKILLed; the same command again');
+  log('fleet: the batch CLI’s terminal SIGKILLed; the same command again');
   const second = underTerminal(stack, taskQueue, args);
   const [exitCode] = (await once(second.child, 'exit')) as [number | null];
   const wallMs = Date.now() - startedAt;
@@ -93,25 +92,12 @@ function underTerminal(stack: BenchStack, taskQueue: string, args: string[]) {
       browserAIBaseUrl: stack.emulator.baseUrl,
       browserAIToken: stack.emulator.apiToken,
     }),
+    detached: true, // a process group of its own, to kill
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
-}
-
-/** The node process running `batch run FILE` (inside the terminal `script` made). */
-function cliPid(file: string): number | undefined {
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let argv: string[] = [];
-    try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {
-      // gone since the listing
-    }
-    if (argv[0] === process.execPath && argv.includes(file)) return Number(pid);
-  }
-  return undefined;
 }
 
 /** The last state of the bar the CLI redrew in place. */
@@ -139,6 +125,6 @@ export function cliBatchReport(b: CliBatch, limit: number, end: LimiterState | u
     row('… throughput: items completed per second, first start to the second CLI’s exit', `— (at most ${fmt(limit)}/s at this limit)`, `${fmt(rate, 1)}/s over ${fmtMs(b.wallMs)}; the batch's history ${b.history} events`),
   ];
   // prettier-ignore
-  const setup = `- **CLI batch:** then \`batch run FILE.jsonl --concurrency ${limit} --out results.jsonl\` on ${items} one-second items (a project of their own) on a pseudo-terminal, on the same workers; SIGKILLed at ${fmtMs(b.killed.at)} (${b.killed.state.added} items sent, ${b.killed.state.completed} done) and started again. Its bar at the kill: \`${b.bars[0] ?? 'none'}\`; at the end: \`${b.bars[1] ?? 'none'}\`.`;
+  const setup = `- **CLI batch:** then \`batch run FILE.jsonl --concurrency ${limit} --out results.jsonl\` on ${items} one-second items (a project of their own) on a pseudo-terminal, on the same workers; killed at ${fmtMs(b.killed.at)} by a SIGKILL to its terminal (${b.killed.state.added} items sent, ${b.killed.state.completed} done) and started again. Its bar at the kill: \`${b.bars[0] ?? 'none'}\`; at the end: \`${b.bars[1] ?? 'none'}\`.`;
   return { rows, setup };
 }
