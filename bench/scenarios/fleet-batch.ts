@@ -9,7 +9,6 @@ import { join, resolve } from 'node:path';
 import { sleep } from '../../dev/async';
 import { onPseudoTerminal } from '../../dev/pseudo-terminal';
 import { workerEnvironment } from '../../dev/worker-child';
-import type { BatchState } from '../../src/contract/batch-messages';
 import type { LimiterState } from '../../src/contract/fleet-messages';
 import { BrowserTasks } from '../../src/starters/tasks';
 import type { ScenarioSettings } from '../config';
@@ -20,15 +19,12 @@ import type { BenchStack } from '../stack';
 
 const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
 const PROJECT = 'fleet-cli-batch';
-/** The share of items done when the first CLI is killed. */
-const KILL_AT = 0.1;
 
 /** Runs `batchItems` items of `batchDurationMs`, `limit` at a time, on the workers of `taskQueue`. */
 export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<'fleet'>, taskQueue: string) {
   const { batchItems: items, batchDurationMs: durationMs, limit: concurrency } = settings;
   const name = `bench-fleet-batch-${items}`;
-  const file = join(tmpdir(), `${name}.jsonl`);
-  const out = join(tmpdir(), `${name}-results.jsonl`);
+  const [file, out] = [`${name}.jsonl`, `${name}-results.jsonl`].map((base) => join(tmpdir(), base));
   const ids = Array.from({ length: items }, (_, i) => `item-${String(i).padStart(5, '0')}`);
   const lines = ids.map((id) => {
     const input = taskInput(stack, { text: `Batch ${id}: read a price list`, durationMs, project: PROJECT });
@@ -41,8 +37,8 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
   const startedAt = Date.now();
   log(`fleet: ${items}-item batch from the CLI (${concurrency} at a time)`);
   const first = underTerminal(stack, taskQueue, args);
-  for (let done = 0; done < items * KILL_AT; await sleep(2_000)) {
-    const state: BatchState | undefined = await tasks.batchState(name).catch(() => undefined);
+  for (let done = 0; done < items / 10; await sleep(2_000)) {
+    const state = await tasks.batchState(name).catch(() => undefined);
     done = state ? state.completed + state.failed : 0;
     if (first.child.exitCode !== null) throw new Error(`batch run exited early:\n${first.output().slice(-2_000)}`);
   }
@@ -59,20 +55,18 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { id: string; status: string });
   if (exitCode !== 0) log(`fleet: batch run exited ${exitCode}:\n${second.output().slice(-3_000)}`);
+  // Each item's instruction names it.
   const creates = new Map<string, number>();
-  for (const task of stack.emulator.listTasks().filter((t) => t.project === PROJECT)) {
-    const id = /Batch (item-\d+)/.exec(task.instructions[0]?.action ?? '')?.[1] ?? '?';
-    creates.set(id, (creates.get(id) ?? 0) + 1);
-  }
+  for (const { instructions } of stack.emulator.listTasks().filter((t) => t.project === PROJECT))
+    creates.set(instructions[0]!.action, (creates.get(instructions[0]!.action) ?? 0) + 1);
   return {
-    name,
     exitCode,
     wallMs,
     killed,
     inOrder: outcomes.length === ids.length && outcomes.every((o, i) => o.id === ids[i]),
     completed: outcomes.filter((o) => o.status === 'completed').length,
     outcomeLines: outcomes.length,
-    items: ids.length,
+    items,
     /** The batch's own count: the throughput does not depend on the results file. */
     batchCompleted: (await tasks.batchState(name)).completed,
     createdTwice: [...creates.values()].filter((n) => n > 1).length,
@@ -109,22 +103,18 @@ function lastBar(output: string): string | undefined {
     .at(-1);
 }
 
-type CliBatch = Awaited<ReturnType<typeof runCliBatch>>;
-
 /** The batch's rows of the fleet table and its setup line. */
-export function cliBatchReport(b: CliBatch, limit: number, end: LimiterState | undefined) {
-  const { items } = b;
-  const rate = b.batchCompleted / (b.wallMs / 1000);
+export function cliBatchReport(b: Awaited<ReturnType<typeof runCliBatch>>, limit: number, end?: LimiterState) {
   // prettier-ignore
   const rows = [
     row(`A batch of one-second items from the CLI, killed after ${b.killed.state.completed} done and run again: results file`, 'one line per item, in input order, all completed',
-      `${b.outcomeLines} lines, ${b.inOrder ? 'in input order' : '**not in input order**'}, ${b.completed} completed; exit code ${b.exitCode}`, b.inOrder && b.completed === items && b.exitCode === 0),
+      `${b.outcomeLines} lines, ${b.inOrder ? 'in input order' : '**not in input order**'}, ${b.completed} completed; exit code ${b.exitCode}`, b.inOrder && b.completed === b.items && b.exitCode === 0),
     row('… items whose BrowserAI task was created more than once', '0', `${b.createdTwice} of ${b.created}`, b.createdTwice === 0),
     row('… most sessions running at once (the emulator’s peak counter)', `≤ ${limit}`, String(b.peak), b.peak <= limit),
     row('… slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting` : 'n/a', end?.held === 0 && end.waiting === 0),
-    row('… throughput: items completed per second, first start to the second CLI’s exit', `— (at most ${fmt(limit)}/s at this limit)`, `${fmt(rate, 1)}/s over ${fmtMs(b.wallMs)}; the batch's history ${b.history} events`),
+    row('… throughput: items completed per second, first start to the second CLI’s exit', `— (at most ${fmt(limit)}/s at this limit)`, `${fmt(b.batchCompleted / (b.wallMs / 1000), 1)}/s over ${fmtMs(b.wallMs)}; the batch's history ${b.history} events`),
   ];
   // prettier-ignore
-  const setup = `- **CLI batch:** then \`batch run FILE.jsonl --concurrency ${limit} --out results.jsonl\` on ${items} one-second items (a project of their own) on a pseudo-terminal, on the same workers; killed at ${fmtMs(b.killed.at)} by a SIGKILL to its terminal (${b.killed.state.added} items sent, ${b.killed.state.completed} done) and started again. Its bar at the kill: \`${b.bars[0] ?? 'none'}\`; at the end: \`${b.bars[1] ?? 'none'}\`.`;
+  const setup = `- **CLI batch:** then \`batch run FILE.jsonl --concurrency ${limit} --out results.jsonl\` on ${b.items} one-second items (a project of their own) on a pseudo-terminal, on the same workers; killed at ${fmtMs(b.killed.at)} by a SIGKILL to its terminal (${b.killed.state.added} items sent, ${b.killed.state.completed} done) and started again. Its bar at the kill: \`${b.bars[0] ?? 'none'}\`; at the end: \`${b.bars[1] ?? 'none'}\`.`;
   return { rows, setup };
 }
