@@ -65,7 +65,6 @@ export const measureFleet = scenario({
   heading: '## Fleet limit: two workers, one limit, a kill and an outage',
   plan: (stack, { config }) => planFleet(stack, config.fleet),
   async measure(stack, plan, { config: { fleet: settings } }) {
-    const client = stack.temporal.client;
     const bundle = { WORKER_WORKFLOW_BUNDLE: buildWorkflowBundle() };
     const limited = { ...bundle, BROWSERAI_FLEET_LIMIT: String(settings.limit), BROWSERAI_FLEET_ACCOUNT: ACCOUNT };
     // The limit's cost on one-second tasks: without one, under one nobody reaches, under 2 (the others wait).
@@ -82,11 +81,13 @@ export const measureFleet = scenario({
     const workers = [await startWorker(), await startWorker()];
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
     stack.emulator.resetPeakRunning();
+    const limiter = stack.temporal.client.workflow.getHandle(`browserai-fleet-limiter-${ACCOUNT}`);
+    const limiterState = () => limiter.query(limiterStateQuery).catch(() => undefined);
     const samples: { at: number; held: number }[] = [];
     const faults: Faults = { kills: [] };
     const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
       const firstStartAt = Date.now();
-      const sample = () => void limiterState(client).then((s) => s && samples.push({ at: Date.now(), held: s.held }));
+      const sample = () => void limiterState().then((s) => s && samples.push({ at: Date.now(), held: s.held }));
       const sampling = setInterval(sample, SAMPLE_MS);
       const causingFaults = (async () => {
         for (const at of plan.killAtMs) {
@@ -106,14 +107,14 @@ export const measureFleet = scenario({
       const outcome = await runTasks(plan.records, target, { batch: 50, deadlineAt, label: 'fleet', firstStartAt });
       clearInterval(sampling);
       await causingFaults;
-      return { firstStartAt, outcome, limiterAtEnd: await settledLimiter(client) };
+      return { firstStartAt, outcome, limiterAtEnd: await settledLimiter(limiterState) };
     });
     log('fleet: reading each task’s BrowserAI session');
     const sessions = await sessionsOf(stack, plan.records);
-    const ceiling = await measureCeiling(client, settings.ceilingMs, settings.callers);
+    const ceiling = await measureCeiling(stack.temporal.client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
     const batch = settings.batchItems > 0 ? await runCliBatch(stack, settings, TASK_QUEUE) : undefined;
-    const batchEnd = batch && (await settledLimiter(client));
+    const batchEnd = batch && (await settledLimiter(limiterState));
     const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
     return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
   },
@@ -121,14 +122,14 @@ export const measureFleet = scenario({
     const { records, lateAtMs, idealMs } = m.plan;
     const { limit, durationMs } = settings;
     const { sessions, faults, actions, ceiling } = m;
-    const createdOf = (r: TaskRecord) => sessions.byWorkflow.get(r.plan.workflowId)?.createdAt;
+    const createdOf = (r: TaskRecord) => sessions.createdAt.get(r.plan.workflowId);
     const ofGroup = (group: string) => records.filter((r) => r.plan.group === group);
     const waits = (group: string) => ofGroup(group).map((r) => (createdOf(r) ?? NaN) - (r.startCalledAt ?? NaN));
     const steps = openSteps(sessions.all.map((s) => [s.createdAt, s.endedAt ?? Date.now()] as const));
     const peak = Math.max(0, ...steps.map((s) => s.open));
     // Work waits from the first moment the limit is reached until the last session is created.
     const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
-    const lastCreate = Math.max(...[...sessions.byWorkflow.values()].map((s) => s.createdAt));
+    const lastCreate = Math.max(...sessions.createdAt.values());
     const window: Span | undefined = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
     const utilisation = window && meanOver(steps, window.from, window.to) / limit;
     const held = m.samples.filter((s) => window && s.at >= window.from && s.at <= window.to).map((s) => s.held);
@@ -177,7 +178,7 @@ export const measureFleet = scenario({
       // prettier-ignore
       setup: [
         `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${counts}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
-        `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.byWorkflow.size} of ${records.length} tasks finished with their session found.`,
+        `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.createdAt.size} of ${records.length} tasks finished with their session found.`,
         ...(cliBatch ? [cliBatch.setup] : []),
         `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
       ],
@@ -253,45 +254,33 @@ async function measureCeiling(client: Client, durationMs: number, callers: numbe
   return { pairsPerSecond, latencies: stats(latencies), state, historyLength };
 }
 
-function limiterState(client: Client): Promise<LimiterState | undefined> {
-  const handle = client.workflow.getHandle(`browserai-fleet-limiter-${ACCOUNT}`);
-  return handle.query(limiterStateQuery).catch(() => undefined);
-}
-
 /** The limiter once its last releases have landed (at most 30 s after the last close). */
-async function settledLimiter(client: Client): Promise<LimiterState | undefined> {
+async function settledLimiter(limiterState: () => Promise<LimiterState | undefined>) {
   let state: LimiterState | undefined;
   for (const until = Date.now() + 30_000; Date.now() < until; await sleep(500)) {
-    state = (await limiterState(client)) ?? state;
+    state = (await limiterState()) ?? state;
     if (state?.held === 0 && state.waiting === 0) break;
   }
   return state;
 }
 
-/** Every session of the run as the emulator recorded it (a create whose answer was lost too), and each workflow's own. */
+/** Every session of the run as the emulator recorded it (a create whose answer was lost too), and each workflow's create. */
 async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
   const tasks = stack.emulator.listTasks().filter((t) => GROUPS.some((g) => t.project === `fleet-${g}`));
+  const sessions = new Map<string, { createdAt: number; endedAt: number | null; endSeenAt?: number }>();
+  for (const t of tasks) sessions.set(t.executionId, { createdAt: Date.parse(t.createdAt), endedAt: t.endedAt });
   // When a poll first asked about each session after its end: the moment the end could be seen.
-  const seen = new Map<string, number>();
-  const ends = new Map(tasks.map((t) => [t.executionId, t.endedAt ?? Infinity]));
-  for (const request of stack.emulator.requests) {
-    const id = /^\/tasks\/([^/]+)/.exec(request.path)?.[1];
-    if (id && !seen.has(id) && request.at >= (ends.get(id) ?? Infinity)) seen.set(id, request.at);
+  for (const { path, at } of stack.emulator.requests) {
+    const session = sessions.get(/^\/tasks\/([^/]+)/.exec(path)?.[1] ?? '');
+    if (session && at >= (session.endedAt ?? Infinity)) session.endSeenAt ??= at;
   }
-  const session = (t: (typeof tasks)[number]) => ({
-    createdAt: Date.parse(t.createdAt),
-    endedAt: t.endedAt ?? undefined,
-    endSeenAt: seen.get(t.executionId),
-  });
-  const sessions = new Map(tasks.map((t) => [t.executionId, session(t)]));
-  const byWorkflow = new Map<string, ReturnType<typeof session>>();
+  const createdAt = new Map<string, number>();
   await mapLimit(records, 16, async ({ plan: { workflowId } }) => {
     const handle = stack.temporal.client.workflow.getHandle(workflowId);
-    const result = await handle.result().catch(() => undefined);
-    const found = result?.executionId ? sessions.get(result.executionId) : undefined;
-    if (found) byWorkflow.set(workflowId, found);
+    const session = sessions.get((await handle.result().catch(() => undefined))?.executionId ?? '');
+    if (session) createdAt.set(workflowId, session.createdAt);
   });
-  return { all: [...sessions.values()], byWorkflow };
+  return { all: [...sessions.values()], createdAt };
 }
 
 /** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
