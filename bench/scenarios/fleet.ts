@@ -47,18 +47,18 @@ function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Setti
         ? Math.round(idealMs * 0.4 + (i * durationMs) / count.interactive)
         : i * START_SPACING_MS;
   const records = GROUPS.flatMap((group) =>
-    Array.from({ length: count[group] }, (_, i): TaskRecord => {
-      const project = `fleet-${group}`;
-      const input = taskInput(stack, { text: `Fleet ${group}: read a price list`, durationMs, project });
-      const prioritised = group === 'interactive' ? { ...input, priority: 1 } : input;
-      // prettier-ignore
-      return { plan: { workflowId: `bench-fleet-${group}-${i}`, group, input: prioritised, startAtMs: startAt(group, i), durationMs } };
-    }),
+    Array.from({ length: count[group] }, (_, i) => fleetTask(stack, group, i, durationMs, startAt(group, i))),
   );
-  const lastStartMs = Math.max(...records.map((r) => r.plan.startAtMs));
   const killAtMs = Array.from({ length: kills }, (_, k) => Math.round(idealMs * (0.3 + (0.1 * k) / kills)));
-  const outageAtMs = Math.max(Math.round(idealMs * 0.55), lastStartMs + 5_000);
-  return { records, idealMs, lateAtMs, killAtMs, outageAtMs };
+  const outageAtMs = Math.max(Math.round(idealMs * 0.55), ...records.map((r) => r.plan.startAtMs + 5_000));
+  return { records, count, idealMs, lateAtMs, killAtMs, outageAtMs, baselineTasks: Math.ceil(tasks / 100) };
+}
+
+/** Task `i` of `group`, in a project of its own (the fairness key); the interactive ones at priority 1. */
+function fleetTask(stack: BenchStack, group: string, i: number, durationMs: number, startAtMs = 0): TaskRecord {
+  const input = taskInput(stack, { text: `Fleet ${group}: read a price list`, durationMs, project: `fleet-${group}` });
+  const plan = { workflowId: `bench-fleet-${group}-${i}`, group, input, startAtMs, durationMs };
+  return { plan: group === 'interactive' ? { ...plan, input: { ...input, priority: 1 } } : plan };
 }
 
 export const measureFleet = scenario({
@@ -75,8 +75,7 @@ export const measureFleet = scenario({
       costs.push({ limit, ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, name)) });
     }
     // This run's baseline: tasks as long as its own, without a limit.
-    const baselineTasks = Math.ceil(settings.tasks / 100);
-    const noLimit = await actionsPerTask(stack, bundle, settings.durationMs, baselineTasks, 'baseline');
+    const noLimit = await actionsPerTask(stack, bundle, settings.durationMs, plan.baselineTasks, 'baseline');
     const startWorker = () => stack.startWorker('default', TASK_QUEUE, limited);
     const workers = [await startWorker(), await startWorker()];
     log(`fleet: ${plan.records.length} tasks at limit ${settings.limit} on 2 workers (ideal ${fmtMs(plan.idealMs)})`);
@@ -119,7 +118,7 @@ export const measureFleet = scenario({
     return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
   },
   report(m, _stack, { config: { fleet: settings } }) {
-    const { records, lateAtMs, idealMs } = m.plan;
+    const { records, count, lateAtMs, idealMs, baselineTasks } = m.plan;
     const { limit, durationMs } = settings;
     const { sessions, faults, actions, ceiling } = m;
     const createdOf = (r: TaskRecord) => sessions.createdAt.get(r.plan.workflowId);
@@ -138,8 +137,7 @@ export const measureFleet = scenario({
     const lateAt = m.firstStartAt + lateAtMs;
     const inLine = records.filter((r) => (r.startCalledAt ?? Infinity) < lateAt && (createdOf(r) ?? 0) > lateAt);
     const keys = 1 + new Set(inLine.filter((r) => r.plan.group.startsWith('batch')).map((r) => r.plan.group)).size;
-    const lateCount = ofGroup('late').length;
-    const fairP50 = stats(Array.from({ length: lateCount }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
+    const fairP50 = stats(Array.from({ length: count.late }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
     const [late, interactive] = [stats(waits('late')), stats(waits('interactive'))];
     const added = actions.run.total - actions.noLimit.total;
     const creates = sessions.all.filter((s) => window && s.createdAt > window.from && s.createdAt <= window.to);
@@ -163,7 +161,7 @@ export const measureFleet = scenario({
       row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %',
         window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)} (slots held by the limiter: ${fmt((heldShare ?? NaN) * 100)} %)` : 'n/a', (utilisation ?? 0) >= 0.9),
       row('Slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting (granted ${end.granted}, released ${end.released}, reclaimed ${end.reclaimed})` : 'n/a', end?.held === 0 && end.waiting === 0),
-      row(`Fairness: ${lateCount} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
+      row(`Fairness: ${count.late} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
         `p50 ${fmtMs(late?.p50)}, max ${fmtMs(late?.max)} (first in, first out would be ≈ ${fmtMs((inLine.length * durationMs) / limit)})`, late ? late.p50 <= 2 * fairP50 : false),
       row('Priority: interactive priority-1 tasks started one by one mid-batch: p50 wait for a slot', `≤ one task's length (${fmtMs(durationMs)})`, `p50 ${fmtMs(interactive?.p50)}, max ${fmtMs(interactive?.max)}`, interactive ? interactive.p50 <= durationMs : false),
       ...actions.costs.map((c) => row(`Temporal actions per one-second task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${settings.costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
@@ -172,15 +170,14 @@ export const measureFleet = scenario({
         `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
       ...(cliBatch?.rows ?? []),
     ];
-    const counts = GROUPS.map((g) => `${ofGroup(g).length} ${g}`).join(', ');
     return {
       rows,
       // prettier-ignore
       setup: [
-        `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${counts}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
+        `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${GROUPS.map((g) => `${count[g]} ${g}`).join(', ')}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
         `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.createdAt.size} of ${records.length} tasks finished with their session found.`,
         ...(cliBatch ? [cliBatch.setup] : []),
-        `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${Math.ceil(records.length / 100)} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
+        `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${baselineTasks} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
       ],
       details: [
         ...distributions([
@@ -200,11 +197,8 @@ export const measureFleet = scenario({
 async function actionsPerTask(stack: BenchStack, extra: Record<string, string> | undefined, durationMs: number, count: number, name: string) {
   const taskQueue = `bench-fleet-cost-${name}`;
   const worker = await stack.startWorker('default', taskQueue, extra);
-  const records = Array.from({ length: count }, (_, i) => {
-    const input = taskInput(stack, { text: 'Fleet cost: read a price list', durationMs, project: 'fleet-cost' });
-    return { plan: { workflowId: `bench-fleet-cost-${name}-${i}`, group: name, input, startAtMs: 0, durationMs } };
-  });
-  const target = runTargetOf(stack, worker, taskQueue, 'fleet-cost');
+  const records = Array.from({ length: count }, (_, i) => fleetTask(stack, `cost-${name}`, i, durationMs));
+  const target = runTargetOf(stack, worker, taskQueue, `fleet-cost-${name}`);
   const options = { batch: 50, deadlineAt: Date.now() + durationMs + 5 * 60_000, label: `fleet ${name}` };
   const { actions } = await countActions(stack.metricsUrl, 'default', () => runTasks(records, target, options));
   await worker.stop();
