@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { mapLimit, sleep } from '../../dev/async';
 import { FleetLimit } from '../../src/activities/fleet';
-import { limiterStateQuery, type LimiterState } from '../../src/contract/fleet-messages';
+import { limiterStateQuery, releaseSlotSignal, type LimiterState } from '../../src/contract/fleet-messages';
 import { DEFAULTS } from '../../src/contract/input';
 import type { ScenarioSettings } from '../config';
 import { fmt, fmtMs, log } from '../format';
@@ -14,7 +14,7 @@ import { distributions, row } from '../report/markdown';
 import { runTasks } from '../run';
 import { scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
-import { stats, sum } from '../statistics';
+import { between, mean, stats, sum } from '../statistics';
 import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
@@ -25,17 +25,13 @@ import { buildWorkflowBundle } from './scale';
 const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
 const TASK_QUEUE = 'bench-fleet';
 const ACCOUNT = 'bench-fleet';
-const SAMPLE_MS = 2_000;
 const COST_LIMITS = [undefined, 100, 2] as const;
-const COST_TASK_MS = 1_000;
 /** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */
 const START_SPACING_MS = 20;
-const METHOD = 'How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet)';
-type Settings = ScenarioSettings<'fleet'>;
 type Span = { from: number; to: number };
 type Faults = { kills: number[]; outage?: Span };
 
-function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: Settings) {
+function planFleet(stack: BenchStack, { tasks, durationMs, limit, kills }: ScenarioSettings<'fleet'>) {
   const idealMs = Math.ceil(tasks / limit) * durationMs;
   const [small, batchA] = [Math.max(3, Math.round(tasks * 0.025)), Math.round(tasks * 0.75)];
   const count = { 'batch-a': batchA, 'batch-b': tasks - batchA - 2 * small, late: small, interactive: small };
@@ -72,7 +68,7 @@ export const measureFleet = scenario({
     for (const limit of COST_LIMITS) {
       const env = limit ? { BROWSERAI_FLEET_LIMIT: String(limit), BROWSERAI_FLEET_ACCOUNT: randomUUID() } : undefined;
       const name = `limit-${limit ?? 'none'}`;
-      costs.push({ limit, ...(await actionsPerTask(stack, env, COST_TASK_MS, settings.costTasks, name)) });
+      costs.push({ limit, ...(await actionsPerTask(stack, env, 1_000, settings.costTasks, name)) });
     }
     // This run's baseline: tasks as long as its own, without a limit.
     const noLimit = await actionsPerTask(stack, bundle, settings.durationMs, plan.baselineTasks, 'baseline');
@@ -87,7 +83,7 @@ export const measureFleet = scenario({
     const { result: run, actions: spent } = await countActions(stack.metricsUrl, 'default', async () => {
       const firstStartAt = Date.now();
       const sample = () => void limiterState().then((s) => s && samples.push({ at: Date.now(), held: s.held }));
-      const sampling = setInterval(sample, SAMPLE_MS);
+      const sampling = setInterval(sample, 2_000);
       const causingFaults = (async () => {
         for (const at of plan.killAtMs) {
           await sleep(firstStartAt + at - Date.now());
@@ -110,82 +106,77 @@ export const measureFleet = scenario({
     });
     log('fleet: reading each task’s BrowserAI session');
     const sessions = await sessionsOf(stack, plan.records);
-    const ceiling = await measureCeiling(stack.temporal.client, settings.ceilingMs, settings.callers);
     const emulatorPeak = stack.emulator.peakRunning();
+    const ceiling = await measureCeiling(stack.temporal.client, settings.ceilingMs, settings.callers);
     const batch = settings.batchItems > 0 ? await runCliBatch(stack, settings, TASK_QUEUE) : undefined;
     const batchEnd = batch && (await settledLimiter(limiterState));
     const actions = { noLimit, run: perTask(spent, plan.records.length), costs };
     return { plan, ...run, sessions, emulatorPeak, samples, faults, actions, ceiling, batch, batchEnd };
   },
   report(m, _stack, { config: { fleet: settings } }) {
+    const { limit, durationMs, costTasks, callers, ceilingMs } = settings;
     const { records, count, lateAtMs, idealMs, baselineTasks } = m.plan;
-    const { limit, durationMs } = settings;
-    const { sessions, faults, actions, ceiling } = m;
+    const { sessions, faults, actions, ceiling, limiterAtEnd: end } = m;
     const createdOf = (r: TaskRecord) => sessions.createdAt.get(r.plan.workflowId);
     const ofGroup = (group: string) => records.filter((r) => r.plan.group === group);
-    const waits = (group: string) => ofGroup(group).map((r) => (createdOf(r) ?? NaN) - (r.startCalledAt ?? NaN));
+    const waits = (group: string) => between(ofGroup(group), (r) => r.startCalledAt, createdOf);
     const steps = openSteps(sessions.all.map((s) => [s.createdAt, s.endedAt ?? Date.now()] as const));
     const peak = Math.max(0, ...steps.map((s) => s.open));
     // Work waits from the first moment the limit is reached until the last session is created.
     const busyFrom = steps.find((s) => s.open >= limit)?.at ?? Infinity;
     const lastCreate = Math.max(...sessions.createdAt.values());
-    const window: Span | undefined = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
+    const window = lastCreate > busyFrom ? { from: busyFrom, to: lastCreate } : undefined;
     const utilisation = window && meanOver(steps, window.from, window.to) / limit;
     const held = m.samples.filter((s) => window && s.at >= window.from && s.at <= window.to).map((s) => s.held);
-    const heldShare = held.length ? held.reduce((a, b) => a + b, 0) / held.length / limit : undefined;
     // Fairness: the late project gets every k-th grant (k keys in line at priority 3 when it came).
     const lateAt = m.firstStartAt + lateAtMs;
     const inLine = records.filter((r) => (r.startCalledAt ?? Infinity) < lateAt && (createdOf(r) ?? 0) > lateAt);
     const keys = 1 + new Set(inLine.filter((r) => r.plan.group.startsWith('batch')).map((r) => r.plan.group)).size;
     const fairP50 = stats(Array.from({ length: count.late }, (_, i) => ((i + 1) * keys * durationMs) / limit))!.p50;
-    const [late, interactive] = [stats(waits('late')), stats(waits('interactive'))];
-    const added = actions.run.total - actions.noLimit.total;
+    const [late, interactive] = [waits('late'), waits('interactive')];
     const creates = sessions.all.filter((s) => window && s.createdAt > window.from && s.createdAt <= window.to);
     const lostPerCreate = window && ((1 - utilisation!) * limit * (window.to - window.from)) / creates.length;
-    const steady = window && steadyUtilisation(steps, window, faults, limit);
     const seenAfter = stats(sessions.all.map((s) => (s.endSeenAt && s.endedAt ? s.endSeenAt - s.endedAt : undefined)));
     const need = limit / (durationMs / 1000);
-    const end = m.limiterAtEnd;
     const at = (t: number) => fmtMs(t - m.firstStartAt);
     const cliBatch = m.batch && cliBatchReport(m.batch, limit, m.batchEnd);
     const byType = (a: ActionCounts, b?: ActionCounts) =>
       Object.entries(a.byType)
-        .map(([type, n]): [string, number] => [type.replace(/^(grpc|command)_/, ''), n - (b?.byType[type] ?? 0)])
+        .map(([type, n]) => [type.replace(/^(grpc|command)_/, ''), n - (b?.byType[type] ?? 0)] as const)
         .filter(([, n]) => Math.abs(n) >= 0.005)
         .sort((x, y) => y[1] - x[1])
         .map(([type, n]) => `${type} ${b && n > 0 ? '+' : ''}${fmt(n, 2)}`)
         .join(', ');
-    // prettier-ignore
-    const rows = [
-      row("Most sessions running at once, as the emulator saw them (every session's create and end; its own peak counter)", `≤ ${limit}`, `${peak} (counter ${m.emulatorPeak})`, peak <= limit && m.emulatorPeak <= limit),
-      row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %',
-        window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)} (slots held by the limiter: ${fmt((heldShare ?? NaN) * 100)} %)` : 'n/a', (utilisation ?? 0) >= 0.9),
-      row('Slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting (granted ${end.granted}, released ${end.released}, reclaimed ${end.reclaimed})` : 'n/a', end?.held === 0 && end.waiting === 0),
-      row(`Fairness: ${count.late} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
-        `p50 ${fmtMs(late?.p50)}, max ${fmtMs(late?.max)} (first in, first out would be ≈ ${fmtMs((inLine.length * durationMs) / limit)})`, late ? late.p50 <= 2 * fairP50 : false),
-      row('Priority: interactive priority-1 tasks started one by one mid-batch: p50 wait for a slot', `≤ one task's length (${fmtMs(durationMs)})`, `p50 ${fmtMs(interactive?.p50)}, max ${fmtMs(interactive?.max)}`, interactive ? interactive.p50 <= durationMs : false),
-      ...actions.costs.map((c) => row(`Temporal actions per one-second task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${settings.costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
-      row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(added, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
-      row(`The limiter's ceiling: acquire+release pairs per second, ${settings.callers} callers for ${fmtMs(settings.ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
-        `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
-      ...(cliBatch?.rows ?? []),
-    ];
     return {
-      rows,
+      // prettier-ignore
+      rows: [
+        row("Most sessions running at once, as the emulator saw them (every session's create and end; its own peak counter)", `≤ ${limit}`, `${peak} (counter ${m.emulatorPeak})`, peak <= limit && m.emulatorPeak <= limit),
+        row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %',
+          window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)} (slots held by the limiter: ${fmt(((mean(held) ?? NaN) * 100) / limit)} %)` : 'n/a', (utilisation ?? 0) >= 0.9),
+        row('Slots held at the end (the limiter’s state)', '0', end ? `${end.held} held, ${end.waiting} waiting (granted ${end.granted}, released ${end.released}, reclaimed ${end.reclaimed})` : 'n/a', end?.held === 0 && end.waiting === 0),
+        row(`Fairness: ${count.late} items of a project started after ${fmtMs(lateAtMs)}, ${inLine.length} items of ${keys - 1} batch(es) in line: p50 wait for a slot`, `≤ 2 × fair share (${fmtMs(fairP50)}) = ${fmtMs(2 * fairP50)}`,
+          `p50 ${fmtMs(late?.p50)}, max ${fmtMs(late?.max)} (first in, first out would be ≈ ${fmtMs((inLine.length * durationMs) / limit)})`, late ? late.p50 <= 2 * fairP50 : false),
+        row('Priority: interactive priority-1 tasks started one by one mid-batch: p50 wait for a slot', `≤ one task's length (${fmtMs(durationMs)})`, `p50 ${fmtMs(interactive?.p50)}, max ${fmtMs(interactive?.max)}`, interactive ? interactive.p50 <= durationMs : false),
+        ...actions.costs.map((c) => row(`Temporal actions per one-second task, ${c.limit === undefined ? 'no limit' : `limit ${c.limit}`} (${costTasks} tasks)`, '—', `${fmt(c.total, 2)} (${byType(c)})`)),
+        row('Temporal actions per task added by the limiter in this run (this run − no limit; tasks wait, the kill and the outage included)', '—', `${fmt(actions.run.total - actions.noLimit.total, 2)} (${fmt(actions.run.total, 2)} − ${fmt(actions.noLimit.total, 2)}: ${byType(actions.run, actions.noLimit) || 'none'})`),
+        row(`The limiter's ceiling: acquire+release pairs per second, ${callers} callers for ${fmtMs(ceilingMs)}, nobody waiting`, `≥ this run's need: limit ÷ task length = ${fmt(need)}/s`,
+          `${fmt(ceiling.pairsPerSecond)}/s (pair p50 ${fmtMs(ceiling.latencies?.p50)}, p99 ${fmtMs(ceiling.latencies?.p99)}): keeps ≈ ${Math.floor(ceiling.pairsPerSecond * (durationMs / 1000))} busy with tasks this long`, ceiling.pairsPerSecond >= need),
+        ...(cliBatch?.rows ?? []),
+      ],
       // prettier-ignore
       setup: [
-        `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${GROUPS.map((g) => `${count[g]} ${g}`).join(', ')}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. ${METHOD}.`,
+        `- **Tasks:** two worker processes at their defaults with \`BROWSERAI_FLEET_LIMIT=${limit}\` (one limiter workflow) on one task queue. ${records.length} tasks of ${fmtMs(durationMs)}: ${GROUPS.map((g) => `${count[g]} ${g}`).join(', ')}; each group its own project (the fairness key). The batches start together, the late items at ${fmtMs(lateAtMs)}, the interactive ones (priority 1, the rest 3) one by one over ${fmtMs(durationMs)} from ${fmtMs(idealMs * 0.4)}. At the limit with no gap they would take ${fmtMs(idealMs)}. How each figure is computed: [docs/benchmarks-method.md](docs/benchmarks-method.md#fleet).`,
         `- **Faults:** ${faults.kills.length ? `SIGKILL of a worker at ${faults.kills.map(at).join(', ')} (a new one started at once)` : 'no kill'}; ${faults.outage ? `dev server paused from ${at(faults.outage.from)} for ${fmtMs(faults.outage.to - faults.outage.from)}` : 'no outage'}. Run: ${fmtMs(m.outcome.endedAt - m.firstStartAt)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}; ${sessions.createdAt.size} of ${records.length} tasks finished with their session found.`,
         ...(cliBatch ? [cliBatch.setup] : []),
-        `- **Cost and ceiling:** before the run, ${settings.costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${baselineTasks} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
+        `- **Cost and ceiling:** before the run, ${costTasks} one-second tasks started at once on a worker without a limit, under ${COST_LIMITS[1]} and under ${COST_LIMITS[2]}, and ${baselineTasks} of ${fmtMs(durationMs)} without a limit (this run's baseline); the ceiling on the run's workers after it (at the end its limiter held ${ceiling.state.held}, granted ${ceiling.state.granted}, released ${ceiling.state.released}; history ${ceiling.historyLength} events).`,
       ],
       details: [
         ...distributions([
-          ...GROUPS.map((g) => [`Wait for a slot, ${g} (ms)`, stats(waits(g)), (v: number) => fmt(v, 0)] as const),
+          ...GROUPS.map((g) => [`Wait for a slot, ${g} (ms)`, waits(g), (v: number) => fmt(v, 0)] as const),
           ['Session end → first request about it (ms)', seenAfter, (v: number) => fmt(v, 0)],
         ]),
         '',
-        `**Where the slot time goes** while work waits: ${fmtMs(lostPerCreate)} of slot time lost per session created; a poll sees the end after p50 ${fmtMs(seenAfter?.p50)} (mean ${fmtMs(seenAfter?.mean)}). Outside the faults utilisation is ${fmt((steady ?? NaN) * 100)} %.`,
+        `**Where the slot time goes** while work waits: ${fmtMs(lostPerCreate)} of slot time lost per session created; a poll sees the end after p50 ${fmtMs(seenAfter?.p50)} (mean ${fmtMs(seenAfter?.mean)}). Outside the faults utilisation is ${fmt((window ? steadyUtilisation(steps, window, faults) / limit : NaN) * 100)} %.`,
       ],
       raw: { faults, samples: m.samples, limiterAtEnd: end, ceiling, actions, batch: m.batch },
     };
@@ -217,33 +208,31 @@ async function measureCeiling(client: Client, durationMs: number, callers: numbe
   const account = `ceiling-${randomUUID()}`;
   const fleet = new FleetLimit({ maxRunning: 100_000, checkIntervalMs: 3_600_000, account }, '');
   const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: PROJECT, runId: 'r' };
-  const acquire = (holderId: string) => fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE);
-  // The first acquire starts the limiter; the clock starts after it.
-  await acquire('warm-up');
+  // Refused while the limiter continues as new: retried, as a create's activity would.
+  const acquire = (holderId: string, attempt = 1): Promise<unknown> =>
+    fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE).catch(async (err: unknown) => {
+      if (attempt >= 5) throw err;
+      await sleep(200 * attempt);
+      return acquire(holderId, attempt + 1);
+    });
   const limiter = client.workflow.getHandle(fleet.limiterId);
-  await limiter.signal('browserAIReleaseSlot', { holderId: 'warm-up' });
+  const pair = (holderId: string = randomUUID()) =>
+    acquire(holderId).then(() => limiter.signal(releaseSlotSignal, { holderId }));
+  // The first pair starts the limiter; the clock starts after it.
+  await pair('warm-up');
   log(`fleet: ${callers} callers acquire and release for ${durationMs / 1000} s`);
   const latencies: number[] = [];
   const startedAt = Date.now();
   const caller = async () => {
     while (Date.now() < startedAt + durationMs) {
-      const holderId = randomUUID();
       const pairStartedAt = Date.now();
-      // Refused while the limiter continues as new: retried, as a create's activity would.
-      for (let attempt = 1; ; attempt++) {
-        const answer = await acquire(holderId).catch((err: Error) => err);
-        if (!(answer instanceof Error)) break;
-        if (attempt >= 5) throw answer;
-        await sleep(200 * attempt);
-      }
-      await limiter.signal('browserAIReleaseSlot', { holderId });
+      await pair();
       latencies.push(Date.now() - pairStartedAt);
     }
   };
   await Promise.all(Array.from({ length: callers }, caller));
   const pairsPerSecond = latencies.length / ((Date.now() - startedAt) / 1000);
-  const state = await limiter.query(limiterStateQuery);
-  const { historyLength } = await limiter.describe();
+  const [state, { historyLength }] = await Promise.all([limiter.query(limiterStateQuery), limiter.describe()]);
   await limiter.terminate('ceiling measured');
   return { pairsPerSecond, latencies: stats(latencies), state, historyLength };
 }
@@ -277,17 +266,16 @@ async function sessionsOf(stack: BenchStack, records: TaskRecord[]) {
   return { all: [...sessions.values()], createdAt };
 }
 
-/** Utilisation over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
-function steadyUtilisation(steps: Steps, window: Span, faults: Faults, limit: number) {
-  const cuts = [
-    ...faults.kills.map((at) => [at, at + DEFAULTS.heartbeatTimeoutMs] as const),
-    ...(faults.outage ? [[faults.outage.from, faults.outage.to + 30_000] as const] : []),
-  ].sort((a, b) => a[0] - b[0]);
+/** Mean sessions running over the window minus the faults (a kill until its polls time out, an outage and 30 s after it). */
+function steadyUtilisation(steps: Steps, window: Span, faults: Faults) {
+  const outage = faults.outage ? [[faults.outage.from, faults.outage.to + 30_000] as const] : [];
+  // In time order, as they happened: the kills come before the outage.
+  const cuts = [...faults.kills.map((at) => [at, at + DEFAULTS.heartbeatTimeoutMs] as const), ...outage];
   let [from, area, length] = [window.from, 0, 0];
   for (const [cutFrom, cutTo] of [...cuts, [window.to, window.to] as const]) {
     const to = Math.min(cutFrom, window.to);
     if (to > from) [area, length] = [area + meanOver(steps, from, to) * (to - from), length + to - from];
     from = Math.max(from, cutTo);
   }
-  return length > 0 ? area / length / limit : undefined;
+  return area / length;
 }
