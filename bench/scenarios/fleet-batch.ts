@@ -26,11 +26,9 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
   const name = `bench-fleet-batch-${items}`;
   const [file, out] = [`${name}.jsonl`, `${name}-results.jsonl`].map((base) => join(tmpdir(), base));
   const ids = Array.from({ length: items }, (_, i) => `item-${String(i).padStart(5, '0')}`);
-  const lines = ids.map((id) => {
-    const input = taskInput(stack, { text: `Batch ${id}: read a price list`, durationMs, project: PROJECT });
-    return JSON.stringify({ id, ...input });
-  });
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  const input = (id: string) =>
+    taskInput(stack, { text: `Batch ${id}: read a price list`, durationMs, project: PROJECT });
+  writeFileSync(file, ids.map((id) => `${JSON.stringify({ id, ...input(id) })}\n`).join(''));
   const args = ['batch', 'run', file, '--name', name, '--concurrency', String(concurrency), '--out', out];
   const tasks = new BrowserTasks(stack.temporal.client, taskQueue);
   stack.emulator.resetPeakRunning();
