@@ -78,28 +78,21 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
 
 async function startAll(records: TaskRecord[], target: RunTarget, options: RunOptions, outcome: RunOutcome) {
   const startOne = async (record: TaskRecord) => {
+    if (Date.now() > options.deadlineAt) return;
     record.startCalledAt = Date.now();
-    try {
-      const { input, workflowId } = record.plan;
-      const started =
-        target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then((h) => h.firstExecutionRunId);
-      const runId = await within(START_TIMEOUT_MS, started);
-      if (!runId) throw new Error(`start took longer than ${START_TIMEOUT_MS} ms`);
-      record.firstRunId = runId;
-    } catch (err) {
-      record.startError = String(err);
-    }
+    const { input, workflowId } = record.plan;
+    const started =
+      target.mcp?.start(record) ?? target.tasks.start(input, { workflowId }).then((h) => h.firstExecutionRunId);
+    record.firstRunId = await within(START_TIMEOUT_MS, started).catch((err) => void (record.startError = String(err)));
+    if (!record.firstRunId) record.startError ??= `Error: start took longer than ${START_TIMEOUT_MS} ms`;
   };
-  const pastDeadline = () => Date.now() > options.deadlineAt;
   if (records.every((r) => r.plan.startAtMs === 0)) {
     // One burst, in batches: each batch waits for its slowest start, as the old bench did.
-    for (let i = 0; i < records.length && !pastDeadline(); i += options.batch)
+    for (let i = 0; i < records.length; i += options.batch)
       await Promise.all(records.slice(i, i + options.batch).map(startOne));
   } else {
-    const startAt = async (record: TaskRecord) => {
-      await sleep(outcome.firstStartAt + record.plan.startAtMs - Date.now());
-      if (!pastDeadline()) await startOne(record);
-    };
+    const startAt = (r: TaskRecord) =>
+      sleep(outcome.firstStartAt + r.plan.startAtMs - Date.now()).then(() => startOne(r));
     await Promise.all(records.map(startAt));
   }
   const failed = records.filter((r) => r.startError);
@@ -111,10 +104,8 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
 function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
-  const atForm = (t: { project: string; status: string }) => t.status === 'awaiting' && t.project === target.project;
-  const text = (t: { instructions: Array<{ action: string }> }) => t.instructions.map((i) => i.action).join(' ');
-  const atForms = target.emulator.runningTasks().filter(atForm);
-  const awaitingTags = new Set(atForms.flatMap((t) => text(t).match(TAG) ?? []));
+  const atForms = target.emulator.runningTasks().filter((t) => t.status === 'awaiting' && t.project === target.project);
+  const awaitingTags = new Set(atForms.flatMap((t) => t.instructions.flatMap((i) => i.action.match(TAG) ?? [])));
   const now = Date.now();
   for (const record of waiting) {
     const code = record.plan.code!;
