@@ -35,21 +35,28 @@ export async function collectFacts(
   // Requests naming each execution ID in their path (creates excluded), in arrival order.
   const byExecution = new Map<string, RecordedRequest[]>();
   for (const request of requests) {
-    const id = /^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1];
-    if (id) byExecution.set(decodeURIComponent(id), [...(byExecution.get(decodeURIComponent(id)) ?? []), request]);
+    const id = decodeURIComponent(/^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1] ?? '');
+    if (id) byExecution.set(id, [...(byExecution.get(id) ?? []), request]);
   }
   const started = records.filter((r) => r.firstRunId);
   await mapLimit(started, COLLECT_CONCURRENCY, async (record) => {
     const facts: TaskFacts = (record.facts = {});
+    const handle = client.workflow.getHandle(record.plan.workflowId);
     try {
-      await describeOutcome(client, record, facts);
+      const description = await within(CALL_TIMEOUT_MS, handle.describe());
+      if (!description) throw new Error('describe timed out');
+      facts.status = description.status.name;
+      facts.closeTime = description.closeTime?.getTime();
+      if (facts.status === 'COMPLETED')
+        facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
+      else if (facts.status !== 'RUNNING')
+        await handle.result().catch((err: { cause?: unknown }) => void (facts.failure = String(err.cause ?? err)));
       facts.history = await readHistory(client, record.plan.workflowId, record.firstRunId!);
     } catch (err) {
       facts.failure ??= `collecting failed: ${err}`;
     }
-    const executionId = facts.result?.executionId;
+    const executionId = (facts.executionId = facts.result?.executionId);
     if (!executionId) return;
-    facts.executionId = executionId;
     const own = byExecution.get(executionId) ?? [];
     facts.requests = 1 + own.length;
     facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
@@ -57,22 +64,9 @@ export async function collectFacts(
     const task = emulator.task(executionId);
     facts.codesReceived = task?.codesReceived;
     facts.endedAt = task?.endedAt ?? undefined;
-    const createdAt = task ? Date.parse(task.createdAt) : NaN;
-    if (facts.endedAt !== undefined && facts.endedAt > createdAt)
-      facts.taskMinutes = (facts.endedAt - createdAt) / 60_000;
+    const minutes = task?.endedAt ? (task.endedAt - Date.parse(task.createdAt)) / 60_000 : 0;
+    if (minutes > 0) facts.taskMinutes = minutes;
   });
-}
-
-async function describeOutcome(client: Client, record: TaskRecord, facts: TaskFacts): Promise<void> {
-  const handle = client.workflow.getHandle(record.plan.workflowId);
-  const description = await within(CALL_TIMEOUT_MS, handle.describe());
-  if (!description) throw new Error('describe timed out');
-  facts.status = description.status.name;
-  facts.closeTime = description.closeTime?.getTime();
-  const cause = (err: unknown) => String((err as { cause?: unknown }).cause ?? err);
-  if (facts.status === 'COMPLETED')
-    facts.result = (await within(CALL_TIMEOUT_MS, handle.result())) as BrowserTaskResult | undefined;
-  else if (facts.status !== 'RUNNING') await handle.result().catch((err) => void (facts.failure = cause(err)));
 }
 
 /** The history of every run of the chain (continue-as-new), with the moments the latency breakdown needs. */
