@@ -16,7 +16,7 @@ const MCP_STOP_STATUSES = new Set(['finalized', 'awaiting', 'stopped', 'failed']
 export class McpClient {
   /** Twins whose loop has returned: the run's "closed". */
   readonly closed = new Set<string>();
-  private readonly loops: Promise<void>[] = [];
+  readonly loops: Promise<void>[] = [];
 
   constructor(
     private readonly emulator: BrowserAIEmulator,
@@ -31,10 +31,6 @@ export class McpClient {
     const executionId = String(created.executionId);
     this.loops.push(this.loop(record, facts, executionId));
     return executionId;
-  }
-
-  async settled(): Promise<void> {
-    await Promise.all(this.loops);
   }
 
   private async loop(record: TaskRecord, facts: TaskFacts, executionId: string): Promise<void> {
@@ -63,7 +59,7 @@ export class McpClient {
   }
 
   /** `GET /tasks/{id}` at once and 3 s after every answer, no backoff, no estimate. */
-  private async pollUntilStop(facts: TaskFacts, executionId: string): Promise<string | undefined> {
+  private async pollUntilStop(facts: TaskFacts, executionId: string) {
     while (Date.now() < this.stopAt) {
       facts.requests!++;
       const answer = await this.call('GET', `/tasks/${executionId}`);
@@ -74,7 +70,6 @@ export class McpClient {
       }
       await sleep(MCP_POLL_MS);
     }
-    return undefined;
   }
 
   /** Plain fetch, as the MCP client does, with its headers. */

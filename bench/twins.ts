@@ -41,7 +41,7 @@ export async function runSideBySide(
     runTasks(records, target, { batch: 50, ...options, firstStartAt }),
     runTasks(mcp, { ...target, mcp: client }, { batch: 50, ...options, label: `${options.label} MCP`, firstStartAt }),
   ]);
-  await client.settled();
+  await Promise.all(client.loops);
   await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
   return { records, mcp, outcome };
 }
