@@ -21,7 +21,9 @@ export function plannedTask(stack: BenchStack, { shape, ...spec }: TwinSpec): Pl
   return { ...spec, input: taskInput(stack, shape), durationMs: shape.durationMs };
 }
 
-export function plannedTwins(stack: BenchStack, specs: TwinSpec[]) {
+/** `count` tasks and their twins, from one `spec(i)` each. */
+export function plannedTwins(stack: BenchStack, count: number, specOf: (i: number) => TwinSpec) {
+  const specs = Array.from({ length: count }, (_, i) => specOf(i));
   const twin = (spec: TwinSpec) => plannedTask(stack, { ...spec, shape: { ...spec.shape, project: MCP_PROJECT } });
   return { ours: specs.map((spec) => plannedTask(stack, spec)), mcp: specs.map(twin) };
 }
@@ -34,8 +36,7 @@ export async function runSideBySide(
   planned: ReturnType<typeof plannedTwins>,
   options: { label: string; deadlineAt: number },
 ) {
-  const records = planned.ours.map((plan): TaskRecord => ({ plan }));
-  const mcp = planned.mcp.map((plan): TaskRecord => ({ plan }));
+  const [records, mcp] = [planned.ours, planned.mcp].map((plans) => plans.map((plan): TaskRecord => ({ plan })));
   const [firstStartAt, client] = [Date.now(), new McpClient(target.emulator, options.deadlineAt)];
   const [outcome] = await Promise.all([
     runTasks(records, target, { batch: 50, ...options, firstStartAt }),
@@ -72,14 +73,13 @@ export const MCP_COUNTING = `- **The MCP client's loop** (brightdata/browserai-m
 /** Requests per task and per task-minute, and task end → noticed, of both sides. */
 export function comparisonDistributions(c: Comparison): string[] {
   const done = c.side.records.filter(completedOk);
-  const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
   return distributions([
     ['API requests per task: ours', c.oursRequestsPerTask],
     ['API requests per task: MCP client', c.mcpRequestsPerTask],
-    ['API requests per task-minute: ours', stats(done.map(count.perMinute)), f2],
-    ['API requests per task-minute: MCP client', stats(c.side.mcp.map(count.perMinute)), f2],
-    ['Task end → workflow closed (ms)', c.endToClosed, f0],
-    ['Task end → MCP client has the answer (ms)', c.endToMcpSeen, f0],
+    ['API requests per task-minute: ours', stats(done.map(count.perMinute)), (v) => fmt(v, 2)],
+    ['API requests per task-minute: MCP client', stats(c.side.mcp.map(count.perMinute)), (v) => fmt(v, 2)],
+    ['Task end → workflow closed (ms)', c.endToClosed, (v) => fmt(v, 0)],
+    ['Task end → MCP client has the answer (ms)', c.endToMcpSeen, (v) => fmt(v, 0)],
   ]);
 }
 
@@ -131,7 +131,7 @@ export function phaseTables(label: string, phases: Array<[string, Comparison]>):
   ];
 }
 
-/** That both sides ran the tasks they should have, once each; the worker's peak and log; deadlines hit. */
+/** After a blank line: both sides ran their tasks, once each; the worker's peak and log; deadlines hit. */
 export function fairnessChecks(stack: BenchStack, ours: TaskRecord[], sides: SideBySide[]): string[] {
   const summary = summarizeRequests(stack.emulator.requests);
   const mcp = sides.flatMap((s) => s.mcp);
@@ -140,6 +140,7 @@ export function fairnessChecks(stack: BenchStack, ours: TaskRecord[], sides: Sid
   const mcpErrors = mcp.flatMap((r) => r.startError ?? r.facts?.failure ?? []);
   const worker = stack.workers.at(-1);
   return [
+    '',
     `- Creates: ${summary.createsByProject[PROJECT] ?? 0} \`POST /tasks\` for ${ours.filter((r) => r.firstRunId).length} workflows, ${summary.createsByProject[MCP_PROJECT] ?? 0} for ${mcp.length} MCP twins; non-2xx answers: ${summary.non2xx}; stop commands: ${summary.stops}; creates without a planned duration: ${stack.durations.misses}.`,
     ...(codeTasks.length ? [`- One-time codes typed exactly once (ours): ${typedOnce} / ${codeTasks.length}.`] : []),
     `- MCP twins that failed: ${mcpErrors.length}${mcpErrors[0] ? ` (first: ${mcpErrors[0]})` : ''}; that returned on a stale \`awaiting\` after their code: ${mcp.filter((r) => r.plan.code && r.facts?.status === 'awaiting').length}.`,

@@ -2,12 +2,11 @@
 // each task near its kind's base duration, on the same worker process (what it learns is per
 // worker, in memory), beside the MCP client's loop, one round after the other.
 import { Random } from '../../dev/random';
-import type { BenchConfig } from '../config';
 import { fmt, fmtMs, fmtRatio, log } from '../format';
 import { PROJECT, uniform } from '../plan';
 import { row } from '../report/markdown';
 import { scenario } from '../scenario';
-import { runTargetOf, type BenchStack } from '../stack';
+import { runTargetOf } from '../stack';
 import * as twins from '../twins';
 
 const TASK_QUEUE = 'bench-learned';
@@ -17,31 +16,10 @@ const TARGETS = {
   learned: { round: 3, maxRatio: 0.4, maxP50Ms: 1_500, maxP99Ms: 4_000 },
 } as const;
 
-/** One instruction text and the duration its tasks run about. */
-type Kind = { text: string; baseMs: number };
-
-/** Round `round` (1-based): every kind `tasksPerKind` times, durations drawn for this round. */
-function planRound(stack: BenchStack, { learned: settings, seed }: BenchConfig, kinds: Kind[], round: number) {
-  const rng = new Random(seed * 1000 + round);
-  return twins.plannedTwins(
-    stack,
-    kinds.flatMap((kind, k) =>
-      Array.from({ length: settings.tasksPerKind }, (_, i) => ({
-        workflowId: `bench-learned-r${round}-k${k + 1}-${i}`,
-        group: `round ${round}`,
-        startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
-        shape: {
-          text: kind.text,
-          durationMs: Math.round(kind.baseMs * (1 + uniform(rng, -settings.jitter, settings.jitter))),
-        },
-      })),
-    ),
-  );
-}
-
 export const measureLearned = scenario({
   heading: '## Learned rounds: one job repeated, beside the MCP client',
-  plan(_stack, { config: { learned: settings } }): Kind[] {
+  /** The kinds: one instruction text each, and the duration its tasks run about. */
+  plan(_stack, { config: { learned: settings } }) {
     const { kinds } = settings;
     const [min, max] = settings.durations;
     return Array.from({ length: kinds }, (_, k) => ({
@@ -49,20 +27,29 @@ export const measureLearned = scenario({
       baseMs: kinds === 1 ? (min + max) / 2 : min + (k * (max - min)) / (kinds - 1),
     }));
   },
-  async measure(stack, kinds, { config }) {
-    const settings = config.learned;
-    let worker = await stack.startWorker('default', TASK_QUEUE);
-    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
+  async measure(stack, kinds, { config: { learned: settings, seed } }) {
+    const { tasksPerKind, jitter } = settings;
+    const target = runTargetOf(stack, await stack.startWorker('default', TASK_QUEUE), TASK_QUEUE, PROJECT);
     const rounds: twins.SideBySide[] = [];
-    for (let round = 1; round <= settings.rounds && !worker.exited; round++) {
+    for (let round = 1; round <= settings.rounds && !target.worker.exited; round++) {
       if (settings.restart && round === settings.rounds && round > 1) {
         log('learned: restarting the worker before the last round');
-        await worker.stop();
-        target.worker = worker = await stack.startWorker('default', TASK_QUEUE);
+        await target.worker.stop();
+        target.worker = await stack.startWorker('default', TASK_QUEUE);
       }
-      const planned = planRound(stack, config, kinds, round);
+      // Every kind `tasksPerKind` times, durations drawn for this round from a seed of its own.
+      const rng = new Random(seed * 1000 + round);
+      const planned = twins.plannedTwins(stack, kinds.length * tasksPerKind, (j) => {
+        const [k, i] = [Math.floor(j / tasksPerKind), j % tasksPerKind];
+        return {
+          workflowId: `bench-learned-r${round}-k${k + 1}-${i}`,
+          group: `round ${round}`,
+          startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
+          shape: { text: kinds[k].text, durationMs: Math.round(kinds[k].baseMs * (1 + uniform(rng, -jitter, jitter))) },
+        };
+      });
       log(`learned: round ${round}/${settings.rounds}, ${planned.ours.length} tasks of ${kinds.length} kinds`);
-      const longest = settings.durations[1] * (1 + settings.jitter);
+      const longest = settings.durations[1] * (1 + jitter);
       const deadlineAt = Date.now() + settings.startSpreadMs + longest * 2 + 4 * 60_000;
       rounds.push(await twins.runSideBySide(target, planned, { label: `learned round ${round}`, deadlineAt }));
     }
@@ -94,7 +81,6 @@ export const measureLearned = scenario({
       ],
       details: [
         ...twins.phaseTables('Round', comparisons.map((c, i) => [`Round ${i + 1}`, c])),
-        '',
         ...twins.fairnessChecks(stack, records, rounds),
       ],
       raw: { kinds, rounds, features: stack.features },

@@ -50,25 +50,18 @@ export const measureMixed = scenario({
     const unseenText = (i: number) =>
       `Mixed new job ${i}: open https://n${i}.example.com, search the catalogue and export the hits`;
     // Each start drawn before its duration, as before: a seed plans what it planned.
-    const unseen = twins.plannedTwins(
-      stack,
-      Array.from({ length: settings.unseenTasks }, (_, i) => {
-        const startAtMs = spread(60_000);
-        return spec(`unseen-${i}`, unseenText(i), Math.round(uniform(rng, ...UNSEEN_RANGE_MS)), startAtMs);
-      }),
-    );
-    const known = twins.plannedTwins(
-      stack,
-      Array.from({ length: KNOWN_KIND_TASKS }, (_, i) => {
-        const startAtMs = spread(5_000);
-        return { ...spec(`known-${i}`, KNOWN_KIND_TEXT, knownRun(), startAtMs), group: 'known kind' };
-      }),
-    );
+    const unseen = twins.plannedTwins(stack, settings.unseenTasks, (i) => {
+      const startAtMs = spread(60_000);
+      return spec(`unseen-${i}`, unseenText(i), Math.round(uniform(rng, ...UNSEEN_RANGE_MS)), startAtMs);
+    });
+    const known = twins.plannedTwins(stack, KNOWN_KIND_TASKS, (i) => {
+      const startAtMs = spread(5_000);
+      return { ...spec(`known-${i}`, KNOWN_KIND_TEXT, knownRun(), startAtMs), group: 'known kind' };
+    });
     return { outlier, warmUp, unseen, known };
   },
   async measure(stack, plan, { config: { mixed: settings } }) {
-    const worker = await stack.startWorker('default', TASK_QUEUE);
-    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
+    const target = runTargetOf(stack, await stack.startWorker('default', TASK_QUEUE), TASK_QUEUE, PROJECT);
     const due = (ms: number) => Date.now() + ms + SLACK_MS; // a phase's deadline: its own time and some slack
     const outlier: TaskRecord[] = [{ plan: plan.outlier }];
     const label = 'mixed: the 2-s kind, long run';
@@ -108,7 +101,6 @@ export const measureMixed = scenario({
           ['Kinds not seen', unseenC],
           ['The 2-s kind with an outlier', knownC],
         ]),
-        '',
         ...twins.fairnessChecks(stack, ours, [unseen, known]),
         `- Warm-up and long run completed: ${[...outlier, ...warmUp].filter(completedOk).length} / ${outlier.length + warmUp.length}.`,
         ...outcomes.flatMap((o, i) => twins.outcomeLines(o, i ? 'Long run: ' : 'Warm-up: ')),

@@ -20,39 +20,34 @@ export const measureRealistic = scenario({
   plan(stack, { config: { realistic: settings, seed } }) {
     const rng = new Random(seed);
     const codes = new CodeMaker(new Random(seed + 1));
-    return twins.plannedTwins(
-      stack,
-      Array.from({ length: settings.tasks }, (_, i): twins.TwinSpec => {
-        // Code tasks spread evenly over the list (and so over the start window).
-        const needsCode = Math.floor((i + 1) * settings.codeShare) > Math.floor(i * settings.codeShare);
-        const tag = `#rl${i}`;
-        return {
-          workflowId: `bench-realistic-${i}`,
-          group: needsCode ? 'one-time code' : 'plain',
-          startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
-          shape: {
-            text: `Realistic job ${tag}: open https://shop${i}.example.com, search for "desk lamp" and list the first 10 prices`,
-            durationMs: Math.round(uniform(rng, ...settings.durations)),
-            needsCode,
-          },
-          code: needsCode ? { value: codes.next(), tag, when: 'awaiting', delayMs: 0 } : undefined,
-        };
-      }),
-    );
+    return twins.plannedTwins(stack, settings.tasks, (i) => {
+      // Code tasks spread evenly over the list (and so over the start window).
+      const needsCode = Math.floor((i + 1) * settings.codeShare) > Math.floor(i * settings.codeShare);
+      const tag = `#rl${i}`;
+      return {
+        workflowId: `bench-realistic-${i}`,
+        group: needsCode ? 'one-time code' : 'plain',
+        startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
+        shape: {
+          text: `Realistic job ${tag}: open https://shop${i}.example.com, search for "desk lamp" and list the first 10 prices`,
+          durationMs: Math.round(uniform(rng, ...settings.durations)),
+          needsCode,
+        },
+        code: needsCode ? { value: codes.next(), tag, when: 'awaiting', delayMs: 0 } : undefined,
+      };
+    });
   },
   async measure(stack, planned, { config: { realistic: settings } }) {
-    const worker = await stack.startWorker('default', TASK_QUEUE);
+    const target = runTargetOf(stack, await stack.startWorker('default', TASK_QUEUE), TASK_QUEUE, PROJECT);
     const deadlineAt = Date.now() + settings.startSpreadMs + settings.durations[1] * 2 + 5 * 60_000;
-    const target = runTargetOf(stack, worker, TASK_QUEUE, PROJECT);
     return twins.runSideBySide(target, planned, { label: 'realistic', deadlineAt });
   },
   report(side, stack, { config: { realistic: settings } }) {
     const c = twins.compare(side);
     const codeTasks = side.records.filter((r) => r.plan.code);
     const events = stats(side.records.filter(completedOk).map(count.events));
-    const codeLatency = between(codeTasks, at.codeSent, at.appended);
-    const codes =
-      codeLatency && `p50 ${fmtMs(codeLatency.p50)} · max ${fmtMs(codeLatency.max)} (${codeLatency.n} codes)`;
+    const append = between(codeTasks, at.codeSent, at.appended);
+    const codes = append && `p50 ${fmtMs(append.p50)} · max ${fmtMs(append.max)} (${append.n} codes)`;
     // prettier-ignore
     const rows = [
       twins.completedRow('Workflows completed, task finalized', side.records),
@@ -73,7 +68,6 @@ export const measureRealistic = scenario({
       details: [
         ...twins.comparisonDistributions(c),
         distributionRow('History events per task', events),
-        '',
         ...twins.fairnessChecks(stack, side.records, [side]),
       ],
       raw: { records: side.records, mcp: side.mcp, features: stack.features },
