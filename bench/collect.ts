@@ -83,7 +83,6 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
     facts.runs++;
     const history = await fetchHistory(runId);
     if (!history) throw new Error('fetchHistory timed out');
-    runId = undefined;
     for (const event of history.events ?? []) {
       facts.events++;
       const type = eventTypeOf(event as Record<string, unknown>);
@@ -96,8 +95,9 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       if (activityOf(event.activityTaskStartedEventAttributes) === APPEND) facts.appendStartedAt ??= at;
       if (activityOf(event.activityTaskCompletedEventAttributes) === POLL) facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
-      runId = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? runId;
     }
+    // A run that continued as new ends with the event that names the next run.
+    runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   return facts;
 }

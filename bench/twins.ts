@@ -47,15 +47,13 @@ export async function runSideBySide(
   return { records, mcp, outcome };
 }
 
-/** A twin whose loop returned an answer, not an error. */
-const mcpEnded = (r: TaskRecord) => !r.startError && !r.facts?.failure && r.facts?.status !== undefined;
-
 /** Requests per task of both sides and how long after each task's end each side noticed it. */
 type Comparison = ReturnType<typeof compare>;
 
 export function compare(side: SideBySide) {
   const done = side.records.filter(completedOk);
-  const mcpDone = side.mcp.filter(mcpEnded);
+  // A twin ended when its loop returned an answer, not an error.
+  const mcpDone = side.mcp.filter((r) => !r.startError && !r.facts?.failure && r.facts?.status !== undefined);
   const [oursRequests, mcpRequests] = [sum(done.map(count.requests)), sum(mcpDone.map(count.requests))];
   // Ratio per task: a side that lost tasks must not look cheaper for it.
   const ratio = done.length && mcpRequests ? oursRequests / done.length / (mcpRequests / mcpDone.length) : undefined;

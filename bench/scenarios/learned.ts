@@ -49,8 +49,7 @@ export const measureLearned = scenario({
         };
       });
       log(`learned: round ${round}/${settings.rounds}, ${planned.ours.length} tasks of ${kinds.length} kinds`);
-      const longest = settings.durations[1] * (1 + jitter);
-      const deadlineAt = Date.now() + settings.startSpreadMs + longest * 2 + 4 * 60_000;
+      const deadlineAt = Date.now() + settings.startSpreadMs + settings.durations[1] * (1 + jitter) * 2 + 4 * 60_000;
       rounds.push(await twins.runSideBySide(target, planned, { label: `learned round ${round}`, deadlineAt }));
     }
     return { kinds, rounds };

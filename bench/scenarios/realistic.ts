@@ -24,15 +24,12 @@ export const measureRealistic = scenario({
       // Code tasks spread evenly over the list (and so over the start window).
       const needsCode = Math.floor((i + 1) * settings.codeShare) > Math.floor(i * settings.codeShare);
       const tag = `#rl${i}`;
+      const text = `Realistic job ${tag}: open https://shop${i}.example.com, search for "desk lamp" and list the first 10 prices`;
       return {
         workflowId: `bench-realistic-${i}`,
         group: needsCode ? 'one-time code' : 'plain',
         startAtMs: Math.round(uniform(rng, 0, settings.startSpreadMs)),
-        shape: {
-          text: `Realistic job ${tag}: open https://shop${i}.example.com, search for "desk lamp" and list the first 10 prices`,
-          durationMs: Math.round(uniform(rng, ...settings.durations)),
-          needsCode,
-        },
+        shape: { text, durationMs: Math.round(uniform(rng, ...settings.durations)), needsCode },
         code: needsCode ? { value: codes.next(), tag, when: 'awaiting', delayMs: 0 } : undefined,
       };
     });
