@@ -44,6 +44,7 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
   const starting = startAll(records, target, options, outcome).then(() => void (outcome.allStartedAt = Date.now()));
   const codesInFlight = new Set<Promise<void>>();
   const closed = target.mcp?.closed ?? new Set<string>();
+  const settled = (r: TaskRecord) => !r.firstRunId || closed.has(r.plan.workflowId);
   let [lastClosedCheck, lastProgress] = [0, Date.now()];
   for (;;) {
     const now = Date.now();
@@ -59,13 +60,10 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
       lastClosedCheck = now;
       await listClosed(target, closed);
     }
-    const done =
-      outcome.allStartedAt !== undefined &&
-      records.every((r) => !r.firstRunId || closed.has(r.plan.workflowId)) &&
-      codesInFlight.size === 0;
+    const done = outcome.allStartedAt !== undefined && codesInFlight.size === 0 && records.every(settled);
     if (now - lastProgress >= PROGRESS_MS || done) {
       lastProgress = now;
-      log(progressLine(options.label, records, closed, target));
+      log(progressLine(options.label, records, closed, target, now));
     }
     if (done) break;
     await sleep(TICK_MS);
@@ -106,9 +104,8 @@ function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOu
   const atForms = target.emulator.runningTasks().filter((t) => t.status === 'awaiting' && t.project === target.project);
   const awaitingTags = new Set(atForms.flatMap((t) => t.instructions.flatMap((i) => i.action.match(TAG) ?? [])));
   const now = Date.now();
-  for (const record of waiting) {
+  for (const record of waiting.filter((r) => awaitingTags.has(r.plan.code!.tag))) {
     const code = record.plan.code!;
-    if (!awaitingTags.has(code.tag)) continue;
     record.awaitingSeenAt ??= now;
     const from = code.when === 'awaiting' ? record.awaitingSeenAt : outcome.allStartedAt;
     if (from === undefined || now < from + code.delayMs) continue;
@@ -134,8 +131,7 @@ async function listClosed(target: RunTarget, closed: Set<string>): Promise<void>
   }
 }
 
-function progressLine(label: string, records: TaskRecord[], closed: Set<string>, target: RunTarget): string {
-  const now = Date.now();
+function progressLine(label: string, records: TaskRecord[], closed: Set<string>, target: RunTarget, now: number) {
   const last = target.worker.sampler.samples.at(-1);
   const codes = records.filter((r) => r.plan.code);
   const busy = target.machine.busyPercent(now - 10_500, now, os.cpus().length);

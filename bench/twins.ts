@@ -21,7 +21,6 @@ export function plannedTask(stack: BenchStack, { shape, ...spec }: TwinSpec): Pl
   return { ...spec, input: taskInput(stack, shape), durationMs: shape.durationMs };
 }
 
-/** `count` tasks and their twins, from one `spec(i)` each. */
 export function plannedTwins(stack: BenchStack, count: number, specOf: (i: number) => TwinSpec) {
   const specs = Array.from({ length: count }, (_, i) => specOf(i));
   const twin = (spec: TwinSpec) => plannedTask(stack, { ...spec, shape: { ...spec.shape, project: MCP_PROJECT } });
@@ -90,15 +89,10 @@ const closeText = ({ endToClosed: ours, endToMcpSeen: mcp }: Comparison) =>
     ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)})`
     : 'n/a';
 
-/** `label` and a measure that starts the sentence when there is no label. */
-const measureName = (label: string, what: string) =>
-  label ? `${label}${what}` : what[0]!.toUpperCase() + what.slice(1);
-
 /** `label: API requests, ours / MCP client` judged against `≤ maxRatio`. */
 export function ratioRow(label: string, c: Comparison, maxRatio?: number): TargetRow {
   const met = maxRatio === undefined ? undefined : c.requestRatio !== undefined && c.requestRatio <= maxRatio;
-  const target = maxRatio ? `≤ ${fmtRatio(maxRatio)}` : '—';
-  return row(measureName(label, 'API requests, ours / MCP client'), target, ratioText(c), met);
+  return row(`${label}API requests, ours / MCP client`, maxRatio ? `≤ ${fmtRatio(maxRatio)}` : '—', ratioText(c), met);
 }
 
 /** `label: task end → workflow closed` judged against a p50 (and p99) bound. */
@@ -106,7 +100,7 @@ export function closeRow(label: string, c: Comparison, maxP50Ms: number, maxP99M
   const s = c.endToClosed;
   const [p99, p99Target] = maxP99Ms ? [' and p99', `, p99 ≤ ${fmtMs(maxP99Ms)}`] : ['', ''];
   const met = !!s && s.p50 <= maxP50Ms && (maxP99Ms === undefined || s.p99 <= maxP99Ms);
-  const measure = measureName(label, `task end → workflow closed, p50${p99}`);
+  const measure = label ? `${label}task end → workflow closed, p50${p99}` : `Task end → workflow closed, p50${p99}`;
   return row(measure, `p50 ≤ ${fmtMs(maxP50Ms)}${p99Target}`, closeText(c), met);
 }
 

@@ -47,12 +47,11 @@ export const measureMixed = scenario({
       // After the outlier's create: the book gives the kind's durations out in create order.
       ...Array.from({ length: KNOWN_KIND_RUNS }, (_, i) => job(`known-warm-${i}`, KNOWN_KIND_TEXT, knownRun(), 2_000 + i * 1_500)),
     ];
-    const unseenText = (i: number) =>
-      `Mixed new job ${i}: open https://n${i}.example.com, search the catalogue and export the hits`;
     // Each start drawn before its duration, as before: a seed plans what it planned.
     const unseen = twins.plannedTwins(stack, settings.unseenTasks, (i) => {
       const startAtMs = spread(60_000);
-      return spec(`unseen-${i}`, unseenText(i), Math.round(uniform(rng, ...UNSEEN_RANGE_MS)), startAtMs);
+      const text = `Mixed new job ${i}: open https://n${i}.example.com, search the catalogue and export the hits`;
+      return spec(`unseen-${i}`, text, Math.round(uniform(rng, ...UNSEEN_RANGE_MS)), startAtMs);
     });
     const known = twins.plannedTwins(stack, KNOWN_KIND_TASKS, (i) => {
       const startAtMs = spread(5_000);
@@ -71,11 +70,9 @@ export const measureMixed = scenario({
     log(`mixed: warm-up, ${plan.warmUp.length} tasks (short, another project's long ones, the 2-s kind)`);
     const warmUp = plan.warmUp.map((p): TaskRecord => ({ plan: p }));
     const warmOutcome = await runTasks(warmUp, target, { batch: 50, deadlineAt: due(200_000), label: 'mixed warm-up' });
-    log(`mixed: ${plan.unseen.ours.length} tasks of kinds not seen yet`);
     const unseen = await twins.runSideBySide(target, plan.unseen, { label: 'mixed unseen', deadlineAt: due(160_000) });
     log('mixed: waiting for the 2-s kind’s long run to end');
     const outlierOutcome = await outlierRun;
-    log(`mixed: ${plan.known.ours.length} tasks of the 2-s kind`);
     const known = await twins.runSideBySide(target, plan.known, { label: 'mixed known', deadlineAt: due(60_000) });
     await collectFacts(target.client, [...outlier, ...warmUp], stack.emulator, [...stack.emulator.requests]);
     return { outlier, warmUp, unseen, known, outcomes: [warmOutcome, outlierOutcome] };

@@ -45,18 +45,17 @@ export const measureRealistic = scenario({
     const events = stats(side.records.filter(completedOk).map(count.events));
     const append = between(codeTasks, at.codeSent, at.appended);
     const codes = append && `p50 ${fmtMs(append.p50)} · max ${fmtMs(append.max)} (${append.n} codes)`;
-    // prettier-ignore
-    const rows = [
-      twins.completedRow('Workflows completed, task finalized', side.records),
-      twins.ratioRow('', c),
-      twins.closeRow('', c, CLOSE_P50_TARGET_MS),
-      row('History events per task', `< ${HISTORY_EVENTS_TARGET}`, events ? `p50 ${events.p50} · max ${events.max}` : 'n/a', !!events && events.max < HISTORY_EVENTS_TARGET),
-      ...(codeTasks.length ? [row('submitCode → append request', '—', codes || 'n/a')] : []),
-      row('Worker peak RSS', '—', `${fmt(mb(stack.workers[0]?.sampler.peakEverKb() ?? NaN), 0)} MB`),
-    ];
     const [min, max] = settings.durations.map((d) => fmt(d / 1000, 0));
+    // prettier-ignore
     return {
-      rows,
+      rows: [
+        twins.completedRow('Workflows completed, task finalized', side.records),
+        twins.ratioRow('', c),
+        twins.closeRow('', c, CLOSE_P50_TARGET_MS),
+        row('History events per task', `< ${HISTORY_EVENTS_TARGET}`, events ? `p50 ${events.p50} · max ${events.max}` : 'n/a', !!events && events.max < HISTORY_EVENTS_TARGET),
+        ...(codeTasks.length ? [row('submitCode → append request', '—', codes || 'n/a')] : []),
+        row('Worker peak RSS', '—', `${fmt(mb(stack.workers[0]?.sampler.peakEverKb() ?? NaN), 0)} MB`),
+      ],
       setup: [
         `- **Tasks:** ${settings.tasks}, each a job of its own (its own instruction text, so nothing learned from one applies to another), running ${min}–${max} s (uniform), started at random over ${fmt(settings.startSpreadMs / 1000, 0)} s; ${codeTasks.length} stop at a one-time-code form and get their code as soon as the emulator shows the form.`,
         '- **Worker:** one process of `node lib/src/worker.js`, default settings; no polling options in the input.',
