@@ -11,10 +11,8 @@ import * as twins from '../twins';
 
 const TASK_QUEUE = 'bench-learned';
 /** The issue's targets: what the first round may cost, and what the third must reach once durations are learned. */
-const TARGETS = {
-  first: { round: 1, maxRatio: 0.75, maxP50Ms: 2_500 },
-  learned: { round: 3, maxRatio: 0.4, maxP50Ms: 1_500, maxP99Ms: 4_000 },
-} as const;
+const FIRST = { round: 1, maxRatio: 0.75, maxP50Ms: 2_500 } as const;
+const LEARNED = { round: 3, maxRatio: 0.4, maxP50Ms: 1_500, maxP99Ms: 4_000 } as const;
 
 export const measureLearned = scenario({
   heading: '## Learned rounds: one job repeated, beside the MCP client',
@@ -56,10 +54,9 @@ export const measureLearned = scenario({
   },
   report({ kinds, rounds }, stack, { config: { learned: settings } }) {
     const comparisons = rounds.map(twins.compare);
-    const { first, learned } = TARGETS;
-    const [c1, c3] = [comparisons[first.round - 1], comparisons[learned.round - 1]];
+    const [c1, c3] = [comparisons[FIRST.round - 1], comparisons[LEARNED.round - 1]];
     const records = rounds.flatMap((r) => r.records);
-    const [r1, r3] = [`Round ${first.round}: `, `Round ${learned.round}: `];
+    const [r1, r3] = [`Round ${FIRST.round}: `, `Round ${LEARNED.round}: `];
     const restart = settings.restart
       ? `, except round ${settings.rounds}: **right after a worker restart** (a new process).`
       : '.';
@@ -69,10 +66,10 @@ export const measureLearned = scenario({
     return {
       rows: [
         twins.completedRow('Workflows completed, every round', records),
-        ...(c1 ? [twins.ratioRow(r1, c1, first.maxRatio), twins.closeRow(r1, c1, first.maxP50Ms)] : []),
+        ...(c1 ? [twins.ratioRow(r1, c1, FIRST.maxRatio), twins.closeRow(r1, c1, FIRST.maxP50Ms)] : []),
         ...(c3
-          ? [twins.ratioRow(r3, c3, learned.maxRatio), twins.closeRow(r3, c3, learned.maxP50Ms, learned.maxP99Ms)]
-          : [row(`Round ${learned.round} targets`, `ratio ≤ ${fmtRatio(learned.maxRatio)}, p50 ≤ ${fmtMs(learned.maxP50Ms)}, p99 ≤ ${fmtMs(learned.maxP99Ms)}`, `not run (${comparisons.length} rounds)`)]),
+          ? [twins.ratioRow(r3, c3, LEARNED.maxRatio), twins.closeRow(r3, c3, LEARNED.maxP50Ms, LEARNED.maxP99Ms)]
+          : [row(`Round ${LEARNED.round} targets`, `ratio ≤ ${fmtRatio(LEARNED.maxRatio)}, p50 ≤ ${fmtMs(LEARNED.maxP50Ms)}, p99 ≤ ${fmtMs(LEARNED.maxP99Ms)}`, `not run (${comparisons.length} rounds)`)]),
       ],
       setup: [
         `- **Job:** ${kinds.length} kinds of task (one instruction text each), base durations spread evenly over ${min}–${max} s (${bases} s); ${settings.tasksPerKind} tasks of each kind per round, each within ±${fmt(settings.jitter * 100, 0)} % of its kind's base (uniform), started at random over ${fmt(settings.startSpreadMs / 1000, 0)} s; ${settings.rounds} rounds one after the other on the **same worker process** (at its defaults)${restart}`,
