@@ -25,16 +25,11 @@ export function summarizeRequests(requests: RecordedRequest[]) {
   return { total: requests.length, createsByProject, stops, non2xx };
 }
 
-/** Fills `record.facts` for every started workflow. */
-export async function collectFacts(
-  client: Client,
-  records: TaskRecord[],
-  emulator: BrowserAIEmulator,
-  requests: RecordedRequest[],
-): Promise<void> {
+/** Fills `record.facts` for every started workflow, from the emulator's requests so far. */
+export async function collectFacts(client: Client, records: TaskRecord[], emulator: BrowserAIEmulator): Promise<void> {
   // Requests naming each execution ID in their path (creates excluded), in arrival order.
   const byExecution = new Map<string, RecordedRequest[]>();
-  for (const request of requests) {
+  for (const request of emulator.requests) {
     const id = decodeURIComponent(/^\/(?:tasks|results)\/([^/]+)/.exec(request.path)?.[1] ?? '');
     if (id) byExecution.set(id, [...(byExecution.get(id) ?? []), request]);
   }

@@ -21,8 +21,8 @@ const TAG = /#[a-z]+\d+\b/g;
 export type RunTarget = ReturnType<typeof runTargetOf> & { mcp?: McpClient };
 
 export interface RunOptions {
-  /** Workflows started at once in a burst (old bench: 50). */
-  batch: number;
+  /** Workflows started at once in a burst; default 50, as the old bench. */
+  batch?: number;
   deadlineAt: number;
   /** Prefix of the progress lines. */
   label: string;
@@ -85,8 +85,8 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
   };
   if (records.every((r) => r.plan.startAtMs === 0)) {
     // One burst, in batches: each batch waits for its slowest start, as the old bench did.
-    for (let i = 0; i < records.length; i += options.batch)
-      await Promise.all(records.slice(i, i + options.batch).map(startOne));
+    for (let i = 0, batch = options.batch ?? 50; i < records.length; i += batch)
+      await Promise.all(records.slice(i, i + batch).map(startOne));
   } else {
     const startAt = (r: TaskRecord) =>
       sleep(outcome.firstStartAt + r.plan.startAtMs - Date.now()).then(() => startOne(r));

@@ -1,13 +1,14 @@
 // The fixed parts of one scenario, all on 127.0.0.1 and fresh for each scenario so none sees
 // another's load: a Temporal dev server (in memory, our search attributes registered, its
 // Prometheus endpoint on a free port, extra namespaces if asked), the BrowserAI emulator in this
-// process, checked by a probe task, and samplers for the server and the machine. Workers are
-// started by the scenario.
-import { within } from '../dev/async';
+// process, checked by a probe task, and samplers for the server and the machine. Scenarios start
+// the workers, and pause the server for an outage.
+import { sleep, within } from '../dev/async';
 import { freePort, startTemporal } from '../dev/dev-server';
 import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
 import { DurationBook } from './durations';
+import { log } from './format';
 import { plainInput } from './plan';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
@@ -33,7 +34,8 @@ async function startStack({ namespaces = [], ...emulatorOptions }: StackOptions)
     BrowserAIEmulator.start({ ...emulatorOptions, durationFor: durations.durationFor }),
   ]);
   const machine = new MachineSampler().start();
-  const server = new ProcessSampler(findChild(process.pid, 'temporal')).start();
+  const serverPid = findChild(process.pid, 'temporal');
+  const server = new ProcessSampler(serverPid).start();
   const workers: WorkerProcess[] = [];
   let stopping: Promise<void> | undefined;
   /** Idempotent: workers, samplers, the emulator and the dev server are gone afterwards. */
@@ -60,6 +62,15 @@ async function startStack({ namespaces = [], ...emulatorOptions }: StackOptions)
     machine,
     workers,
     stop,
+    /** A Temporal outage: the dev server paused (SIGSTOP: unreachable, its state kept), then resumed; resolves as it runs again. */
+    async pauseTemporal(outageMs: number, label: string): Promise<number> {
+      if (!serverPid) throw new Error('the dev server process was not found');
+      log(`${label}: pausing the Temporal dev server for ${Math.round(outageMs / 1000)} s`);
+      process.kill(serverPid, 'SIGSTOP');
+      await sleep(outageMs).finally(() => process.kill(serverPid, 'SIGCONT'));
+      log(`${label}: the dev server runs again`);
+      return Date.now();
+    },
     /** `extra`: more variables for the worker (webhook destination, TOTP secrets). */
     async startWorker(namespace: string, taskQueue: string, extra?: Record<string, string>) {
       const worker = await WorkerProcess.start({

@@ -38,11 +38,11 @@ export async function runSideBySide(
   const [records, mcp] = [planned.ours, planned.mcp].map((plans) => plans.map((plan): TaskRecord => ({ plan })));
   const [firstStartAt, client] = [Date.now(), new McpClient(target.emulator, options.deadlineAt)];
   const [outcome] = await Promise.all([
-    runTasks(records, target, { batch: 50, ...options, firstStartAt }),
-    runTasks(mcp, { ...target, mcp: client }, { batch: 50, ...options, label: `${options.label} MCP`, firstStartAt }),
+    runTasks(records, target, { ...options, firstStartAt }),
+    runTasks(mcp, { ...target, mcp: client }, { ...options, label: `${options.label} MCP`, firstStartAt }),
   ]);
   await Promise.all(client.loops);
-  await collectFacts(target.client, records, target.emulator, [...target.emulator.requests]);
+  await collectFacts(target.client, records, target.emulator);
   return { records, mcp, outcome };
 }
 

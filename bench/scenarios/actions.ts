@@ -92,9 +92,9 @@ async function measureGroup(stack: BenchStack, group: ActionsGroup, worker: Work
   const client = new Client({ connection: stack.temporal.connection, namespace: group.namespace });
   const records = group.tasks.map((plan): TaskRecord => ({ plan }));
   const target = runTargetOf(stack, worker, group.taskQueue, PROJECT, client);
-  const options = { batch: 50, deadlineAt, label: `actions ${group.name}` };
+  const options = { deadlineAt, label: `actions ${group.name}` };
   const counted = await countActions(stack.metricsUrl, group.namespace, () => runTasks(records, target, options));
-  await collectFacts(client, records, stack.emulator, [...stack.emulator.requests]);
+  await collectFacts(client, records, stack.emulator);
   return { group, records, actions: counted.actions, outcome: counted.result };
 }
 

@@ -18,7 +18,6 @@ import { between, mean, stats, sum } from '../statistics';
 import { meanOver, openSteps, type Steps } from '../time-series';
 import type { TaskRecord } from '../task';
 import { countActions, type ActionCounts } from '../temporal-actions';
-import { pauseTemporal } from '../temporal-outage';
 import { cliBatchReport, runCliBatch } from './fleet-batch';
 import { buildWorkflowBundle } from './scale';
 
@@ -95,11 +94,11 @@ export const measureFleet = scenario({
         }
         if (settings.outageMs <= 0) return;
         await sleep(firstStartAt + plan.outageAtMs - Date.now());
-        faults.outage = { from: Date.now(), to: await pauseTemporal(settings.outageMs, 'fleet') };
+        faults.outage = { from: Date.now(), to: await stack.pauseTemporal(settings.outageMs, 'fleet') };
       })();
       const deadlineAt = firstStartAt + plan.idealMs * 2 + settings.outageMs + 10 * 60_000;
       const target = runTargetOf(stack, workers[0]!, TASK_QUEUE, 'fleet-batch-a');
-      const outcome = await runTasks(plan.records, target, { batch: 50, deadlineAt, label: 'fleet', firstStartAt });
+      const outcome = await runTasks(plan.records, target, { deadlineAt, label: 'fleet', firstStartAt });
       clearInterval(sampling);
       await causingFaults;
       return { firstStartAt, outcome, limiterAtEnd: await settledLimiter(limiterState) };
@@ -190,7 +189,7 @@ async function actionsPerTask(stack: BenchStack, extra: Record<string, string> |
   const worker = await stack.startWorker('default', taskQueue, extra);
   const records = Array.from({ length: count }, (_, i) => fleetTask(stack, `cost-${name}`, i, durationMs));
   const target = runTargetOf(stack, worker, taskQueue, `fleet-cost-${name}`);
-  const options = { batch: 50, deadlineAt: Date.now() + durationMs + 5 * 60_000, label: `fleet ${name}` };
+  const options = { deadlineAt: Date.now() + durationMs + 5 * 60_000, label: `fleet ${name}` };
   const { actions } = await countActions(stack.metricsUrl, 'default', () => runTasks(records, target, options));
   await worker.stop();
   return perTask(actions, count);

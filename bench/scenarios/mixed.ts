@@ -69,12 +69,12 @@ export const measureMixed = scenario({
     while (!stack.emulator.requests.some((r) => r.method === 'POST' && r.path === '/tasks')) await sleep(100);
     log(`mixed: warm-up, ${plan.warmUp.length} tasks (short, another project's long ones, the 2-s kind)`);
     const warmUp = plan.warmUp.map((p): TaskRecord => ({ plan: p }));
-    const warmOutcome = await runTasks(warmUp, target, { batch: 50, deadlineAt: due(200_000), label: 'mixed warm-up' });
+    const warmOutcome = await runTasks(warmUp, target, { deadlineAt: due(200_000), label: 'mixed warm-up' });
     const unseen = await twins.runSideBySide(target, plan.unseen, { label: 'mixed unseen', deadlineAt: due(160_000) });
     log('mixed: waiting for the 2-s kind’s long run to end');
     const outlierOutcome = await outlierRun;
     const known = await twins.runSideBySide(target, plan.known, { label: 'mixed known', deadlineAt: due(60_000) });
-    await collectFacts(target.client, [...outlier, ...warmUp], stack.emulator, [...stack.emulator.requests]);
+    await collectFacts(target.client, [...outlier, ...warmUp], stack.emulator);
     return { outlier, warmUp, unseen, known, outcomes: [warmOutcome, outlierOutcome] };
   },
   report({ outlier, warmUp, unseen, known, outcomes }, stack, { config: { mixed: settings } }) {

@@ -11,7 +11,6 @@ import { DEFAULTS, type BrowserTaskInput } from '../../src/contract/input';
 import { fmt, fmtMs, log } from '../format';
 import { taskInput, uniform } from '../plan';
 import { distributions, row } from '../report/markdown';
-import { pauseTemporal } from '../temporal-outage';
 import { scenario } from '../scenario';
 import type { BenchStack } from '../stack';
 import { between, stats } from '../statistics';
@@ -117,7 +116,7 @@ export const measureRecovery = scenario({
 async function measureOutage(stack: BenchStack, tasks: BrowserTasks, planned: Planned[], outageMs: number) {
   for (const task of planned) await tasks.start(task.input, { workflowId: task.workflowId });
   await sleep(OUTAGE_LEAD_MS - 2_000);
-  const resumedAt = await pauseTemporal(outageMs, 'recovery');
+  const resumedAt = await stack.pauseTemporal(outageMs, 'recovery');
   // The close time is the server's own: the result only says when to read it.
   const endOf = async (workflowId: string) => {
     const handle = stack.temporal.client.workflow.getHandle(workflowId);

@@ -79,7 +79,7 @@ export const measureScale = scenario({
     const outcome = await runTasks(records, target, options).finally(() => clearInterval(probing));
     worker.sampler.sample();
     log('scale: collecting per-task results and histories');
-    await collectFacts(stack.temporal.client, records, stack.emulator, [...stack.emulator.requests]);
+    await collectFacts(stack.temporal.client, records, stack.emulator);
     return { records, outcome, probes, slots };
   },
   report({ outcome, records, probes, slots }, stack, { config: { scale: settings } }) {
