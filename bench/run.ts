@@ -68,7 +68,8 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
     if (done) break;
     await sleep(TICK_MS);
   }
-  await within(30_000, Promise.all([starting, Promise.allSettled([...codesInFlight])]));
+  await within(30_000, starting);
+  await within(30_000, Promise.allSettled([...codesInFlight]));
   outcome.endedAt = Date.now();
   return outcome;
 }

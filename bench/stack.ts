@@ -17,8 +17,8 @@ export interface StackOptions {
   /** Namespaces created besides `default` (one per group whose actions are counted apart). */
   namespaces?: string[];
   queueMs: number;
-  /** Left out: the emulator's own default. */
-  emulatorMode?: EmulatorMode;
+  /** The emulator's mode; left out: its own default. */
+  mode?: EmulatorMode;
   /** The emulator's TOTP secrets (`[needs-totp=NAME]` tasks). */
   totpSecrets?: Record<string, string>;
 }

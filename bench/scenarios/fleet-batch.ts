@@ -1,7 +1,7 @@
 // The fleet scenario's last step: a batch file run by the CLI (`batch run`) under a terminal, on the
 // fleet's limited workers, killed once a tenth of the items are done and run again. Then the results
 // file, each item's creates as the emulator saw them, the emulator's peak and the limiter at the end.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,7 +42,8 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
   }
   const killed = { at: Date.now() - startedAt, state: await tasks.batchState(name) };
   // The CLI itself, as a crash would stop it (and `script` around it: its command line names the file too).
-  execFileSync('pkill', ['-KILL', '-f', file]);
+  if (spawnSync('pkill', ['-KILL', '-f', file]).status !== 0)
+    throw new Error(`no batch run process to kill:\n${first.output().slice(-2_000)}`);
   await once(first.child, 'exit');
   log('fleet: the batch CLI SIGKILLed; the same command again');
   const second = underTerminal(stack, taskQueue, args);

@@ -70,13 +70,15 @@ export const measureRecovery = scenario({
       const resumedAt = new Map<string, number>();
       await waitFor(async () => {
         for (const [id, poll] of await pollsOf(client, [...lost.keys()]))
-          if (poll.startedAtMs > killedAt && poll.identity !== identityOf(victim)) resumedAt.set(id, poll.startedAtMs);
+          if (poll.startedAtMs > killedAt && poll.identity !== identityOf(victim))
+            resumedAt.set(id, resumedAt.get(id) ?? poll.startedAtMs);
         return resumedAt.size === lost.size;
       }, GIVE_UP_MS);
       const resumedAfterMs = [...lost.keys()].map((id) => (resumedAt.get(id) ?? NaN) - killedAt);
       trials.push({ polls: lost.size, resumedAfterMs });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
-      workers[workers.indexOf(victim)] = await startWorker();
+      workers.splice(workers.indexOf(victim), 1);
+      workers.push(await startWorker());
     }
     const outageResult = outage.length ? await measureOutage(stack, tasks, outage, settings.outageMs) : undefined;
     await Promise.allSettled(heldIds.map((id) => client.workflow.getHandle(id).cancel()));

@@ -36,7 +36,7 @@ export function buildWorkflowBundle(): string {
 
 export const measureScale = scenario({
   heading: '## Scale: many concurrent tasks on one worker',
-  stack: ({ config }) => ({ queueMs: QUEUE_MS, emulatorMode: config.scale.emulatorMode }),
+  stack: ({ config }) => ({ queueMs: QUEUE_MS, mode: config.scale.emulatorMode }),
   plan(_stack, { config: { scale: settings, seed } }) {
     const { tasks, burstCodes, lateCodes, lateCodeDelayMs, durationMs } = settings;
     const codes = new CodeMaker(new Random(seed));
