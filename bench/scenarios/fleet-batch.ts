@@ -3,7 +3,7 @@
 // file, each item's creates as the emulator saw them, the emulator's peak and the limiter at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep } from '../../dev/async';
@@ -29,6 +29,7 @@ export async function runCliBatch(stack: BenchStack, settings: ScenarioSettings<
   const input = (id: string) =>
     taskInput(stack, { text: `Batch ${id}: read a price list`, durationMs, project: PROJECT });
   writeFileSync(file, ids.map((id) => `${JSON.stringify({ id, ...input(id) })}\n`).join(''));
+  rmSync(out, { force: true }); // an earlier run's results must not pass for this one's
   const args = ['batch', 'run', file, '--name', name, '--concurrency', String(concurrency), '--out', out];
   const tasks = new BrowserTasks(stack.temporal.client, taskQueue);
   stack.emulator.resetPeakRunning();
