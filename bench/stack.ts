@@ -5,7 +5,7 @@
 // the workers, and pause the server for an outage.
 import { sleep, within } from '../dev/async';
 import { freePort, startTemporal } from '../dev/dev-server';
-import { BrowserAIEmulator, type EmulatorMode } from '../src/emulator';
+import { BrowserAIEmulator, type EmulatorOptions } from '../src/emulator';
 import { BrowserTasks } from '../src/starters/tasks';
 import { DurationBook } from './durations';
 import { log } from './format';
@@ -13,15 +13,12 @@ import { plainInput } from './plan';
 import { findChild, MachineSampler, ProcessSampler } from './sampling';
 import { WorkerProcess } from './worker-process';
 
-export interface StackOptions {
-  /** Namespaces created besides `default` (one per group whose actions are counted apart). */
-  namespaces?: string[];
-  queueMs: number;
-  /** The emulator's mode; left out: its own default. */
-  mode?: EmulatorMode;
-  /** The emulator's TOTP secrets (`[needs-totp=NAME]` tasks). */
-  totpSecrets?: Record<string, string>;
-}
+/**
+ * The emulator's options a scenario sets (the emulator's own names, so none is passed under a key it
+ * does not read; left out: its default), and namespaces created besides `default` (one per group
+ * whose actions are counted apart).
+ */
+export type StackOptions = Pick<EmulatorOptions, 'mode' | 'totpSecrets'> & { queueMs: number; namespaces?: string[] };
 
 /** What a scenario runs on: what `startStack` gives. */
 export type BenchStack = Awaited<ReturnType<typeof startStack>>;
