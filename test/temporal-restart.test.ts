@@ -15,10 +15,14 @@ let emulator: BrowserAIEmulator;
 const workers: WorkerChild[] = [];
 
 before(async () => {
-  [server, emulator] = await Promise.all([
-    RestartableDevServer.start(),
-    BrowserAIEmulator.start({ defaultDurationMs: 800, queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
-  ]);
+  // One after the other: a server that fails to start must not leave the emulator unassigned and
+  // listening, which kept this file's process (and CI) waiting forever instead of failing.
+  emulator = await BrowserAIEmulator.start({
+    defaultDurationMs: 800,
+    queueMs: 100,
+    ...emulatorOptionsFromEnv(process.env),
+  });
+  server = await RestartableDevServer.start();
 });
 after(async () => {
   await Promise.all(workers.map((worker) => worker.signal('SIGKILL', 5_000)));
