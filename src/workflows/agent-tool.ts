@@ -3,13 +3,13 @@
 // workflow, so it is as durable as the agent (a worker restart, a deploy, a long task lose nothing)
 // and cancelling the agent cancels the task (one stop). Framework-free: Temporal's AI SDK and
 // OpenAI Agents integrations pin Temporal SDK 1.23 and cannot share a workflow bundle with 1.24
-// (docs/design/mcp-and-agents.md); any agent loop calls `execute` with the model's arguments.
+// (docs/design/agent-tool.md); any agent loop calls `execute` with the model's arguments.
 //
 // Workflow-safe: import it in workflow code only. The model chooses the instructions (and, if the
 // developer lets it, the country); everything else about the task (project, type, timeouts, TOTP
 // secret, webhooks) is the developer's, fixed in `task`, never the model's.
 import { ChildWorkflowFailure, ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { executeChild, isCancellation, uuid4, workflowInfo } from '@temporalio/workflow';
+import { executeChild, isCancellation, ParentClosePolicy, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { browserTask } from './browser-task';
 import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
 
@@ -114,6 +114,9 @@ async function runBrowserTaskTool(options: BrowserTaskToolOptions, args: unknown
       workflowId,
       args: [input],
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+      // An agent that ends, times out or is terminated with the task still running has it cancelled
+      // (one stop); Temporal's default, TERMINATE, would leave the BrowserAI task running unstopped.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       staticSummary: `Agent tool: BrowserAI task · project ${input.project}`,
     });
     return { ok: true, workflowId, status: result.status, result: result.result ?? result.results };
