@@ -4,7 +4,9 @@
 // codes would be typed into its task), write the instruction a code is typed with, set a webhook
 // reference (the receiver routes on it), signal another workflow, or route BrowserAI activities to
 // a task queue; the operator opens each explicitly. And it reaches only tasks it started: the server
-// mints every workflow ID under its prefix and refuses any other ID.
+// mints every workflow ID as its prefix and a UUID, and refuses any other ID. Not a bare prefix
+// match: the default `mcp-` would reach the per-user `mcp-alice-<uuid>`, and `mcp-alice` would
+// reach `mcp-alice2-<uuid>`.
 import { randomUUID } from 'node:crypto';
 import type { BrowserTaskInput } from '../contract/input';
 import type { SavedTaskOverrides } from '../contract/saved-task-input';
@@ -22,9 +24,11 @@ export interface McpFenceOptions {
   /** May a task set `activityOptions` (task queue, priority, fairness, retry pacing)? Default false. */
   activityOptions?: boolean;
   /**
-   * The prefix of every workflow ID the server mints, and of the only IDs its tools accept; default `mcp-`. Servers
-   * that share a prefix share their tasks (which is how a new session resumes a task by ID): give each team or user a
-   * prefix of its own.
+   * The prefix of every workflow ID the server mints (the prefix, then a UUID), and of the only IDs its tools accept;
+   * default `mcp-`. A prefix ends at a separator: one that does not end in `-`, `_`, `.` or `:` gets a `-`
+   * (`mcp-alice` is `mcp-alice-`). Servers that share a prefix share their tasks (which is how a new session resumes
+   * a task by ID): give each team or user a prefix of its own. No server reaches another prefix's tasks, even one
+   * that begins with its own (`mcp-` does not reach `mcp-alice-...`).
    * @pattern ^[A-Za-z0-9._:-]{1,100}$
    */
   idPrefix?: string;
@@ -33,6 +37,8 @@ export interface McpFenceOptions {
 /** The workflow ID prefix of a server given none. */
 export const DEFAULT_ID_PREFIX = 'mcp-';
 const ID_PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
+/** What follows the prefix in every ID the server mints: `randomUUID()`'s shape, and nothing else. */
+const MINTED_PART = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The fence in force: the options with their defaults. */
 export type McpFence = Required<McpFenceOptions>;
@@ -44,12 +50,12 @@ export function resolveFence(options: McpFenceOptions = {}): McpFence {
       `The MCP workflow ID prefix must be 1 to 100 letters, digits or ._:- (got ${JSON.stringify(idPrefix)})`,
     );
   return {
+    idPrefix: /[-_.:]$/.test(idPrefix) ? idPrefix : `${idPrefix}-`,
     totpSecretNames: options.totpSecretNames ?? [],
     codeInstructionTemplates: options.codeInstructionTemplates ?? false,
     webhooks: options.webhooks ?? false,
     notifyWorkflowIds: options.notifyWorkflowIds ?? false,
     activityOptions: options.activityOptions ?? false,
-    idPrefix,
   };
 }
 
@@ -79,13 +85,18 @@ export function mintWorkflowId(fence: McpFence): string {
   return `${fence.idPrefix}${randomUUID()}`;
 }
 
+/** Whether this server (or one with its prefix) minted the workflow ID: its prefix, then a UUID, exactly. */
+export function mintedHere(workflowId: string, fence: McpFence): boolean {
+  return workflowId.startsWith(fence.idPrefix) && MINTED_PART.test(workflowId.slice(fence.idPrefix.length));
+}
+
 /** Refuses a workflow ID this server did not mint: the MCP client reaches only its own tasks. */
 export function ownershipProblems(workflowId: unknown, fence: McpFence): string[] {
   if (typeof workflowId !== 'string' || workflowId.trim() === '' || workflowId.length > 1000)
     return ['workflowId must be a non-empty string of at most 1000 characters'];
-  if (!workflowId.startsWith(fence.idPrefix))
+  if (!mintedHere(workflowId, fence))
     return [
-      `workflowId "${workflowId}" is not a task this MCP server started (its tasks' IDs begin "${fence.idPrefix}")`,
+      `workflowId "${workflowId}" is not a task this MCP server started (its tasks' IDs are "${fence.idPrefix}" and a UUID)`,
     ];
   return [];
 }

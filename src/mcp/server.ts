@@ -33,6 +33,7 @@ import type {
 } from './contract';
 import {
   fenceProblems,
+  mintedHere,
   mintWorkflowId,
   ownershipProblems,
   resolveFence,
@@ -229,7 +230,7 @@ class ToolHandlers {
 
   async listWaiting(args: McpListInput): Promise<McpWaitingTasks> {
     const all = await this.tasks.listAwaitingInput({ limit: 1_000, details: true });
-    return { tasks: all.filter((task) => task.workflowId.startsWith(this.fence.idPrefix)).slice(0, args.limit ?? 20) };
+    return { tasks: all.filter((task) => mintedHere(task.workflowId, this.fence)).slice(0, args.limit ?? 20) };
   }
 
   async listMine(args: McpListInput): Promise<McpRecentTasks> {
@@ -238,6 +239,7 @@ class ToolHandlers {
     const query = `WorkflowId STARTS_WITH '${prefix}' AND WorkflowType IN ('browserTask', 'runSavedTask')`;
     const tasks: McpRecentTasks['tasks'] = [];
     for await (const listed of this.tasks.client.workflow.list({ query, pageSize: limit })) {
+      if (!mintedHere(listed.workflowId, this.fence)) continue; // another prefix that begins with this one
       tasks.push({
         workflowId: listed.workflowId,
         workflowStatus: listed.status.name,

@@ -72,7 +72,7 @@ const MCP_USAGE = `
                                   an MCP server of BrowserAI tasks (docs/mcp.md): stdio by default;
                                   --http serves http://127.0.0.1:8765/mcp (any other --host needs
                                   BROWSERAI_MCP_TOKEN); MCP clients reach only tasks whose workflow
-                                  ID begins with PREFIX (default mcp-, or BROWSERAI_MCP_ID_PREFIX)`;
+                                  ID is PREFIX and a UUID (default mcp-, or BROWSERAI_MCP_ID_PREFIX)`;
 
 /** The `saved-task` and `schedule` lines (here, not in saved-task-commands.ts, which loads the Temporal client: `--help` must not). */
 const SAVED_TASK_USAGE = `
