@@ -449,6 +449,30 @@ describe('browserTask', () => {
     );
   });
 
+  test('an addInstructions that reaches a task BrowserAI has ended fails TaskEnded, though the workflow did not know yet', async () => {
+    // The poll that sees the end reads the results before it returns (slowly here): until then the
+    // validator takes the update and the append goes out. BrowserAI refuses it (with no documented
+    // answer: the emulator's 400, 404 or 409), and the activity settles that by the task's status.
+    stack.emulator.inject({ method: 'GET', path: /^\/results\//, delayMs: 5_000 });
+    const handle = await stack.tasks.start(taskInput({ instructions: [{ action: 'Short task [duration=300ms]' }] }));
+    const executionId = await eventually('task created', async () => (await handle.query(stateQuery)).executionId);
+    const appends = () => stack.emulator.count('POST', new RegExp(`^/tasks/${executionId}/instructions$`));
+    await eventually(
+      "the poll's results read",
+      () => stack.emulator.count('GET', new RegExp(`^/results/${executionId}$`)) > 0,
+    );
+    assert.notEqual((await handle.query(stateQuery)).status, 'finalized', 'the workflow has not seen the end');
+    await assert.rejects(stack.tasks.addInstructions(handle.workflowId, [{ action: 'Too late' }]), (err: unknown) => {
+      assert.ok(err instanceof WorkflowUpdateFailedError);
+      const cause = err.cause as ApplicationFailure;
+      assert.equal(cause.type, 'TaskEnded', cause.message);
+      assert.match(cause.message, new RegExp(`BrowserAI task ${executionId} has ended \\(finalized\\)`));
+      return true;
+    });
+    assert.equal(appends(), 1, 'the append was sent: the workflow did not know of the end');
+    assert.equal((await handle.result()).status, 'finalized');
+  });
+
   test('a session ended by complete returns the last result BrowserAI showed, though the results hold nothing after the stop', async () => {
     const handle = await stack.tasks.start(taskInput({ awaitable: true }));
     const { executionId } = await eventually('awaiting', async () => {

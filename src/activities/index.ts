@@ -16,6 +16,7 @@ import { holdersGone, type FleetLimit } from './fleet';
 export { FleetLimit, type FleetLimitOptions } from './fleet';
 import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
+import { instructionRefusal } from './instruction-refusal';
 import { maskCodesInFailure } from './mask-codes';
 import { pollUntilStatusChanges } from './poll-task';
 import { stopLateTask, stopTask } from './stop-task';
@@ -131,8 +132,8 @@ export function createActivities(
           (kind === 'append'
             ? client.appendInstructions(executionId, { instructions, awaitable }, { timeoutMs })
             : client.replaceInstructions(executionId, { instructions, awaitable }, { timeoutMs })
-          ).then(executionAnswer, (err: unknown) => {
-            throw maskCodesInFailure(err, codes);
+          ).then(executionAnswer, async (err: unknown) => {
+            throw await instructionRefusal(client, executionId, maskCodesInFailure(err, codes), signal());
           }),
         // Nothing to undo, but worth a line: the workflow saw AmbiguousRequest for instructions BrowserAI got.
         onLateAnswer: async () =>

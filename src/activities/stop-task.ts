@@ -3,6 +3,7 @@ import { isBrowserAIError, type BrowserAIClient } from '../browserai';
 import { categorize } from '../contract/status';
 import { FailureType } from '../contract/errors';
 import { toActivityFailure } from './failures';
+import { ENDED_TASK_REFUSALS } from './instruction-refusal';
 import type { StopTaskInput, StopTaskOutput } from '../contract/activity-types';
 
 /**
@@ -46,8 +47,7 @@ async function stopOnce(
     await client.stopTask(input.executionId, { signal });
     return { outcome: 'stopped' };
   } catch (err) {
-    if (!isBrowserAIError(err) || !['Conflict', 'InvalidCommand', 'InvalidInput', 'TaskNotFound'].includes(err.kind))
-      throw retryable(err);
+    if (!isBrowserAIError(err) || !ENDED_TASK_REFUSALS.includes(err.kind)) throw retryable(err);
   }
   // Refused: either the task has ended (nothing to stop) or it is not visible yet.
   try {

@@ -9,6 +9,7 @@ import { FailureType } from '../contract/errors';
 import { codeInstruction } from '../contract/input';
 import { deliverOnce, notSent } from './at-most-once';
 import { executionAnswer } from './execution-answer';
+import { instructionRefusal } from './instruction-refusal';
 import { maskCodesInFailure } from './mask-codes';
 import type { TotpKeys } from './totp';
 import type { TotpCodeAnswer, TotpNotDue, TypeTotpCodeInput } from '../contract/activity-types';
@@ -52,8 +53,8 @@ export async function typeTotpCode(
       const masked = [...(input.codes ?? []), code];
       const sent = await client
         .appendInstructions(executionId, { instructions, awaitable: input.awaitable }, { timeoutMs })
-        .catch((err: unknown) => {
-          throw maskCodesInFailure(err, masked);
+        .catch(async (err: unknown) => {
+          throw await instructionRefusal(client, executionId, maskCodesInFailure(err, masked));
         });
       return { answer: executionAnswer(sent), totpStep: step };
     },
