@@ -12,6 +12,7 @@ export {
   type AwaitingTask,
   type ListAwaitingOptions,
   type NextInputRequest,
+  BatchEndedError,
   BatchFinishedError,
   type BatchHandle,
   type BatchItemOutcome,

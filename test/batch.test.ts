@@ -216,6 +216,41 @@ describe('batch', () => {
     assert.match(draws.at(-1)!, /^#{24}\] 6\/6 done · 0 failed · 0 running · 0 queued/);
   });
 
+  it('batch run exits, naming the state, once its batch is terminated or times out', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 6, () => '[slow]');
+    const file = join(kit.dir, `${project}.jsonl`);
+    writeFileSync(file, items.map((item) => JSON.stringify({ id: item.id, ...item.input })).join('\n'));
+    const running = () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length;
+
+    // An operator terminates it: its running tasks are stopped (the children's parent-close policy).
+    const name = `terminated-${project}`;
+    const run = kit.spawnProcess(
+      [CLI, 'batch', 'run', file, '--name', name, '--concurrency', '2'],
+      kit.stack.taskQueue,
+    );
+    await eventually('two tasks running', () => running() === 2);
+    await kit.stack.env.client.workflow.getHandle(name).terminate('an operator ends it');
+    assert.equal(await exitCode(run), 1, run.output());
+    assert.match(run.output(), /· terminated\n/);
+    assert.match(run.output(), new RegExp(`Batch ${name} was terminated in Temporal: it cannot be resumed`));
+    assert.equal((await kit.stack.tasks.batchState(name)).status, 'terminated');
+    await eventually('its tasks stopped', () => running() === 0);
+
+    // Started with a run timeout (by hand, as an operator might), then resumed by the CLI.
+    const timed = `timed-out-${project}`;
+    await kit.stack.env.client.workflow.start('browserAIBatch', {
+      workflowId: timed,
+      taskQueue: kit.stack.taskQueue,
+      args: [{ concurrency: 2, total: items.length }],
+      workflowRunTimeout: '4s',
+    });
+    const resumed = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', timed], kit.stack.taskQueue);
+    assert.equal(await exitCode(resumed), 1, resumed.output());
+    assert.match(resumed.output(), new RegExp(`Batch ${timed} was timed out in Temporal`));
+    await eventually('its tasks stopped', () => running() === 0);
+  });
+
   it('bad lines are reported with their line numbers before anything starts', async () => {
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const good = (id: string) => JSON.stringify({ id, ...taskInput({ project }) });

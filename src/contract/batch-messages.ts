@@ -41,7 +41,11 @@ export interface BatchCounts {
 /** The `state` query's answer, and a finished batch's result. */
 export interface BatchState extends BatchCounts {
   name: string;
-  status: 'running' | 'draining' | 'cancelling' | 'completed' | 'cancelled';
+  /**
+   * The batch's own status; `terminated`, `failed` and `timed_out` are Temporal's ending of its
+   * workflow, as the client reads it (the counts are then those it had when it ended).
+   */
+  status: 'running' | 'draining' | 'cancelling' | 'completed' | 'cancelled' | 'terminated' | 'failed' | 'timed_out';
   concurrency: number;
   total: number;
   /** Items of the list added so far (at most `total`): where its next page starts. */

@@ -187,12 +187,47 @@ function nextPage(items: BatchItem[], from: number): BatchItem[] {
   return items.slice(from, end);
 }
 
-/** The batch's counts: the query while it runs (or a worker answers it), else its result. */
+/** A batch's closed workflow, other than completed: the status it shows (a cancelled batch's own is `cancelled`). */
+const ENDED_BY_TEMPORAL: Partial<Record<string, BatchState['status']>> = {
+  CANCELED: 'cancelled',
+  TERMINATED: 'terminated',
+  FAILED: 'failed',
+  TIMED_OUT: 'timed_out',
+};
+
+/** A batch that has closed (terminated, failed, timed out, cancelled) whose counts no worker could tell. */
+export class BatchEndedError extends Error {
+  override readonly name = 'BatchEndedError';
+  constructor(
+    readonly batchName: string,
+    readonly status: BatchState['status'],
+    cause: unknown,
+  ) {
+    super(
+      `batch ${batchName} was ${status.replace('_', ' ')}; its counts could not be read ` +
+        `(${cause instanceof Error ? cause.message : String(cause)}). ` +
+        `Its items' outcomes: \`batch results ${batchName}\`.`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The batch's counts: its result once completed, else the query (a worker answers it, from the
+ * history if the batch has closed). A batch that Temporal terminated, failed or timed out has that
+ * status, with the counts it had then; BatchEndedError when it has closed and no worker answers.
+ */
 export async function batchState(client: Client, name: string): Promise<BatchState> {
   const workflow = client.workflow.getHandle<typeof browserAIBatch>(name);
   const { status } = await workflow.describe();
   if (status.name === 'COMPLETED') return workflow.result();
-  return workflow.query(batchStateQuery);
+  const ended = ENDED_BY_TEMPORAL[status.name];
+  if (!ended) return workflow.query(batchStateQuery);
+  try {
+    return { ...(await workflow.query(batchStateQuery)), status: ended };
+  } catch (err) {
+    throw new BatchEndedError(name, ended, err);
+  }
 }
 
 /** Cancels the batch: queued items are dropped, each running task gets its one stop. */

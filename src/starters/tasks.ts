@@ -69,7 +69,7 @@ export type {
   BatchItem,
   BatchState,
 };
-export { BatchFinishedError } from './batch';
+export { BatchEndedError, BatchFinishedError } from './batch';
 
 /** Options of `BrowserTasks.start` and `run`. */
 export interface StartOptions {

@@ -10,7 +10,7 @@ import type { BrowserTasks } from '../tasks';
 import { batchItemsProblems } from '../../workflows/batch/items';
 import { InvalidInputError } from '../../contract/input';
 import type { BatchState } from '../../contract/batch-messages';
-import { batchOptionProblems, type BatchItemOutcome } from '../batch';
+import { BatchEndedError, batchOptionProblems, type BatchItemOutcome } from '../batch';
 import { readBatchFile } from '../batch-file';
 
 export interface BatchCommandValues {
@@ -113,18 +113,30 @@ async function runBatch(
   let feeding: Error | undefined;
   batch.added.catch((err: Error) => (feeding = err));
   for (;;) {
-    state = await tasks.batchState(name).catch(() => state);
+    state = await tasks.batchState(name).catch((err: unknown) => {
+      // Ended by Temporal and no worker tells its counts: nothing more will happen to it.
+      if (err instanceof BatchEndedError) throw err;
+      return state;
+    });
     if (state) progress.show(state);
+    if (state && ENDED.includes(state.status)) break;
     if (feeding) throw feeding;
-    if (state && (state.status === 'completed' || state.status === 'cancelled')) break;
     await sleep(pollMs);
   }
   progress.end(state!);
   if (values.out) await writeResults(tasks, name, values.out);
   else console.log(`Outcomes: ${cli} batch results ${name} --out results.jsonl`);
   if (state!.status === 'cancelled') return 130;
+  if (state!.status !== 'completed') {
+    // Ended by Temporal: not resumable (its ID is not reused), and its running tasks were cancelled.
+    console.error(`Batch ${name} was ${state!.status.replace('_', ' ')} in Temporal: it cannot be resumed.`);
+    return 1;
+  }
   return state!.failed > 0 ? 1 : 0;
 }
+
+/** The statuses a batch never leaves: `batch run` stops watching. */
+const ENDED: readonly BatchState['status'][] = ['completed', 'cancelled', 'terminated', 'failed', 'timed_out'];
 
 function byLine(a: string, b: string): number {
   const line = (s: string) => Number(/^line (\d+)/.exec(s)?.[1] ?? 0);
