@@ -46,4 +46,15 @@ export {
 } from './contract/input';
 export { FailureType, type FailureTypeName, type BrowserAIErrorKind } from './contract/errors';
 export { BrowserAIError, type BrowserAIErrorInit } from './browserai/errors';
+export type { CodeRecipient } from './contract/code-recipient';
+export type { InboxEvent, InboxView } from './contract/inbox-messages';
+export {
+  inboxHandler,
+  startInbox,
+  inboxOptionsFromEnv,
+  type InboxOptions,
+  type InboxServer,
+  type InboxLogLine,
+  type Delivery,
+} from './inbox';
 export type * from './contract/browserai-types';

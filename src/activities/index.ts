@@ -12,6 +12,7 @@ import {
 import { normalizeStatus } from '../contract/status';
 import { beforeSending, deliverOnce } from './at-most-once';
 import { holdersGone, type FleetLimit } from './fleet';
+import { joinRecipient, leaveRecipient } from './code-recipient';
 
 export { FleetLimit, type FleetLimitOptions } from './fleet';
 import { executionAnswer } from './execution-answer';
@@ -148,9 +149,13 @@ export function createActivities(
   return {
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask | WaitingForSlot> {
-      const { delivery, stopRetryWindowMs, place, lookInPoll, ...body } = input;
+      const { delivery, stopRetryWindowMs, place, lookInPoll, codeRecipient, ...body } = input;
       const slot = fleet && place ? await beforeSending(() => acquireSlot(fleet, place, body.project)) : undefined;
       if (slot && 'waitingForSlot' in slot) return slot;
+      // Before the create: every code the task sets off then finds it at its recipient.
+      const recipientWorkflowId = codeRecipient
+        ? await beforeSending(() => joinRecipient(Context.current().client, codeRecipient))
+        : undefined;
       try {
         const answer = await countingAmbiguous(
           deliverOnce({
@@ -165,12 +170,14 @@ export function createActivities(
         );
         const answered = { ...answer, kind: taskKind(body) };
         const created = lookInPoll ? leaveLookToPoll(answered) : await lookWhenQueued(client, answered);
-        return slot ? { ...created, slot } : created;
+        return { ...created, ...(slot ? { slot } : {}), ...(recipientWorkflowId ? { recipientWorkflowId } : {}) };
       } catch (err) {
         // Refused for good: the slot goes to the next in line now. A retryable refusal (BrowserAI's
         // own limit on running tasks, a 429) keeps it, so the task keeps its place.
         if (slot && place && err instanceof ApplicationFailure && err.nonRetryable)
           await fleet!.release(Context.current().client, holderIdOf(place));
+        if (recipientWorkflowId && err instanceof ApplicationFailure && err.nonRetryable)
+          await leaveRecipient(Context.current().client, recipientWorkflowId, codeRecipient!.member.holderId);
         throw err;
       }
     },

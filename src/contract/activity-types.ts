@@ -1,4 +1,5 @@
 import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } from './browserai-types';
+import type { RecipientMember } from './inbox-messages';
 import type { StatusCategory } from './status';
 
 // Inputs and outputs of the activities: everything here is written into workflow history,
@@ -40,6 +41,17 @@ export interface CreateTaskInput {
    * (runs from before it): the create looks itself.
    */
   lookInPoll?: boolean;
+  /** The task's code recipient: the create joins its workflow before it creates the task, so every code the task sets off finds it. */
+  codeRecipient?: RecipientJoin;
+}
+
+/** What the create needs to join the workflow of a task's code recipient. */
+export interface RecipientJoin {
+  /** The recipient's address, in normal form. */
+  address: string;
+  member: RecipientMember;
+  /** Where the recipient's workflow runs when it is not running yet: the task's own queue. */
+  taskQueue: string;
 }
 
 /** Who asks for a fleet slot, and where it stands in line. */
@@ -197,6 +209,8 @@ export interface CreatedTask extends TaskExecutionAnswer {
   slot?: { limiterId: string };
   /** Answered `queued` and did not look (`lookInPoll`): the workflow's first poll is the look. */
   lookInPoll?: true;
+  /** The workflow of the task's code recipient, which the create joined. */
+  recipientWorkflowId?: string;
 }
 
 /** Input of `browserAIStopTask`. */

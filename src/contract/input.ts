@@ -4,6 +4,7 @@
 // runs (a caller may start the workflow with a raw Temporal client).
 import type { GeoLocation, Instruction, ResultEntry, TaskType } from './browserai-types';
 import type { Delivery, TrimReport } from './activity-types';
+import { codeRecipientProblems, type CodeRecipient } from './code-recipient';
 import { ISO_COUNTRY_CODES } from './iso-countries';
 
 /** How a task is polled: the gaps between polls, the detection time wanted, and how often the poll reports back. */
@@ -134,6 +135,8 @@ export interface BrowserTaskInput {
   maxCodeAttempts?: number;
   /** Webhooks for this task, sent to the destination configured on the worker; see {@link TaskWebhookOptions}. */
   webhook?: TaskWebhookOptions;
+  /** Where the task's one-time codes arrive by SMS or email, for the inbox to type them; see {@link CodeRecipient}. */
+  codeRecipient?: CodeRecipient;
   /**
    * The task's place in line, 1 (first) to 5 (last); default 3. Decides who gets the next free
    * slot under a fleet limit (docs/fleet.md), and is the Temporal priority of the workflow (when
@@ -393,6 +396,7 @@ export const TASK_INPUT_FIELDS = {
   totpSecretName: { override: true },
   maxCodeAttempts: { override: true, range: [1, 10] },
   webhook: { override: true },
+  codeRecipient: { override: true },
   // Temporal's priorities (1-5 by default) and fairness weights (clamped to [0.001, 1000]).
   priority: { override: false, range: [1, 5] },
   fairnessKey: { override: false },
@@ -593,7 +597,10 @@ const WEBHOOK_REFERENCE = /^[A-Za-z0-9._:/@+=-]{1,128}$/;
 /** The options of the one-time-code loop: the TOTP secret's name, the code attempts, the webhook choice. */
 function codeLoopProblems(input: BrowserTaskInput): string[] {
   const problems: string[] = [];
-  const { totpSecretName, maxCodeAttempts, webhook } = input;
+  const { totpSecretName, maxCodeAttempts, webhook, codeRecipient } = input;
+  problems.push(...codeRecipientProblems(codeRecipient));
+  if (codeRecipient !== undefined && totpSecretName !== undefined)
+    problems.push('codeRecipient and totpSecretName exclude each other: the worker types TOTP codes itself');
   if (totpSecretName !== undefined && !(typeof totpSecretName === 'string' && TOTP_SECRET_NAME.test(totpSecretName)))
     problems.push(
       'totpSecretName must be the name of a TOTP secret the worker holds: 1-64 letters, digits or underscores (never the secret itself)',

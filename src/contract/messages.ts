@@ -3,6 +3,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Instruction } from './browserai-types';
 import type { TaskExecutionAnswer } from './activity-types';
+import type { InboxView } from './inbox-messages';
 import type { BrowserTaskResult } from './input';
 
 /** The argument of `appendInstructions`, `replaceInstructions` and `addInstructions`. */
@@ -71,6 +72,8 @@ export interface BrowserTaskState {
    * (status `waiting_for_slot`) since `waitingSince`, `positionWhenQueued` in line when it asked.
    */
   fleetSlot?: { held: true } | { held: false; waitingSince: string; positionWhenQueued?: number };
+  /** Present when the task names a `codeRecipient`: where its codes arrive (masked) and the latest inbox messages, matched or refused. */
+  inbox?: InboxView;
 }
 
 /** What the task is doing now (`BrowserTaskState`); answered from the workflow's memory, no BrowserAI request. */
@@ -130,6 +133,8 @@ export interface InputRequest {
   executionId: string;
   /** The task's BrowserAI project. */
   project: string;
+  /** Code requests of a task with a `codeRecipient`: where the inbox waits for the code, masked (`+44•••••••89`). */
+  codeRecipient?: string;
 }
 
 /** How a task ended, as every channel tells it (never with its results: read those with `result`). */

@@ -4,6 +4,7 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { FailureType } from '../contract/errors';
+import type { InboxView } from '../contract/inbox-messages';
 import { INPUT_WAIT_MS, type BrowserTaskResult } from '../contract/input';
 import {
   nextInputRequestUpdate,
@@ -129,6 +130,8 @@ export interface AwaitingTask {
   waitedMs: number | null;
   /** The open input request, when the list asked each task (`details: true`, or a namespace without our search attributes). */
   request?: InputRequest;
+  /** A task with a `codeRecipient`, when the list asked it: where its code arrives (masked) and the latest inbox messages. */
+  inbox?: InboxView;
 }
 
 /** Options of `BrowserTasks.listAwaitingInput`. */
@@ -215,6 +218,7 @@ async function addRequest(client: Client, task: AwaitingTask): Promise<void> {
     const state = await client.workflow.getHandle(task.workflowId, task.runId).query(stateQuery);
     if (!state.inputRequest) return;
     task.request = state.inputRequest;
+    if (state.inbox) task.inbox = state.inbox;
     task.executionId ??= state.executionId;
     if (task.project === null || isCutKeyword(task.project)) task.project = state.inputRequest.project;
     task.since ??= state.inputRequest.since;

@@ -12,6 +12,7 @@ import {
   submitCodeSignal,
 } from '../contract/messages';
 import { slotGrantedSignal } from '../contract/fleet-messages';
+import { inboxMessageSignal } from '../contract/inbox-messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
 import { whenVersioned } from './versioning';
@@ -88,6 +89,7 @@ function handleMessages(session: TaskSession): void {
   );
   setHandler(stateQuery, () => session.view());
   setHandler(slotGrantedSignal, () => session.fleetSlot.granted());
+  setHandler(inboxMessageSignal, (message) => session.inbox.receive(message));
 }
 
 /**

@@ -20,6 +20,11 @@ export function renderDetails(
     lines.push(`Waiting for a fleet slot since ${slot.waitingSince}${place}; nothing was sent to BrowserAI yet.`);
   }
   if (state.awaitingInput) lines.push('Waiting for input: send `submitCode`, `appendInstructions` or `complete`.');
+  const recipient = state.inputRequest?.codeRecipient;
+  if (state.awaitingInput && recipient) lines.push(`Waiting for a one-time code at ${recipient}: the inbox types it.`);
+  const message = state.inbox?.events.at(-1);
+  if (message)
+    lines.push(`Inbox: a message from ${message.from} at ${message.at}, ${message.outcome}: ${message.reason}.`);
   if (state.progress.status) lines.push(`Progress: ${redact(state.progress.status, secrets)}`);
   if (state.estimatedCompletion) lines.push(`Estimated completion: ${state.estimatedCompletion}`);
   if (state.pendingInstructions > 0) lines.push(`Instructions waiting to be sent: ${state.pendingInstructions}`);

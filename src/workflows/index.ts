@@ -11,6 +11,8 @@ export { browserAIWebhook } from './webhook-delivery';
 export { browserAIFleetLimiter, type LimiterRecord } from './fleet/limiter';
 export type { SlotsRecord } from './fleet/slots';
 export { browserAIBatch } from './batch/batch';
+export { browserAICodeRecipient, type RecipientRecord, type RememberedDecision } from './inbox/code-recipient';
+export * from '../contract/inbox-messages';
 export {
   addBatchItemsUpdate,
   batchStateQuery,
@@ -49,5 +51,6 @@ export {
   type TaskWebhookOptions,
   type OverrideField,
 } from '../contract/input';
+export type { CodeRecipient } from '../contract/code-recipient';
 export type { SavedTaskDefinition, SavedTaskOverrides, RunSavedTaskInput } from '../contract/saved-task-input';
 export type { BrowserAIActivities } from '../activities';

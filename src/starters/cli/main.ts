@@ -23,6 +23,7 @@ const load = {
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),
+  inboxCommand: () => require('./inbox-command') as typeof import('./inbox-command'),
   batchCommand: () => require('./batch-command') as typeof import('./batch-command'),
   savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
   browserai: () => require('../../browserai') as typeof import('../../browserai'),
@@ -121,6 +122,10 @@ ${SAVED_TASK_USAGE}
                                   queued items and stop each running task once; run the failed again
 ${MCP_USAGE}
 
+  inbox [--host ADDR] [--port N]  the inbox (docs/one-time-codes.md): SMS and email providers post
+                                  codes to http://127.0.0.1:8790 (/twilio, /mailgun/mime, /messages),
+                                  each typed once into the task waiting at its codeRecipient
+
   replay FILE.json [FILE.json ...] [--workflows PATH] [--timeout-ms N]
                                   replay histories exported with \`temporal workflow show --output json
                                   -w ID > FILE.json\` against this version's workflows (or the module
@@ -148,6 +153,9 @@ Our own:
                                     payload encryption, the same as the workers' (default: off)
   BROWSERAI_API_TOKEN, BROWSERAI_BASE_URL
                                     only for result --full
+  BROWSERAI_INBOX_TWILIO_AUTH_TOKEN, BROWSERAI_INBOX_MAILGUN_SIGNING_KEY, BROWSERAI_INBOX_SECRET
+                                    inbox: the providers it reads, each with its secret (one at least);
+                                    BROWSERAI_INBOX_PUBLIC_URL the https:// origin providers call
   BROWSERAI_BATCH_PROGRESS_MS       batch run: how often it looks at the batch (a query each;
                                     default 2000 on a terminal, 5000 otherwise)`;
 
@@ -193,6 +201,17 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError(err instanceof Error ? err.message : String(err));
     }
     return mcp.mcpCommand(await connect(), args);
+  }
+  if (argv[0] === 'inbox' && !argv.includes('--help') && !argv.includes('-h')) {
+    const inbox = load.inboxCommand();
+    let args;
+    try {
+      args = inbox.inboxArguments(argv.slice(1));
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+    return inbox.inboxCommand(await connect(), args);
   }
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, workflowId, extra] = positionals;

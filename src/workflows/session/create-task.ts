@@ -1,8 +1,9 @@
 // The create: one `POST /tasks`, at most once (the activity's deliverOnce), and under a fleet limit
 // the wait for a slot before it. It is not cancellable: a workflow cancelled mid-create still
 // learns the task's ID, and so can stop the task the create may have started.
-import { ApplicationFailure, CancellationScope } from '@temporalio/workflow';
-import type { CreatedTask } from '../../contract/activity-types';
+import { ApplicationFailure, CancellationScope, workflowInfo } from '@temporalio/workflow';
+import type { CreatedTask, RecipientJoin } from '../../contract/activity-types';
+import { normalAddress, normalSender } from '../../contract/code-recipient';
 import type { Instruction } from '../../contract/browserai-types';
 import type { BrowserTaskInput } from '../../contract/input';
 import type { SessionActivities } from './activities';
@@ -32,6 +33,7 @@ export async function createTask(
           place: slot.place(),
           // The first poll looks a second later, so nothing signalled meanwhile waits for the create.
           lookInPoll: true,
+          ...recipientJoin(input),
         },
       ]),
     );
@@ -39,6 +41,27 @@ export async function createTask(
     if (!('waitingForSlot' in answer)) return answer;
     await slot.waitFor(answer.waitingForSlot);
   }
+}
+
+/** What the create joins, for a task with a codeRecipient (docs/design/inbox.md): nothing otherwise. */
+function recipientJoin(input: BrowserTaskInput): { codeRecipient?: RecipientJoin } {
+  const address = normalAddress(input.codeRecipient?.address);
+  if (address === null) return {};
+  const { workflowId, firstExecutionRunId, runId, taskQueue } = workflowInfo();
+  const senders = input.codeRecipient?.senders?.map((sender) => normalSender(sender)!);
+  return {
+    codeRecipient: {
+      address,
+      taskQueue,
+      member: {
+        holderId: `${workflowId}/${firstExecutionRunId}`,
+        workflowId,
+        runId,
+        project: input.project,
+        ...(senders && senders.length > 0 ? { senders } : {}),
+      },
+    },
+  };
 }
 
 /** The executionId a failed create still named (a malformed answer that carried one). */

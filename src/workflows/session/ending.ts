@@ -36,6 +36,7 @@ export async function endSession(
   }
   const ended = outcomeOfStatus(outcome.status);
   await CancellationScope.nonCancellable(() => session.fleetSlot.release());
+  await CancellationScope.nonCancellable(() => session.inbox.leave());
   await CancellationScope.nonCancellable(() =>
     session.finish({
       // A stop of our own on this path is `complete`'s; a task stopped elsewhere was cancelled there.
@@ -76,6 +77,7 @@ async function endEarly(session: TaskSession, err: unknown): Promise<unknown> {
     await session.stop(reason);
     // Stopped (or never created): the next task in line may start.
     await session.fleetSlot.release();
+    await session.inbox.leave();
     const results = session.executionId ? await session.resultsSoFar() : null;
     const timedOut = outcomeOfFailure(cancelled, type) === 'timed_out';
     await session.finish({

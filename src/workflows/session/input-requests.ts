@@ -56,6 +56,8 @@ export interface TaskFacts {
   awaitable: boolean;
   totpSecretName: string | undefined;
   maxCodeAttempts: number;
+  /** Where the inbox waits for the task's codes, masked; null without a codeRecipient. */
+  codeRecipient: string | null;
 }
 
 export interface RequestContext {
@@ -118,10 +120,11 @@ export class InputRequests {
     record.lastSent = null;
     if (kind === 'code' && record.refusedInARow >= this.task.maxCodeAttempts)
       return { tooManyRefused: record.refusedInARow, refusedCode };
+    const answeredBy = kind === 'code' && this.task.totpSecretName ? 'worker' : 'caller';
     const request: InputRequest = {
       sequence: (record.latest?.sequence ?? 0) + 1,
       kind,
-      answeredBy: kind === 'code' && this.task.totpSecretName ? 'worker' : 'caller',
+      answeredBy,
       prompt,
       refusedCodes: kind === 'code' ? record.refusedInARow : 0,
       ...(kind === 'code' ? { attemptsLeft: this.task.maxCodeAttempts - record.refusedInARow } : {}),
@@ -130,6 +133,9 @@ export class InputRequests {
       workflowId: context.workflowId,
       executionId: context.executionId,
       project: context.project,
+      ...(kind === 'code' && answeredBy === 'caller' && this.task.codeRecipient
+        ? { codeRecipient: this.task.codeRecipient }
+        : {}),
     };
     record.latest = request;
     record.open = true;

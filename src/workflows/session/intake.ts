@@ -47,27 +47,35 @@ export class Intake {
     this.enqueue(item);
   }
 
-  /** submitCode: queued once, whatever retries or repeats the caller sends. */
-  acceptCode(code: unknown, force: boolean): void {
+  /**
+   * submitCode (and a code the inbox brings): queued once, whatever retries or repeats the caller
+   * sends. Returns why it was ignored (logged), or null once queued.
+   */
+  acceptCode(code: unknown, force: boolean, signal = 'submitCode'): string | null {
+    const ignored = (reason: string) => {
+      log.warn(`Ignored ${signal} signal: ${reason}`);
+      return reason;
+    };
     const problems = codeProblems(code);
     // A code of 1 to 3 characters was typed before 0.2.0: a history that typed one replays as it ran.
     if (
       typeof code !== 'string' ||
       (problems.length > 0 && !(passedOldCodeCheck(code) && !patched(SHORT_CODES_REFUSED)))
     )
-      return log.warn(`Ignored submitCode signal: ${problems.join('; ')}`);
-    if (this.session.ended) return log.warn('Ignored submitCode signal: the task has ended');
+      return ignored(problems.join('; '));
+    if (this.session.ended) return ignored('the task has ended');
     const refusal = this.codes.refusal(code, force, this.outbox.codesInHand);
-    if (refusal) return log.warn(`Ignored submitCode signal: ${refusal}`);
+    if (refusal) return ignored(refusal);
     const item: OutgoingInstructions = {
       kind: 'append',
       instructions: [codeInstruction(this.codeInstructionTemplate, code)],
       code,
     };
     const full = this.#refusal(item);
-    if (full) return log.warn(`Ignored submitCode signal: ${full}`);
+    if (full) return ignored(full);
     this.codes.received(code);
     this.enqueue(item);
+    return null;
   }
 
   /** The addInstructions update's validator: refuses before anything is sent. */

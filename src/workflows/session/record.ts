@@ -4,6 +4,7 @@
 // poll.
 import type { OutgoingInstructions } from '../../contract/input';
 import { newInputRequestRecord, type InputRequestRecord } from './input-requests';
+import type { InboxRecord } from './inbox';
 import type { CodeRecord } from './one-time-codes';
 
 /**
@@ -46,6 +47,8 @@ export interface SessionRecord {
   requests: InputRequestRecord;
   /** The task's fleet slot, under a fleet limit: waited for, then held until the ending releases it. */
   slot?: FleetSlot | null;
+  /** The inbox's messages to a task with a codeRecipient, and the recipient's workflow it joined; absent in runs from before. */
+  inbox?: InboxRecord;
 }
 
 /** A fleet slot: the limiter that keeps it, and the wait for it while it is not held yet. */

@@ -39,6 +39,7 @@ import { FleetSlotHolder } from './fleet-slot';
 import { InputRequests, newInputRequestRecord } from './input-requests';
 import { createTask, createdDespiteFailure } from './create-task';
 import { Intake } from './intake';
+import { Inbox, newInboxRecord } from './inbox';
 import { InputWaiters } from './input-waiters';
 import { recordAwaitingInput, recordStopEnded, recordStopSent } from './metrics';
 import { OneTimeCodes } from './one-time-codes';
@@ -65,6 +66,8 @@ export class TaskSession implements SendTarget {
   readonly outbox: Outbox;
   /** What callers send, checked and queued (wired in browser-task.ts). */
   readonly intake: Intake;
+  /** The codes the inbox brings a task with a codeRecipient (wired in browser-task.ts; left by the ending). */
+  readonly inbox: Inbox;
   readonly #record: SessionRecord;
   readonly #codes: OneTimeCodes;
   readonly #publisher: Publisher;
@@ -114,12 +117,17 @@ export class TaskSession implements SendTarget {
     this.outbox = new Outbox(this.#record.pending);
     this.#codes = new OneTimeCodes(this.#record.codes);
     this.intake = new Intake(this.outbox, this.#codes, input.codeInstructionTemplate, this);
+    this.inbox = new Inbox(input, (this.#record.inbox ??= newInboxRecord()), {
+      acceptCode: (code) => this.intake.acceptCode(code, false, 'inbox message'),
+      publish: () => this.publish(),
+    });
     this.#publisher = new Publisher(input.project);
     this.#activities = sessionActivities(input);
     this.#requests = new InputRequests(this.#record.requests, {
       awaitable: input.awaitable === true,
       totpSecretName: input.totpSecretName,
       maxCodeAttempts: this.#settings.maxCodeAttempts,
+      codeRecipient: this.inbox.recipient,
     });
     this.#webhooks = new Webhooks(input.webhook, () => this.#requests.nextWebhookEvent());
     this.fleetSlot = new FleetSlotHolder(input, this.#record, () => this.publish());
@@ -183,6 +191,7 @@ export class TaskSession implements SendTarget {
       stopConfirmed: this.#stop.confirmed,
       inputRequest: this.#requests.open,
       ...this.fleetSlot.view(),
+      ...this.inbox.view(),
     };
   }
 
@@ -271,6 +280,7 @@ export class TaskSession implements SendTarget {
       throw err;
     }
     if (created.slot) this.fleetSlot.held(created.slot.limiterId);
+    if (created.recipientWorkflowId) this.inbox.joined(created.recipientWorkflowId);
     this.#lookPending = created.lookInPoll === true;
     this.#recordCreated(created.executionId);
     this.#record.kind = created.kind ?? null;
