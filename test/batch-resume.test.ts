@@ -8,7 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { BrowserTasks } from '../src/starters/tasks';
-import type { BatchState } from '../src/contract/batch-messages';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
+import type { BatchItem, BatchState } from '../src/contract/batch-messages';
 import type { BatchItemOutcome } from '../src/starters/batch';
 import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
 import { ending, eventually } from './helpers/stack';
@@ -57,6 +59,57 @@ describe('batch resume', () => {
     assert.ok(
       [...creates.values()].every((n) => n === 1),
       'no item created twice',
+    );
+  });
+
+  it('a resume with an edited list is refused (BatchMismatch) before any of it is added', async () => {
+    // Same length, same IDs: only the fingerprint tells these lists from the batch's own.
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const items = itemsOf(project, 6, () => '[slow]');
+    const name = `edited-${project}`;
+    // One running, one queued: the rest waits to be sent, where an edited list would go.
+    await kit.stack.tasks.startBatch(items, { name, concurrency: 1, maxQueued: 1 });
+    await eventually('one running, one queued', async () => {
+      const state = await kit.stack.tasks.batchState(name).catch(() => undefined);
+      return state?.running === 1 && state.queued === 1;
+    });
+    const changed = items.map((item, index) =>
+      index === 4 ? { ...item, input: { ...item.input, instructions: [{ action: 'Another step' }] } } : item,
+    );
+    const edits: Array<[string, BatchItem[]]> = [
+      ['an item changed', changed],
+      ['two items moved', [items[0]!, items[1]!, items[2]!, items[4]!, items[3]!, items[5]!]],
+      ['an item replaced', [...items.slice(0, 5), { id: 'item-99', input: items[5]!.input }]],
+    ];
+    for (const [what, list] of edits) {
+      await assert.rejects(kit.stack.tasks.startBatch(list, { name, concurrency: 1 }), (err: unknown) => {
+        assert.ok(err instanceof WorkflowUpdateFailedError, `${what}: ${String(err)}`);
+        assert.equal((err.cause as ApplicationFailure).type, 'BatchMismatch', what);
+        assert.match(err.cause!.message, /started with another list of 6 items/);
+        return true;
+      });
+    }
+    // The CLI says so, and sends nothing.
+    const file = join(kit.dir, `${project}.jsonl`);
+    writeFileSync(file, changed.map((item) => JSON.stringify({ id: item.id, ...item.input })).join('\n'));
+    const run = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', name], kit.stack.taskQueue);
+    assert.equal(await exitCode(run), 1, run.output());
+    assert.match(run.output(), /batch edited-.* was started with another list of 6 items .* give it another name/);
+    const state = await kit.stack.tasks.batchState(name);
+    assert.deepEqual([state.added, state.running + state.queued], [2, 2], 'nothing of the edited lists was added');
+
+    // The same items, their keys in another order, are the same list: it resumes.
+    const same = items.map(({ id, input: { project: itemProject, ...rest } }) => ({
+      input: { ...rest, project: itemProject },
+      id,
+    }));
+    const resumed = await kit.stack.tasks.startBatch(same, { name, concurrency: 1 });
+    assert.equal(resumed.name, name);
+    await kit.stack.tasks.cancelBatch(name);
+    await ending(resumed.workflow, 20_000, 'the cancelled batch');
+    assert.ok(
+      kit.stack.emulator.listTasks().every((task) => task.instructions[0]!.action !== 'Another step'),
+      'no edited item ran',
     );
   });
 

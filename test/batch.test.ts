@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { InvalidInputError } from '../src/contract/input';
 import type { BatchItemOutcome } from '../src/starters/batch';
 import { addBatchItemsUpdate } from '../src/contract/batch-messages';
+import { batchFingerprint } from '../src/starters/batch-fingerprint';
 import { CLI, batchTestKit, exitCode, itemsOf } from './helpers/batch';
 import { ending, eventually, taskInput } from './helpers/stack';
 
@@ -164,7 +165,9 @@ describe('batch', () => {
       () => kit.stack.emulator.runningTasks().filter((t) => t.project === project).length === 3,
     );
     // A page sent again (its answer lost, say) adds nothing: the batch skips what it holds.
-    const again = await batch.workflow.executeUpdate(addBatchItemsUpdate, { args: [{ from: 0, items, total: 8 }] });
+    const again = await batch.workflow.executeUpdate(addBatchItemsUpdate, {
+      args: [{ from: 0, items, total: 8, fingerprint: batchFingerprint(items) }],
+    });
     assert.equal(again.accepted, 8);
     const counted = await kit.stack.tasks.batchState(name);
     assert.deepEqual([counted.added, counted.queued + counted.running], [8, 8]);

@@ -16,6 +16,12 @@ export interface BatchOptions {
   concurrency: number;
   /** How many items the batch has: it ends once that many were added and all have ended. */
   total: number;
+  /**
+   * The list's fingerprint (`sha256:...`, over every item in order), as the client computed it:
+   * a page of any other list is refused (`BatchMismatch`). A batch started without one compares
+   * only `total`.
+   */
+  fingerprint?: string;
   /** Items the batch keeps waiting to start, at most: an add beyond it waits for room. Default 1,000. */
   maxQueued?: number;
   /**
@@ -54,6 +60,8 @@ export interface BatchState extends BatchCounts {
   retried: number;
   /** Items retry-failed has said it sends, in all: the batch does not end before it has them. */
   retryTarget: number;
+  /** The fingerprint of the list the batch was started with (BatchOptions.fingerprint), if given. */
+  fingerprint?: string;
 }
 
 /** What one run of a batch hands the next: its counts and the items not started yet. */
@@ -73,6 +81,8 @@ export interface BatchPage {
   items: BatchItem[];
   /** The batch's size as the sender knows it: a page for a batch of another size is refused (`BatchMismatch`). */
   total: number;
+  /** The fingerprint of the sender's list: a page of another list than the batch's is refused (`BatchMismatch`). */
+  fingerprint?: string;
   /** Items that failed, sent again (`batch retry-failed`): they count as failed no more. */
   retry?: boolean;
   /** With `retry`: how many retried items the batch has once this retry's list is all in (its end). */

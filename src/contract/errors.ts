@@ -64,7 +64,7 @@ export const FailureType = {
    */
   WebhookNotDelivered: 'WebhookNotDelivered',
   // What a batch (`startBatch`, `batch run`) refuses.
-  /** A page of items for a batch of another size, under the same name: another list, not this one resumed. Pick another name. */
+  /** A page of another list than the batch's (another size, or any item changed, moved or replaced), under the same name: not this one resumed. Pick another name. */
   BatchMismatch: 'BatchMismatch',
   /** A page of items that starts after the batch's last accepted item: send from `accepted` (the batch's `state`). */
   BatchPageGap: 'BatchPageGap',

@@ -30,6 +30,7 @@ import {
   type BatchState,
 } from '../contract/batch-messages';
 import { InvalidInputError, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
+import { batchFingerprint } from './batch-fingerprint';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 
 /** Options of `BrowserTasks.startBatch`. */
@@ -98,7 +99,9 @@ export async function startBatch(
   ];
   if (problems.length > 0) throw new InvalidInputError(problems);
   const total = items.length;
-  const first: BatchPage = { from: 0, items: [], total };
+  // A resume is refused unless it sends this very list (the batch keeps its fingerprint, not its items).
+  const fingerprint = batchFingerprint(items);
+  const first: BatchPage = { from: 0, items: [], total, fingerprint };
   let accepted: number;
   try {
     accepted = await withSearchAttributeFallback(async (registered) => {
@@ -109,6 +112,7 @@ export async function startBatch(
           {
             concurrency,
             total,
+            fingerprint,
             ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
             ...(options.maxHistoryBytes !== undefined ? { maxHistoryBytes: options.maxHistoryBytes } : {}),
           },
@@ -132,7 +136,7 @@ export async function startBatch(
   }
   const workflow = client.workflow.getHandle<typeof browserAIBatch>(options.name);
   options.onAdded?.(accepted);
-  const added = feed(workflow, items, accepted, { total, ...options });
+  const added = feed(workflow, items, accepted, { total, fingerprint, ...options });
   // Marked handled here; whoever awaits `added` still gets its rejection.
   added.catch(() => undefined);
   return { name: options.name, workflow, added };
@@ -148,6 +152,7 @@ async function feed(
   from: number,
   options: {
     total: number;
+    fingerprint?: string;
     offset?: number;
     retry?: boolean;
     onAdded?: (added: number) => void;
@@ -163,6 +168,7 @@ async function feed(
           from,
           items: page,
           total: options.total,
+          ...(options.fingerprint ? { fingerprint: options.fingerprint } : {}),
           ...(options.retry ? { retry: true, retryTarget: offset + items.length } : {}),
         },
       ],

@@ -94,6 +94,7 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
         completed: 0,
         failed: 0,
         cancelled: 0,
+        ...(options.fingerprint !== undefined ? { fingerprint: options.fingerprint } : {}),
       };
   state.status = 'running';
   // A retry-failed run of a finished batch brings its counts; the queue is carried only by continue-as-new.
@@ -153,6 +154,15 @@ export async function browserAIBatch(options: BatchOptions, carried?: BatchRecor
           throw ApplicationFailure.create({
             type: FailureType.BatchMismatch,
             message: `batch ${name} has ${state.total} items, this list ${page.total}: it is another list, not this one resumed; give it another name`,
+            nonRetryable: true,
+          });
+        // Retry-failed's pages are another list (the failed items), sent by the client from the batch's own.
+        if (!page.retry && state.fingerprint !== undefined && page.fingerprint !== state.fingerprint)
+          throw ApplicationFailure.create({
+            type: FailureType.BatchMismatch,
+            message:
+              `batch ${name} was started with another list of ${state.total} items (an item changed, moved or replaced): ` +
+              'a resume must send the same items in the same order; to run this list, give it another name',
             nonRetryable: true,
           });
         if (!Number.isInteger(page.from) || page.from < 0 || page.from > received(page))
