@@ -3,6 +3,8 @@
 // UI (search attributes registered); without BROWSERAI_API_TOKEN it starts the BrowserAI emulator
 // and says so loudly; then the worker.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../src/browserai';
 import { ConfigError } from '../src/contract/errors';
@@ -15,6 +17,7 @@ import {
   metricsAddressFrom,
 } from '../src/config';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
+import { inboxOptionsFromEnv, startInbox } from '../src/inbox';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes';
 import { startCodecServer } from '../src/codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../src/codec/encryption-codec';
@@ -25,6 +28,7 @@ import { tracingFromEnv } from '../src/telemetry/tracing';
 import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
 
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
+const INBOX_PORT = Number(process.env.INBOX_PORT ?? 8790);
 
 async function main(): Promise<void> {
   const env = { ...process.env };
@@ -92,10 +96,23 @@ async function main(): Promise<void> {
     env.TEMPORAL_ADDRESS = devServer.address;
   }
 
+  // With the emulator, the inbox runs too, with secrets of its own unless BROWSERAI_INBOX_* set
+  // them: the emulator's sites send their `[sms-code=…]` and `[email-code=…]` codes to it.
+  const inboxWanted = !env.BROWSERAI_API_TOKEN || Object.keys(env).some((name) => name.startsWith('BROWSERAI_INBOX_'));
+  if (!env.BROWSERAI_API_TOKEN) {
+    env.BROWSERAI_INBOX_TWILIO_AUTH_TOKEN ||= randomBytes(16).toString('hex');
+    env.BROWSERAI_INBOX_MAILGUN_SIGNING_KEY ||= `key-${randomBytes(16).toString('hex')}`;
+  }
+  const inboxOptions = inboxWanted ? inboxOptionsFromEnv(env) : undefined;
   if (!env.BROWSERAI_API_TOKEN) {
     const emulator = await BrowserAIEmulator.start({
       port: Number(env.EMULATOR_PORT ?? 8787),
       ...emulatorOptionsFromEnv(env),
+      inbox: {
+        url: `http://127.0.0.1:${INBOX_PORT}`,
+        twilioAuthToken: env.BROWSERAI_INBOX_TWILIO_AUTH_TOKEN,
+        mailgunSigningKey: env.BROWSERAI_INBOX_MAILGUN_SIGNING_KEY,
+      },
     });
     cleanups.push(() => emulator.close());
     env.BROWSERAI_API_TOKEN = emulator.apiToken;
@@ -131,6 +148,24 @@ async function main(): Promise<void> {
     plugins: tracing ? [tracing.plugin] : [],
   });
 
+  let inboxUrl: string | undefined;
+  if (inboxOptions) {
+    const clientConnection = await Connection.connect(connectionOptions(config.temporal));
+    cleanups.unshift(() => clientConnection.close());
+    const inbox = await startInbox({
+      ...inboxOptions,
+      client: new Client({
+        connection: clientConnection,
+        namespace: config.temporal.namespace,
+        dataConverter: codec ? dataConverterWithEncryption(codec) : undefined,
+      }),
+      taskQueue: config.temporal.taskQueue,
+      port: INBOX_PORT,
+    });
+    cleanups.unshift(() => inbox.close());
+    inboxUrl = inbox.url;
+  }
+
   const ui = devServer ? `http://localhost:${UI_PORT}` : '(your cluster’s Temporal UI)';
   runtime.announce(
     [
@@ -140,12 +175,15 @@ async function main(): Promise<void> {
       ...(metricsUrl ? [`Metrics:        ${metricsUrl} (Prometheus; WORKER_METRICS_ADDRESS=host:port or off)`] : []),
       ...(tracing ? [`Traces:         ${tracing.destination}`] : []),
       ...(codecUrl ? [`Payloads are encrypted; the UI decodes them through the codec server at ${codecUrl}.`] : []),
+      ...(inboxUrl ? [`Inbox:          ${inboxUrl} (SMS and email codes: docs/one-time-codes.md#the-inbox)`] : []),
       '',
       'Start a task from another terminal:',
       '  npm run starter -- start --instruction "Open https://example.com and return the page title" --project demo --country US --wait',
       'One that needs a one-time code:',
       '  npm run starter -- start --instruction "Log in to the portal [needs-code]" --project demo --country US',
       '  npm run starter -- submit-code <workflow-id> 123456',
+      'One whose code the emulated site texts to the inbox, which types it:',
+      '  npm run starter -- start --instruction "Log in to the portal [sms-code=+14155550123]" --code-recipient +14155550123 --project demo --country US --wait',
       '',
       'Stop with Ctrl+C.',
     ].join('\n'),

@@ -4,12 +4,14 @@
 // or not at all.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { recipientWorkflowId } from '../src/activities/code-recipient';
 import { recipientStateQuery } from '../src/contract/inbox-messages';
 import type { BrowserTaskInput } from '../src/contract/input';
-import { mailgunSignature, startInbox, twilioSignature, type InboxServer } from '../src/inbox';
+import { inboxHandler, mailgunSignature, startInbox, twilioSignature, type InboxServer } from '../src/inbox';
 import { eventually, startStack, storedHistory, taskInput, type Stack } from './helpers/stack';
 
 const TWILIO_TOKEN = randomBytes(16).toString('hex');
@@ -17,26 +19,34 @@ const MAILGUN_KEY = `key-${randomBytes(16).toString('hex')}`;
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 let stack: Stack;
+/** The inbox mounted in a server of the test's own, as a user mounts it in theirs: the emulator's sites post to it. */
 let inbox: InboxServer;
-/** A second inbox process: a provider's retry may reach either. */
+/** A second inbox process (`startInbox`): a provider's retry may reach either. */
 let otherInbox: InboxServer;
 before(async () => {
-  stack = await startStack();
+  let handler: (req: IncomingMessage, res: ServerResponse) => Promise<void> = async (_, res) => void res.end();
+  const server = createServer((req, res) => void handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  inbox = { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  stack = await startStack({
+    emulator: { inbox: { url, twilioAuthToken: TWILIO_TOKEN, mailgunSigningKey: MAILGUN_KEY } },
+  });
   const options = {
     client: stack.env.client,
     taskQueue: stack.taskQueue,
     twilio: { authToken: TWILIO_TOKEN },
     mailgun: { signingKey: MAILGUN_KEY },
     secrets: [SECRET],
-    port: 0,
     log: () => undefined,
   };
-  [inbox, otherInbox] = await Promise.all([startInbox(options), startInbox(options)]);
+  handler = inboxHandler(options);
+  otherInbox = await startInbox({ ...options, port: 0 });
 });
 after(async () => {
-  await inbox?.close();
   await otherInbox?.close();
   await stack?.stop();
+  await inbox?.close();
 });
 
 /** A phone number of its own per test: tasks of other tests never share it. */
@@ -171,6 +181,44 @@ describe('a message types its code once into the task waiting at its recipient',
     assert.deepEqual(await sent.json(), { outcome: 'matched', reason: 'routed' });
     assert.equal((await json.handle.result()).status, 'finalized');
     assert.deepEqual(codesOf(json.request.executionId), ['5521']);
+  });
+});
+
+describe("the emulator's sites send the codes they ask for", () => {
+  test('by SMS and by email: each form gets a code of its own, typed once, and only that code is taken', async () => {
+    const number = phone();
+    const address = `codes+${randomUUID().slice(0, 8)}@inbox.example.com`;
+    const [bySms, byEmail] = await Promise.all([
+      stack.tasks.run(
+        taskInput({
+          instructions: [{ action: `Log in [sms-code=${number}] [code-forms=2]` }],
+          codeRecipient: { address: number },
+        }),
+      ),
+      stack.tasks.run(
+        taskInput({
+          instructions: [{ action: `Log in [email-code=${address}] [code-delay=300ms]` }],
+          codeRecipient: { address, senders: ['@emulator.browserai.test'] },
+        }),
+      ),
+    ]);
+    for (const [result, forms] of [
+      [bySms, 2],
+      [byEmail, 1],
+    ] as const) {
+      assert.equal(result.status, 'finalized');
+      const task = stack.emulator.task(result.executionId)!;
+      assert.equal(task.codesSent.length, forms);
+      assert.ok(task.codesSent.every((sent) => sent.status === 200));
+      assert.deepEqual(
+        task.codeChecks.map(({ code, accepted }) => ({ code, accepted })),
+        task.codesSent.map(({ code }) => ({ code, accepted: true })),
+      );
+      assert.deepEqual(
+        task.codesReceived,
+        task.codesSent.map(({ code }) => code),
+      );
+    }
   });
 });
 

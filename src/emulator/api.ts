@@ -217,6 +217,7 @@ function changeInstructions(
   const instructions = isRecord(body) ? parseInstructions(body.instructions, true) : undefined;
   if (!instructions) return errorReply(400, MESSAGES.invalid);
   if (change(task, instructions) === 'ended') return endedTaskReply(ctx.endedTaskAnswer, MESSAGES.invalid);
+  ctx.tasks.changed(task);
   return { status: 200, body: taskExecution(task, ctx) };
 }
 

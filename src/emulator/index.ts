@@ -2,7 +2,8 @@
 
 export { BrowserAIEmulator, type EmulatorOptions, type RecordedRequest } from './server';
 export type { Fault, FaultAnswer } from './faults';
-export type { CodeCheck, EmulatedTask, TaskStatus } from './tasks';
+export type { CodeCheck, CodeSent, EmulatedTask, TaskStatus } from './tasks';
+export type { EmulatorInbox } from './code-sender';
 export type { EmulatorTotpSecret } from './totp-check';
 export type { Scenario, ScenarioSource } from './scenario';
 export type { BrowserConnection } from './browser-connection';

@@ -52,6 +52,8 @@ const DEEP_RESULT_MARKER = /\[deep-result\s*=\s*(\d{1,6})\s*\]/i;
 const REJECT_CODES_MARKER = /\[reject-codes\s*=\s*(\d{1,2})\s*\]/i;
 const CODE_FORMS_MARKER = /\[code-forms\s*=\s*(\d{1,2})\s*\]/i;
 const NEEDS_TOTP_MARKER = /\[needs-totp\s*=\s*([A-Za-z0-9_]{1,64})\s*\]/i;
+const CODE_TO_MARKER = /\[(sms|email)-code\s*=\s*([^\]\s][^\]]{0,253})\]/i;
+const CODE_DELAY_MARKER = durationMarker('code-delay');
 
 const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 const SIZE_UNIT_BYTES: Record<string, number> = {
@@ -93,6 +95,15 @@ export interface Scenario {
    * secret NAME (`EmulatorOptions.totpSecrets`), checked for the time step in which it arrives.
    */
   totpSecretName: string | null;
+  /**
+   * `[sms-code=+14155550123]`, `[email-code=codes@example.com]` (either implies `[needs-code]`):
+   * at each code form the task sends a new random 6-digit code to that address through the
+   * emulator's inbox (`EmulatorOptions.inbox`), as a site does, and accepts only the code it sent
+   * last. The site's wording ("Your verification code is …") and sender are the emulator's own.
+   */
+  codeTo: { channel: 'sms' | 'email'; address: string } | null;
+  /** `[code-delay=2s]`: how long after the code form shows the message is sent (SMS and email take a while); default 0. */
+  codeDelayMs: number;
   /** `[fail]`: the run ends in `failed` with {@link FAIL_ERROR}. */
   fail: boolean;
   /** `[large=...]`: byte length of the last result of each run; null for a short result. */
@@ -161,14 +172,17 @@ export function parseScenario(
   const has = (marker: string): boolean => text.toLowerCase().includes(`[${marker}]`);
   const rejectCodes = Number(REJECT_CODES_MARKER.exec(text)?.[1] ?? (has('rejects-code') ? 1 : 0));
   const codeForms = Math.max(1, Number(CODE_FORMS_MARKER.exec(text)?.[1] ?? 1));
+  const codeTo = CODE_TO_MARKER.exec(text);
 
   return {
     durationMs:
       readDuration(text, DURATION_MARKER) ?? (has('slow') ? SLOW_DURATION_MS : Math.max(0, defaultDurationMs)),
-    needsCode: has('needs-code') || NEEDS_TOTP_MARKER.test(text) || rejectCodes > 0 || codeForms > 1,
+    needsCode: has('needs-code') || NEEDS_TOTP_MARKER.test(text) || rejectCodes > 0 || codeForms > 1 || codeTo !== null,
     rejectCodes,
     codeForms,
     totpSecretName: NEEDS_TOTP_MARKER.exec(text)?.[1] ?? null,
+    codeTo: codeTo ? { channel: codeTo[1]!.toLowerCase() as 'sms' | 'email', address: codeTo[2]!.trim() } : null,
+    codeDelayMs: readDuration(text, CODE_DELAY_MARKER) ?? 0,
     fail: has('fail'),
     largeResultBytes: readSize(text, LARGE_MARKER),
     unknownStatus: has('unknown-status'),

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { INVALID_JSON, MESSAGES, errorReply, matchRoute, type ApiContext, type Reply, type RequestBody } from './api';
 import { artifactContent, parseArtifactPath } from './artifacts';
+import { CodeSender, type EmulatorInbox } from './code-sender';
 import { answerText } from './hostile';
 import type { BrowserConnection } from './browser-connection';
 import { FaultQueue, defaultFaultMessage, faultFromJson, type Fault, type FaultAnswer } from './faults';
@@ -118,10 +119,15 @@ export interface EmulatorOptions {
    * answer. 0 (default): no limit, as nothing is known.
    */
   maxRunningTasks?: number;
+  /**
+   * Where `[sms-code=…]` and `[email-code=…]` tasks send their codes, as a site does through
+   * Twilio or Mailgun: the inbox's URL and the secrets it verifies. Default none (they send nothing).
+   */
+  inbox?: EmulatorInbox;
 }
 
-type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor'>> &
-  Pick<EmulatorOptions, 'randomFaults'> & { durationFor: DurationChooser | undefined };
+type ResolvedOptions = Required<Omit<EmulatorOptions, 'randomFaults' | 'durationFor' | 'inbox'>> &
+  Pick<EmulatorOptions, 'randomFaults' | 'inbox'> & { durationFor: DurationChooser | undefined };
 
 /** An API request the emulator received, as tests inspect it. */
 export interface RecordedRequest {
@@ -180,6 +186,7 @@ export class BrowserAIEmulator {
   /** Host names the control endpoints answer to (see EmulatorOptions.controlHosts). */
   private readonly controlHosts: ReadonlySet<string>;
   private readonly endpointCounts = new Map<string, number>();
+  private readonly codeSender: CodeSender | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -193,7 +200,9 @@ export class BrowserAIEmulator {
     this.expectedAuthorization = Buffer.from(`apikey ${options.apiToken}`);
     this.mode = options.mode;
     this.endedTaskAnswer = options.endedTaskAnswer;
+    this.codeSender = options.inbox ? new CodeSender(options.inbox) : undefined;
     this.tasks = new TaskStore({
+      codeSender: this.codeSender,
       queueMs: options.queueMs,
       defaultDurationMs: options.defaultDurationMs,
       awaitingLagMs: options.awaitingLagMs,
@@ -238,6 +247,7 @@ export class BrowserAIEmulator {
       randomFaults: options.randomFaults,
       controlHosts: options.controlHosts ?? [],
       maxRunningTasks: options.maxRunningTasks ?? 0,
+      inbox: options.inbox,
     };
     if (!Number.isInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) {
       throw new RangeError(`Invalid emulator port: ${resolved.port}`);
@@ -363,6 +373,7 @@ export class BrowserAIEmulator {
   /** Stops listening and destroys every connection, hung ones included, so it never waits on a client. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
+      this.codeSender?.close();
       this.server.close(() => resolve());
       for (const socket of this.hungSockets) socket.destroy();
       this.hungSockets.clear();

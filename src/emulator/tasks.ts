@@ -89,6 +89,8 @@ export interface EmulatedTask {
   codesReceived: string[];
   /** Each code the task checked, when (epoch ms), and whether it took it (`[reject-codes=...]`, `[needs-totp=...]`). */
   codeChecks: CodeCheck[];
+  /** The codes an `[sms-code=…]` or `[email-code=…]` task sent to the inbox, when, and the inbox's answer. */
+  codesSent: CodeSent[];
   /**
    * Stop commands the task received, accepted or refused because it had ended; not the ones
    * answered 404 while the task was `[not-visible]`, nor ones a status or hang fault kept from it.
@@ -97,6 +99,13 @@ export interface EmulatedTask {
   createdAt: string;
   /** When it ended (epoch ms), or null while it runs or awaits. */
   endedAt: number | null;
+}
+
+/** A code a task sent through the inbox, as a site does: when, and the HTTP status the inbox answered (0 until it answers, -1: unreachable). */
+export interface CodeSent {
+  code: string;
+  at: number;
+  status: number;
 }
 
 /** A one-time code an emulated task received: when, and whether it took it. */
@@ -137,6 +146,7 @@ export class Task {
   readonly createdAt: number;
   readonly codesReceived: string[] = [];
   readonly codeChecks: CodeCheck[] = [];
+  readonly codesSent: CodeSent[] = [];
   stopCommands = 0;
   instructions: Instruction[];
   /** Why the task failed; the API sends it whole or only its message, depending on the mode. */
@@ -265,10 +275,24 @@ export class Task {
       instructions: this.instructions.map(copyInstruction),
       codesReceived: [...this.codesReceived],
       codeChecks: this.codeChecks.map((check) => ({ ...check })),
+      codesSent: this.codesSent.map((sent) => ({ ...sent })),
       stopCommands: this.stopCommands,
       createdAt: new Date(this.createdAt).toISOString(),
       endedAt: this.endedAt, // after status(now), which plays the transitions up to now
     };
+  }
+
+  /** When the code form the task waits at now began to show; null when it waits at none. */
+  codeFormSince(now: number): number | null {
+    this.advance(now);
+    const { phase } = this;
+    return phase.status === 'awaiting' && phase.closesIdle && this.waitingForCode() ? phase.start : null;
+  }
+
+  /** When the task next changes by itself (a phase ends); null when it never does. */
+  nextChangeAt(now: number): number | null {
+    this.advance(now);
+    return this.phase.end;
   }
 
   private advance(now: number): void {
@@ -424,6 +448,8 @@ export class Task {
   /** `[reject-codes=N]` refuses the first N codes; `[needs-totp=NAME]` takes only the current code of its secret. */
   private accepts(code: string, now: number): boolean {
     if (this.codeChecks.length < this.scenario.rejectCodes) return false;
+    // A site that sent a code takes only that one: the last it sent.
+    if (this.scenario.codeTo !== null) return code === this.codesSent.at(-1)?.code;
     if (this.scenario.totpSecretName === null) return true;
     return this.totpSecret !== undefined && totpCodeMatches(this.totpSecret, code, now);
   }
@@ -468,6 +494,8 @@ export interface TaskStoreOptions {
   totpSecrets?: Record<string, EmulatorTotpSecret>;
   /** The account's limit on tasks not ended (see `EmulatorOptions.maxRunningTasks`); 0: none. */
   maxRunningTasks?: number;
+  /** Sends the codes of `[sms-code=…]` and `[email-code=…]` tasks to the inbox (see `EmulatorOptions.inbox`). */
+  codeSender?: { watch(task: Task): void };
 }
 
 /** A create the account's limit on running tasks refused (EmulatorOptions.maxRunningTasks: a GUESS). */
@@ -534,8 +562,14 @@ export class TaskStore {
     );
     this.tasks.set(task.executionId, task);
     this.live.add(task);
+    this.changed(task);
     this.peakRunning = Math.max(this.peakRunning, running + 1);
     return task;
+  }
+
+  /** A task got new instructions (or was created): a site that sends codes looks at it again. */
+  changed(task: Task): void {
+    this.options.codeSender?.watch(task);
   }
 
   get(executionId: string): Task | undefined {

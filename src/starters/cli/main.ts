@@ -93,8 +93,9 @@ const USAGE = `Usage: ${CLI} <command> [options]
   start --instruction TEXT [--instruction TEXT ...] --project NAME --country CC
         [--city NAME] [--zipcode CODE] [--type crawler_automation|script_automation]
         [--awaitable] [--inspect] [--timeout-ms N] [--awaiting-timeout-ms N]
-        [--input FILE.json] [--id WORKFLOW_ID] [--wait]
-                                  start a task (prints the workflow ID; --wait prints the result)
+        [--code-recipient PHONE|EMAIL] [--input FILE.json] [--id WORKFLOW_ID] [--wait]
+                                  start a task (prints the workflow ID; --wait prints the result);
+                                  --code-recipient: where its codes arrive, for the inbox to type
   submit-code WORKFLOW_ID [CODE]  type a one-time code (reads it from stdin when CODE is omitted,
                                   so it stays out of your shell history)
   append WORKFLOW_ID --instruction TEXT [...] [--wait]
@@ -172,6 +173,7 @@ const OPTIONS = {
   inspect: { type: 'boolean' },
   'timeout-ms': { type: 'string' },
   'awaiting-timeout-ms': { type: 'string' },
+  'code-recipient': { type: 'string' },
   input: { type: 'string' },
   id: { type: 'string' },
   wait: { type: 'boolean' },
@@ -371,6 +373,7 @@ function startInput(values: Values, instructions: () => Array<{ action: string }
   if (values.inspect) input.inspect = true;
   if (values['timeout-ms'] !== undefined) input.timeoutMs = number('timeout-ms');
   if (values['awaiting-timeout-ms'] !== undefined) input.awaitingInputTimeoutMs = number('awaiting-timeout-ms');
+  if (values['code-recipient'] !== undefined) input.codeRecipient = { address: values['code-recipient'] };
   return input;
 }
 
