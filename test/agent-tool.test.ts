@@ -25,7 +25,12 @@ const activities: ModelActivities = {
     assert.deepEqual((tools[0]?.parameters as { required?: string[] }).required, ['instructions']);
     const last = messages.at(-1)!;
     if (last.role === 'user') {
-      const args = last.content === 'bad call' ? { instructions: [] } : { instructions: [last.content] };
+      const args =
+        last.content === 'bad call'
+          ? { instructions: [] }
+          : last.content === 'greedy call'
+            ? { instructions: ['Open https://example.com'], priority: 1, timeoutMs: 2_592_000_000 }
+            : { instructions: [last.content] };
       return { toolCall: { name: 'browserTask', arguments: args } };
     }
     const output = JSON.parse(last.content) as BrowserTaskToolResult;
@@ -101,9 +106,17 @@ test('the scripted model calls browserTask; the task runs as a child workflow an
   assert.ok(child.parentExecution, 'a child of the agent');
 });
 
-test("a bad call and a failed task are the model's to read, not the agent's failure", async () => {
+test("a bad call, a greedy one and a failed task are the model's to read, not the agent's failure", async () => {
   const bad = await runAgent('bad call');
   assert.match(bad.answer, /^Could not \(InvalidInput\): instructions must be/);
+  // What the model may not choose is refused, not dropped: nothing runs.
+  const created = stack.emulator.count('POST', /^\/tasks$/);
+  const greedy = await runAgent('greedy call');
+  assert.match(
+    greedy.answer,
+    /^Could not \(InvalidInput\): priority, timeoutMs are not yours to choose here: give only instructions$/,
+  );
+  assert.equal(stack.emulator.count('POST', /^\/tasks$/), created);
   const failed = await runAgent('Open a missing site [fail]');
   assert.match(failed.answer, /^Could not \(BrowserAITaskFailed\)/);
   assert.ok(failed.answer.includes(FAIL_ERROR), failed.answer);

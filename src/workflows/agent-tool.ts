@@ -98,10 +98,19 @@ async function runBrowserTaskTool(options: BrowserTaskToolOptions, args: unknown
   const workflowId = `${parent.slice(0, 200)}-browser-${uuid4()}`;
   const refuse = (error: string): BrowserTaskToolResult => ({ ok: false, workflowId, status: 'InvalidInput', error });
   if (!args || typeof args !== 'object') return refuse('arguments must be an object with "instructions"');
-  const { instructions, country } = args as Partial<BrowserTaskToolArgs>;
+  const { instructions, country, ...rest } = args as Partial<BrowserTaskToolArgs> & Record<string, unknown>;
   if (!Array.isArray(instructions) || instructions.length === 0 || instructions.length > 20)
     return refuse('instructions must be a list of 1 to 20 plain-text steps');
-  if (country !== undefined && !options.modelChoosesCountry) return refuse('country is not yours to choose here');
+  // Refused, never dropped: a model that asked for a priority or a longer timeout is told it has none.
+  const notYours = [
+    ...(country !== undefined && !options.modelChoosesCountry ? ['country'] : []),
+    ...Object.keys(rest),
+  ];
+  if (notYours.length > 0)
+    return refuse(
+      `${notYours.join(', ')} ${notYours.length > 1 ? 'are' : 'is'} not yours to choose here: give only ` +
+        (options.modelChoosesCountry ? 'instructions and country' : 'instructions'),
+    );
   const input: BrowserTaskInput = {
     ...options.task,
     instructions: instructions.map((action) => ({ action: String(action) })),
