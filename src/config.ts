@@ -30,6 +30,9 @@ import {
 import { fleetLimitProblems, type FleetLimitOptions } from './activities/fleet';
 import { codeLoopConfigFrom, type CodeLoopConfig } from './code-loop-config';
 import { ConfigError } from './contract/errors';
+import { allowanceArgument, CALLER_ALLOWANCE_KINDS } from './contract/callers';
+import type { CallerAllowanceName } from './contract/input';
+import { NEXUS_ALLOW_WORDS } from './nexus/fence';
 import type { NexusServiceOptions } from './nexus/options';
 import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from './telemetry/logging';
 
@@ -448,51 +451,48 @@ export function nexusServiceFrom(env: Env, problems: string[]): boolean {
   return false;
 }
 
-/** The words of WORKER_NEXUS_ALLOW, each with the NexusServiceOptions field it sets. */
-const NEXUS_ALLOW_FLAGS = {
-  'code-template': 'codeInstructionTemplate',
-  webhooks: 'webhooks',
-  'activity-priority': 'activityPriority',
-} as const;
-const NEXUS_ALLOW_LISTS = {
-  totp: 'totpSecretNames',
-  'webhook-reference': 'webhookReferencePrefixes',
-  notify: 'notifyWorkflowIdPrefixes',
-  'task-queue': 'activityTaskQueues',
-} as const;
-
 /**
  * WORKER_NEXUS_ALLOW: comma-separated allowances for the Nexus service's callers, e.g.
- * `totp:PORTAL,webhooks,webhook-reference:nexus:`. Flags: `code-template`, `webhooks`,
- * `activity-priority`; with a value after the first colon: `totp:NAME`, `webhook-reference:PREFIX`,
- * `notify:PREFIX`, `task-queue:NAME` (each may repeat). Unset: nothing.
+ * `totp:PORTAL,webhooks,webhook-reference:nexus:`. A switch is its word (`code-template`,
+ * `webhooks`, `priority`); a list item or bound has its value after the first colon
+ * (`totp:NAME`, `webhook-reference:PREFIX`, `notify:PREFIX`, `task-queue:NAME`, each may repeat;
+ * `max-timeout-ms:MS`). The words are NEXUS_ALLOW_WORDS. Unset: nothing.
  */
 export function nexusAllowFrom(env: Env, problems: string[]): NexusServiceOptions {
   const raw = env.WORKER_NEXUS_ALLOW?.trim();
   if (!raw) return {};
-  const allowed: Record<string, boolean | string[]> = {};
+  const byWord = new Map(Object.entries(NEXUS_ALLOW_WORDS).map(([name, word]) => [word, name as CallerAllowanceName]));
+  const allowed: Record<string, boolean | number | string[]> = {};
   for (const item of raw.split(',').map((part) => part.trim())) {
     const colon = item.indexOf(':');
     const [word, value] = colon < 0 ? [item, undefined] : [item.slice(0, colon), item.slice(colon + 1)];
-    if (value === undefined && word in NEXUS_ALLOW_FLAGS) {
-      allowed[NEXUS_ALLOW_FLAGS[word as keyof typeof NEXUS_ALLOW_FLAGS]] = true;
-    } else if (value && word in NEXUS_ALLOW_LISTS) {
-      const field = NEXUS_ALLOW_LISTS[word as keyof typeof NEXUS_ALLOW_LISTS];
-      allowed[field] = [...((allowed[field] as string[] | undefined) ?? []), value];
-    } else {
+    const name = byWord.get(word);
+    const kind = name && CALLER_ALLOWANCE_KINDS[name];
+    if (name && kind === 'switch' && value === undefined) allowed[name] = true;
+    else if (name && (kind === 'names' || kind === 'prefixes') && value)
+      allowed[name] = [...((allowed[name] as string[] | undefined) ?? []), value];
+    else if (name && kind === 'bound' && value && /^[1-9]\d*$/.test(value)) allowed[name] = Number(value);
+    else
       problems.push(
-        `WORKER_NEXUS_ALLOW: "${item}" is not an allowance; write comma-separated ${Object.keys(NEXUS_ALLOW_FLAGS).join(', ')}, ` +
-          `or ${Object.keys(NEXUS_ALLOW_LISTS)
-            .map((w) => `${w}:<value>`)
-            .join(', ')} (e.g. totp:PORTAL,webhooks,webhook-reference:nexus:)`,
+        `WORKER_NEXUS_ALLOW: "${item}" is not an allowance; write comma-separated ${allowanceWords()} ` +
+          '(e.g. totp:PORTAL,webhooks,webhook-reference:nexus:)',
       );
-    }
   }
   if (!nexusServiceFrom(env, []))
     problems.push(
       'WORKER_NEXUS_ALLOW is set but WORKER_NEXUS_SERVICE is not true: set it to serve the Nexus service, or unset WORKER_NEXUS_ALLOW',
     );
   return allowed as NexusServiceOptions;
+}
+
+/** Every word WORKER_NEXUS_ALLOW takes, with its value where it takes one: `totp:NAME, code-template, ...`. */
+function allowanceWords(): string {
+  return Object.entries(NEXUS_ALLOW_WORDS)
+    .map(([name, word]) => {
+      const argument = allowanceArgument(name as CallerAllowanceName);
+      return argument ? `${word}:${argument}` : word;
+    })
+    .join(', ');
 }
 
 /**

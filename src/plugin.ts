@@ -65,7 +65,8 @@ export interface BrowserAIPluginOptions {
    * `@temporalio/worker`). Default: off. `true` serves it with the defaults of
    * {@link NexusServiceOptions}: callers reach only the tasks they started, and may set none of the
    * task options that reach past their own task (TOTP secrets, code templates, webhooks, workflows to
-   * notify, activity queues and priorities); an object allows those it names.
+   * notify, activity queues, their place in line, timeouts above 2 h); an object allows those it
+   * names. Their tasks queue under the fairness key `nexus:<endpoint>`.
    */
   nexusService?: boolean | NexusServiceOptions;
   /**
@@ -191,3 +192,4 @@ export type { FleetLimitOptions } from './activities/fleet';
 // For a worker that bundles workflows of its own that call ours: preload ours as the plugin does.
 export { browserAIPreloadModules } from './workflow-bundle';
 export type { NexusServiceOptions } from './nexus/options';
+export type { CallerAllowances } from './contract/callers';

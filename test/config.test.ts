@@ -380,19 +380,24 @@ describe('Temporal connection: start-up errors', () => {
     assert.deepEqual(allow(), {});
     assert.deepEqual(
       allow(
-        'totp:PORTAL, totp:BANK,code-template,webhooks,webhook-reference:nexus:team-a:,notify:partner-,task-queue:browserai-nexus,activity-priority',
+        'totp:PORTAL, totp:BANK,code-template,webhooks,webhook-reference:nexus:team-a:,notify:partner-,task-queue:browserai-nexus,code-recipient:+14155550123,priority,max-timeout-ms:600000',
       ),
       {
         totpSecretNames: ['PORTAL', 'BANK'],
-        codeInstructionTemplate: true,
+        codeInstructionTemplates: true,
         webhooks: true,
         webhookReferencePrefixes: ['nexus:team-a:'],
         notifyWorkflowIdPrefixes: ['partner-'],
         activityTaskQueues: ['browserai-nexus'],
-        activityPriority: true,
+        codeRecipients: ['+14155550123'],
+        priority: true,
+        maxTimeoutMs: 600_000,
       },
     );
-    assert.throws(() => allow('totp,everything'), /"totp" is not an allowance.*"everything" is not an allowance/s);
+    assert.throws(
+      () => allow('totp,everything,activity-priority,max-timeout-ms:2h'),
+      /"totp" is not an allowance.*"everything" is not an allowance.*"activity-priority".*"max-timeout-ms:2h" is not an allowance; write comma-separated totp:NAME, code-template, .*priority, max-timeout-ms:MS/s,
+    );
     assert.throws(() => allow('webhooks', 'false'), /WORKER_NEXUS_ALLOW is set but WORKER_NEXUS_SERVICE is not true/);
   });
 

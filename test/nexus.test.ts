@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { freePort } from '../dev/dev-server';
 import { WebhookReceiver } from '../dev/webhook-receiver';
 import { BrowserAIPlugin } from '../src/plugin';
@@ -17,6 +17,7 @@ import type { NexusServiceOptions } from '../src/nexus/options';
 import { nexusTaskIdFromToken, NEXUS_TASK_ID_PREFIX } from '../src/nexus/task-ids';
 import type { BrowserTaskInput } from '../src/contract/input';
 import { stateQuery } from '../src/contract/messages';
+import { startNexusCallers } from './helpers/nexus-callers';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 import { operationTokenQuery, type BadCall, type CallerInput, type Refusal } from './workflows/nexus-callers';
 
@@ -27,7 +28,6 @@ const OWNER_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 const SHARED_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const noop = () => undefined;
-const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
 /** A token of the shape `runTask` returns, naming any workflow: what a caller that read or guessed an ID would forge. */
 const forgedToken = (workflowId: string) =>
@@ -43,6 +43,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
   let httpPort: number;
   /** An endpoint whose operator allows the SHARED secret, code templates and webhooks under `nexus:`. */
   let openEndpoint: string;
+  let callers: Awaited<ReturnType<typeof startNexusCallers>> | undefined;
   let caller: Client;
   let callerQueue: string;
   const workers: Array<{ worker: Worker; running: Promise<void> }> = [];
@@ -88,27 +89,17 @@ describe('the browserai Nexus service, called from another namespace', () => {
     ({ name: endpoint, url: endpointUrl } = await serviceEndpoint(true));
     ({ name: openEndpoint } = await serviceEndpoint({
       totpSecretNames: ['SHARED'],
-      codeInstructionTemplate: true,
+      codeInstructionTemplates: true,
       webhooks: true,
       webhookReferencePrefixes: ['nexus:'],
     }));
     // The callers: a team's workflows in another namespace, with no BrowserAI token and no BrowserAI code.
-    callerQueue = `nexus-callers-${randomUUID()}`;
-    const callers = await Worker.create({
-      connection: stack.env.nativeConnection,
-      namespace: CALLER_NAMESPACE,
-      taskQueue: callerQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: require.resolve('./workflows/nexus-callers'),
-        logger: quiet,
-      }),
-    });
-    workers.push({ worker: callers, running: callers.run() });
-    caller = new Client({ connection: stack.env.connection, namespace: CALLER_NAMESPACE });
+    callers = await startNexusCallers(stack.env, CALLER_NAMESPACE);
+    ({ client: caller, taskQueue: callerQueue } = callers);
   });
   after(async () => {
     for (const { worker } of workers) worker.shutdown();
-    await Promise.all(workers.map(({ running }) => running.catch(noop)));
+    await Promise.all([...workers.map(({ running }) => running.catch(noop)), callers?.stop()]);
     await Promise.all([stack?.stop(), receiver?.close()]);
   });
 
@@ -245,7 +236,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
       assertRefused(refusals, [
         notAllowed(/task\.totpSecretName "OWNER" is not allowed.*totpSecretNames.*task\.codeInstructionTemplate/),
         notAllowed(/task\.totpSecretName "OWNER" is not allowed through Nexus/),
-        notAllowed(/task\.codeInstructionTemplate is not allowed through Nexus.*codeInstructionTemplate: true/),
+        notAllowed(/task\.codeInstructionTemplate is not allowed through Nexus.*codeInstructionTemplates: true/),
       ]);
       assert.equal(creates(), createsBefore, 'no task was created, no code typed');
     });
@@ -276,7 +267,7 @@ describe('the browserai Nexus service, called from another namespace', () => {
       assertRefused(refusals, [
         notAllowed(/task\.notifyWorkflowId "billing-run-7" is not allowed.*notifyWorkflowIdPrefixes/),
         notAllowed(/task\.activityOptions\.taskQueue "attacker-queue" is not allowed.*activityTaskQueues/),
-        notAllowed(/task\.activityOptions\.priorityKey is not allowed.*activityOptions\.fairnessKey.*activityPriority/),
+        notAllowed(/task\.activityOptions\.priorityKey is not allowed.*priority: true.*activityOptions\.fairnessKey/),
       ]);
       assert.equal(creates(), createsBefore, 'nothing was started');
     });

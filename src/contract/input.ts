@@ -316,7 +316,7 @@ const BOUNDS: Record<string, readonly [number, number]> = {
   'activityOptions.retry.maximumIntervalMs': [MS.second, 10 * MS.minute],
 };
 /** Temporal's limits: fairness keys of at most 64 bytes, weights clamped to [0.001, 1000], priorities 1-5 by default. */
-const FAIRNESS_KEY_BYTES = 64;
+export const FAIRNESS_KEY_BYTES = 64;
 /** The longest fairness key a caller may give, in characters (code points, as JSON Schema counts). */
 const FAIRNESS_KEY_CHARS = 64;
 
@@ -353,17 +353,52 @@ const POLLING_FIELDS: Record<keyof PollingOptions, true> = {
   inputSettleMs: true,
   notFoundGraceMs: true,
 };
-const ACTIVITY_OPTION_FIELDS: Record<keyof TaskActivityOptions, true> = {
-  taskQueue: true,
-  priorityKey: true,
-  fairnessKey: true,
-  fairnessWeight: true,
+/**
+ * The operator's allowances that open a field of the task to callers outside the operator's trust
+ * (a Nexus caller, an MCP client): `CallerAllowances` in src/contract/callers.ts.
+ */
+export type CallerAllowanceName =
+  | 'totpSecretNames'
+  | 'codeInstructionTemplates'
+  | 'webhooks'
+  | 'webhookReferencePrefixes'
+  | 'notifyWorkflowIdPrefixes'
+  | 'activityTaskQueues'
+  | 'codeRecipients'
+  | 'priority'
+  | 'maxTimeoutMs';
+/** Whether an outside caller may set a field: `true`, or the allowance that opens it. */
+export type CallerRule = true | CallerAllowanceName;
+
+// Each one reaches past the caller's own task (where the token's requests run, the operator's
+// work on a shared queue); retry pacing is bounded and routes nothing.
+const ACTIVITY_OPTION_FIELDS = {
+  taskQueue: 'activityTaskQueues',
+  priorityKey: 'priority',
+  fairnessKey: 'priority',
+  fairnessWeight: 'priority',
   retry: true,
-};
+} as const satisfies Record<keyof TaskActivityOptions, CallerRule>;
+// The receiver routes on `reference`: a caller naming the operator's user would be routed as that user.
+const WEBHOOK_FIELDS = {
+  events: true,
+  reference: 'webhookReferencePrefixes',
+} as const satisfies Record<keyof TaskWebhookOptions, CallerRule>;
+// Codes sent to `address` are typed into the task, where the agent the caller steers sees them; and
+// two tasks waiting on one address have each code refused, so a caller could block the operator's logins.
+const CODE_RECIPIENT_FIELDS = {
+  address: 'codeRecipients',
+  senders: true,
+} as const satisfies Record<keyof CodeRecipient, CallerRule>;
+
 /** What the table of input fields says of one field of `BrowserTaskInput`. */
 export interface TaskInputField {
   /** Whether a run of a saved task may set it (`runSavedTask`'s `overrides`); the rest comes from the saved task. */
   override: boolean;
+  /** Whether a caller outside the operator's trust (Nexus, MCP) may set it: `true`, or the allowance that opens it. */
+  caller: CallerRule;
+  /** An object field's own fields, each with its rule for outside callers (checked besides the field's own). */
+  fields?: Readonly<Record<string, CallerRule>>;
   /** The smallest and largest number taken, both included (the validator's and the JSON Schemas' bounds). */
   range?: readonly [min: number, max: number];
 }
@@ -371,41 +406,50 @@ export interface TaskInputField {
 /**
  * Every field of `BrowserTaskInput`, once: the validator refuses any other field (a misspelt
  * option must not silently fall back to its default) and takes the bounds from here, the saved
- * tasks' overrides are the fields marked `override` (`SavedTaskOverrides`, and their check), and
- * `npm run schemas` writes the bounds into the JSON Schemas. A new field is its line here and its
- * line (with its description) in `BrowserTaskInput`; the compiler insists on both. Plain numbers:
- * the schema generator reads this table's type, and it cannot evaluate arithmetic.
+ * tasks' overrides are the fields marked `override` (`SavedTaskOverrides`, and their check), the
+ * fence of outside callers (src/contract/callers.ts) opens the fields marked `caller: true` and
+ * the others only under their allowance, and `npm run schemas` writes the bounds into the JSON
+ * Schemas. A new field is its line here and its line (with its description) in `BrowserTaskInput`;
+ * the compiler insists on both. Plain numbers: the schema generator reads this table's type, and it
+ * cannot evaluate arithmetic.
  */
 export const TASK_INPUT_FIELDS = {
-  instructions: { override: false },
-  type: { override: false },
-  project: { override: false },
-  geoLocation: { override: true },
-  inspect: { override: true },
-  awaitable: { override: true },
-  polling: { override: true },
-  timeoutMs: { override: true, range: [1_000, 2_592_000_000] }, // 1 s to 30 days
-  awaitingInputTimeoutMs: { override: true, range: [1_000, 2_592_000_000] }, // 1 s to 30 days
-  codeInstructionTemplate: { override: true },
-  delivery: { override: true },
+  instructions: { override: false, caller: true },
+  type: { override: false, caller: true },
+  project: { override: false, caller: true },
+  geoLocation: { override: true, caller: true },
+  inspect: { override: true, caller: true },
+  awaitable: { override: true, caller: true },
+  polling: { override: true, caller: true },
+  // A task that runs or waits for days holds its slot, and the operator's quota, as long.
+  timeoutMs: { override: true, caller: 'maxTimeoutMs', range: [1_000, 2_592_000_000] }, // 1 s to 30 days
+  awaitingInputTimeoutMs: { override: true, caller: 'maxTimeoutMs', range: [1_000, 2_592_000_000] }, // 1 s to 30 days
+  // It could type the code anywhere (`Open https://elsewhere/?otp={code}`).
+  codeInstructionTemplate: { override: true, caller: 'codeInstructionTemplates' },
+  delivery: { override: true, caller: true },
   // What fits in one history payload with room to spare (Temporal refuses payloads over 2 MB).
-  maxResultBytes: { override: true, range: [1_024, 1_572_864] }, // 1 KiB to 1.5 MiB
-  stopRetryWindowMs: { override: true, range: [1_000, 604_800_000] }, // 1 s to 7 days
-  activityOptions: { override: true },
-  notifyWorkflowId: { override: true },
-  totpSecretName: { override: true },
-  maxCodeAttempts: { override: true, range: [1, 10] },
-  webhook: { override: true },
-  codeRecipient: { override: true },
-  // Temporal's priorities (1-5 by default) and fairness weights (clamped to [0.001, 1000]).
-  priority: { override: false, range: [1, 5] },
-  fairnessKey: { override: false },
-  fairnessWeight: { override: false, range: [0.001, 1000] },
+  maxResultBytes: { override: true, caller: true, range: [1_024, 1_572_864] }, // 1 KiB to 1.5 MiB
+  stopRetryWindowMs: { override: true, caller: 'maxTimeoutMs', range: [1_000, 604_800_000] }, // 1 s to 7 days
+  activityOptions: { override: true, caller: true, fields: ACTIVITY_OPTION_FIELDS },
+  // A signal to any workflow of the namespace (`false`, nobody, is always allowed).
+  notifyWorkflowId: { override: true, caller: 'notifyWorkflowIdPrefixes' },
+  // The secret's live codes, typed into the caller's task.
+  totpSecretName: { override: true, caller: 'totpSecretNames' },
+  maxCodeAttempts: { override: true, caller: true, range: [1, 10] },
+  // Signed events to the operator's receiver.
+  webhook: { override: true, caller: 'webhooks', fields: WEBHOOK_FIELDS },
+  codeRecipient: { override: true, caller: true, fields: CODE_RECIPIENT_FIELDS },
+  // Temporal's priorities (1-5 by default) and fairness weights (clamped to [0.001, 1000]). The
+  // task's place in line against the operator's own work: an outside caller's tasks queue under
+  // the caller's identity instead.
+  priority: { override: true, caller: 'priority', range: [1, 5] },
+  fairnessKey: { override: true, caller: 'priority' },
+  fairnessWeight: { override: true, caller: 'priority', range: [0.001, 1000] },
 } as const satisfies Record<keyof BrowserTaskInput, TaskInputField>;
 
 /**
- * The fields of `BrowserTaskInput` a run of a saved task may set (`SavedTaskOverrides`): how the task runs, not
- * what it is (its instructions, type and project come from the saved task) nor its place in line.
+ * The fields of `BrowserTaskInput` a run of a saved task may set (`SavedTaskOverrides`): how the task runs and its
+ * place in line, not what it is (its instructions, type and project come from the saved task).
  */
 export type OverrideField = {
   [K in keyof typeof TASK_INPUT_FIELDS]: (typeof TASK_INPUT_FIELDS)[K]['override'] extends true ? K : never;
@@ -420,7 +464,6 @@ type RangedField = {
 function rangeOf(field: RangedField): readonly [number, number] {
   return TASK_INPUT_FIELDS[field].range;
 }
-const WEBHOOK_FIELDS: Record<keyof TaskWebhookOptions, true> = { events: true, reference: true };
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -33,6 +33,7 @@ import type {
 } from './contract';
 import {
   fenceProblems,
+  inServersLane,
   mintedHere,
   mintWorkflowId,
   ownershipProblems,
@@ -180,7 +181,9 @@ class ToolHandlers {
     if (!isPlainObject(args.task)) return refused(['task must be an object: what browserTask takes']);
     const problems = [...fenceProblems(args.task, this.fence), ...taskInputProblems(args.task)];
     if (problems.length > 0) return refused(problems.map((p) => `task: ${p}`));
-    const handle = await this.tasks.start(args.task, { workflowId: mintWorkflowId(this.fence) });
+    const handle = await this.tasks.start(inServersLane(args.task, this.fence), {
+      workflowId: mintWorkflowId(this.fence),
+    });
     this.log(`mcp: started ${handle.workflowId}`);
     return { structured: { ...(await this.wait({ ...args, workflowId: handle.workflowId }, extra)) } };
   }
@@ -188,11 +191,12 @@ class ToolHandlers {
   async runSavedTask(args: McpRunSavedTaskInput, extra: Extra): Promise<ToolAnswer> {
     if (!isPlainObject(args.savedTask)) return refused(['savedTask must be an object: { name, overrides? }']);
     const problems = [
-      ...fenceProblems(args.savedTask.overrides, this.fence),
+      ...fenceProblems(args.savedTask.overrides, this.fence, 'overrides.'),
       ...runSavedTaskInputProblems(args.savedTask),
     ];
     if (problems.length > 0) return refused(problems.map((p) => `savedTask: ${p}`));
-    const handle = await this.#savedTasks.run(args.savedTask.name, args.savedTask.overrides, {
+    const overrides = inServersLane(args.savedTask.overrides ?? {}, this.fence);
+    const handle = await this.#savedTasks.run(args.savedTask.name, overrides, {
       workflowId: mintWorkflowId(this.fence),
     });
     this.log(`mcp: started saved task run ${handle.workflowId}`);

@@ -1,39 +1,42 @@
-// The options of a task that a Nexus caller may set only when the endpoint's operator allows them
-// (NexusServiceOptions): each one reaches past the caller's own task, into the operator's secrets,
-// receiver, workflows or task queues. Checked after the task's own validation, before anything is
-// started; every refusal names the option and the handler option that would allow it.
-import type { BrowserTaskInput } from '../contract/input';
-import type { NexusServiceOptions } from './options';
+// The one fence of outside callers (src/contract/callers.ts), as Nexus callers meet it: each
+// refusal names the `NexusServiceOptions` field and the WORKER_NEXUS_ALLOW word that would allow
+// the option, and a caller's tasks queue under its endpoint.
+import { allowanceArgument, type CallerSurface } from '../contract/callers';
+import type { CallerAllowanceName } from '../contract/input';
 
-/** What in `task` the operator has not allowed Nexus callers; empty when nothing. */
-export function notAllowedProblems(task: BrowserTaskInput, allowed: NexusServiceOptions): string[] {
-  const problems: string[] = [];
-  const refuse = (option: string, allowWith: string) =>
-    problems.push(
-      `task.${option} is not allowed through Nexus (the service's operator can allow it with ${allowWith})`,
-    );
+/** The word of each allowance in WORKER_NEXUS_ALLOW; one that takes a value has it after a colon (`totp:PORTAL`). */
+export const NEXUS_ALLOW_WORDS: Record<CallerAllowanceName, string> = {
+  totpSecretNames: 'totp',
+  codeInstructionTemplates: 'code-template',
+  webhooks: 'webhooks',
+  webhookReferencePrefixes: 'webhook-reference',
+  notifyWorkflowIdPrefixes: 'notify',
+  activityTaskQueues: 'task-queue',
+  codeRecipients: 'code-recipient',
+  priority: 'priority',
+  maxTimeoutMs: 'max-timeout-ms',
+};
 
-  if (task.totpSecretName !== undefined && !(allowed.totpSecretNames ?? []).includes(task.totpSecretName))
-    refuse(`totpSecretName "${task.totpSecretName}"`, 'the Nexus service option totpSecretNames');
-  if (task.codeInstructionTemplate !== undefined && allowed.codeInstructionTemplate !== true)
-    refuse('codeInstructionTemplate', 'the Nexus service option codeInstructionTemplate: true');
-  if (task.webhook !== undefined && allowed.webhooks !== true)
-    refuse('webhook', 'the Nexus service option webhooks: true');
-  const { reference } = task.webhook ?? {};
-  if (reference !== undefined && !startsWithOneOf(reference, allowed.webhookReferencePrefixes))
-    refuse(`webhook.reference "${reference}"`, 'the Nexus service option webhookReferencePrefixes');
-  const notify = task.notifyWorkflowId;
-  if (typeof notify === 'string' && !startsWithOneOf(notify, allowed.notifyWorkflowIdPrefixes))
-    refuse(`notifyWorkflowId "${notify}"`, 'the Nexus service option notifyWorkflowIdPrefixes');
-  const activity = task.activityOptions ?? {};
-  if (activity.taskQueue !== undefined && !(allowed.activityTaskQueues ?? []).includes(activity.taskQueue))
-    refuse(`activityOptions.taskQueue "${activity.taskQueue}"`, 'the Nexus service option activityTaskQueues');
-  for (const key of ['priorityKey', 'fairnessKey', 'fairnessWeight'] as const)
-    if (activity[key] !== undefined && allowed.activityPriority !== true)
-      refuse(`activityOptions.${key}`, 'the Nexus service option activityPriority: true');
-  return problems;
-}
+/** How the plugin's option is written, by the allowance's argument. */
+const optionValue = (argument: string) => (argument === '' ? 'true' : argument === 'MS' ? 'MS' : `['${argument}']`);
 
-function startsWithOneOf(value: string, prefixes: readonly string[] | undefined): boolean {
-  return (prefixes ?? []).some((prefix) => value.startsWith(prefix));
+/** Nexus callers, as the fence's refusals name them and the operator's settings. */
+export const NEXUS_CALLERS: CallerSurface = {
+  to: 'through Nexus',
+  allowWith: Object.fromEntries(
+    Object.entries(NEXUS_ALLOW_WORDS).map(([name, word]) => {
+      const argument = allowanceArgument(name as CallerAllowanceName);
+      const setting = `WORKER_NEXUS_ALLOW=${word}${argument ? `:${argument}` : ''}`;
+      return [name, `the Nexus service option ${name}: ${optionValue(argument)}, or ${setting}`];
+    }),
+  ) as Record<CallerAllowanceName, string>,
+};
+
+/**
+ * The fairness key of the tasks that come through `endpoint` (the endpoint the Temporal server
+ * says the request was addressed to; a server before 1.30 names none, and every endpoint then
+ * shares `nexus:`). The handler is told nothing trustworthy about the caller beyond it.
+ */
+export function nexusCallerKey(endpoint: string): string {
+  return `nexus:${endpoint}`;
 }

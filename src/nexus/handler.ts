@@ -4,7 +4,8 @@
 // the workflow, which stops its task once); `submitCode` and `state` are synchronous operations
 // that signal and query that workflow.
 // A Nexus caller is not trusted like a client in the namespace (docs/security.md): it may set only
-// the task options the operator allowed (fence.ts), and it reaches only the tasks it started here,
+// the task options the operator allowed (fence.ts), its tasks queue under its endpoint's fairness
+// key (so its priority is not its own either), and it reaches only the tasks it started here,
 // by the operation token `runTask` gave it (task-ids.ts). Input is checked as the starters check
 // it, so a bad request is refused as BAD_REQUEST, with a typed cause, before anything is started
 // or signalled.
@@ -15,10 +16,11 @@ import * as nexus from 'nexus-rpc';
 import { FailureType, type FailureTypeName, type InvalidInputDetails } from '../contract/errors';
 import { browserTaskStartOptions } from '../starters/tasks';
 import { startSearchAttributes, withSearchAttributeFallback } from '../starters/search-attributes-fallback';
+import { callerProblems, inCallersLane } from '../contract/callers';
 import { codeProblems, taskInputProblems, type BrowserTaskResult } from '../contract/input';
 import { stateQuery, submitCodeSignal } from '../contract/messages';
 import type { browserTask } from '../workflows/browser-task';
-import { notAllowedProblems } from './fence';
+import { NEXUS_CALLERS, nexusCallerKey } from './fence';
 import type { NexusServiceOptions } from './options';
 import { browserAIService, type BrowserAIService, type RunTaskInput } from './service';
 import { nexusTaskId, nexusTaskIdFromToken } from './task-ids';
@@ -40,8 +42,8 @@ export function browserAIServiceHandler(
             ]
           : []),
       ]);
-      const { task } = input;
-      refuse(FailureType.NexusOptionNotAllowed, notAllowedProblems(task, allowed));
+      refuse(FailureType.NexusOptionNotAllowed, callerProblems(input.task, allowed, NEXUS_CALLERS));
+      const task = inCallersLane(input.task, allowed, nexusCallerKey(operationInfo().endpoint));
       const workflowId = nexusTaskId(ctx.requestId);
       try {
         // With our search attributes when the namespace has them, as the starters do.

@@ -26,6 +26,7 @@ import {
   type SavedTaskOverrides,
 } from '../contract/saved-task-input';
 import type { runSavedTask } from '../workflows';
+import { temporalPriorityOf } from '../workflows/start-options';
 
 /** What a schedule does when a run is due while the previous one still runs; default `skip`. */
 export type OverlapPolicy = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'terminate_other' | 'allow_all';
@@ -139,6 +140,7 @@ export class SavedTasks {
       taskQueue: this.taskQueue,
       workflowId: options.workflowId ?? `browserai-saved-run-${randomUUID()}`,
       args: [input] as [RunSavedTaskInput],
+      ...(overrides ? { priority: temporalPriorityOf(overrides) } : {}),
       staticSummary: `Saved BrowserAI task "${name}"`,
     };
     return withSearchAttributeFallback((registered) =>

@@ -1,7 +1,7 @@
 // What every start of `browserTask` sets, whoever starts it: the client, the Nexus service, a
 // batch (as a child). Workflow-safe.
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { fairnessKeyOf, type BrowserTaskInput } from '../contract/input';
+import { WorkflowIdReusePolicy, type Priority } from '@temporalio/common';
+import { FAIRNESS_KEY_BYTES, utf8Prefix, type BrowserTaskInput } from '../contract/input';
 
 /**
  * What every start of `browserTask` sets, here and in the Nexus service: its input, the reuse
@@ -12,12 +12,7 @@ export function browserTaskStartOptions(input: BrowserTaskInput) {
     // Even after the first run closed: a retried start must not run the task a second time.
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     args: [input] as [BrowserTaskInput],
-    // The task's place in line is its workflow's Temporal priority too, as it is its activities'.
-    priority: {
-      ...(input.priority !== undefined ? { priorityKey: input.priority } : {}),
-      fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
-      ...(input.fairnessWeight !== undefined ? { fairnessWeight: input.fairnessWeight } : {}),
-    },
+    priority: temporalPriorityOf(input),
     // Shown in the Temporal UI: what and where, never the instructions themselves.
     staticSummary: `BrowserAI ${input.type} task · project ${input.project} · ${input.geoLocation.country.toUpperCase()}`,
     staticDetails: [
@@ -27,5 +22,22 @@ export function browserTaskStartOptions(input: BrowserTaskInput) {
       `**Instructions:** ${input.instructions.length}`,
       `**Awaitable session:** ${input.awaitable ? 'yes' : 'no'}`,
     ].join('\n'),
+  };
+}
+
+/**
+ * The task's place in line as its workflow's Temporal priority, which its activities inherit: the
+ * fairness key defaults to the project, and a saved task's run (whose project is read later) has
+ * only what its overrides give.
+ */
+export function temporalPriorityOf(
+  input: Pick<BrowserTaskInput, 'priority' | 'fairnessKey' | 'fairnessWeight'> & { project?: string },
+): Priority {
+  const { priority, fairnessWeight } = input;
+  const fairnessKey = input.fairnessKey ?? input.project;
+  return {
+    ...(priority !== undefined ? { priorityKey: priority } : {}),
+    ...(fairnessKey !== undefined ? { fairnessKey: utf8Prefix(fairnessKey, FAIRNESS_KEY_BYTES) } : {}),
+    ...(fairnessWeight !== undefined ? { fairnessWeight } : {}),
   };
 }

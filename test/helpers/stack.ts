@@ -85,6 +85,8 @@ export async function startStack(
     plugins?: SimplePlugin[];
     /** The worker's TOTP secrets and webhook destination. */
     codeLoop?: Pick<BrowserAIWorkerOptions, 'totpSecrets' | 'webhooks'>;
+    /** The worker's fleet limit and Nexus service. */
+    serve?: Pick<BrowserAIWorkerOptions, 'fleetLimit' | 'nexusService'>;
   } = {},
 ): Promise<Stack> {
   const [env, emulator, workflowCode] = await Promise.all([
@@ -113,6 +115,7 @@ export async function startStack(
     shutdownGraceTime: 1_000,
     dataConverter: options.dataConverter,
     ...options.codeLoop,
+    ...options.serve,
   });
   const running = worker.run();
   return {

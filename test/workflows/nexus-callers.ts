@@ -62,6 +62,16 @@ export async function taskThroughNexus(input: CallerInput): Promise<BrowserTaskR
   return run.result();
 }
 
+/** Runs the tasks at once, as a caller with many tasks does: their results, in order. */
+export async function tasksThroughNexus(input: {
+  endpoint: string;
+  tasks: BrowserTaskInput[];
+}): Promise<BrowserTaskResult[]> {
+  const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });
+  const runs = await Promise.all(input.tasks.map((task) => browserai.startOperation('runTask', { task })));
+  return Promise.all(runs.map((run) => run.result()));
+}
+
 /** Runs a task until the test cancels this workflow: the cancellation reaches the operation, and the operation's workflow. */
 export async function cancelledThroughNexus(input: CallerInput): Promise<BrowserTaskResult> {
   const browserai = createNexusServiceClient({ service: browserAIService, endpoint: input.endpoint });

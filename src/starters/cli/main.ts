@@ -69,7 +69,9 @@ const CLI = process.env.npm_lifecycle_event === 'starter' ? 'npm run starter --'
 const MCP_USAGE = `
   mcp [--http [--host ADDR] [--port N] [--allow-origin ORIGIN ...] [--max-sessions N]]
       [--id-prefix PREFIX] [--allow-totp-secret NAME ...] [--allow-code-templates]
-      [--allow-webhooks] [--allow-notify] [--allow-activity-options]
+      [--allow-webhooks] [--allow-webhook-reference PREFIX ...] [--allow-notify PREFIX ...]
+      [--allow-task-queue NAME ...] [--allow-code-recipient ADDRESS ...] [--allow-priority]
+      [--max-timeout-ms MS]
                                   an MCP server of BrowserAI tasks (docs/mcp.md): stdio by default;
                                   --http serves http://127.0.0.1:8765/mcp (any other --host needs
                                   BROWSERAI_MCP_TOKEN); MCP clients reach only tasks whose workflow

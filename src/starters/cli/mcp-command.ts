@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer, startMcpHttpServer, type McpServerOptions } from '../../mcp';
+import { allowancesFromFlags, MCP_FENCE_FLAG_OPTIONS } from '../../mcp/fence';
 import type { BrowserTasks } from '../tasks';
 
 const OPTIONS = {
@@ -13,16 +14,15 @@ const OPTIONS = {
   'allow-origin': { type: 'string', multiple: true },
   'max-sessions': { type: 'string' },
   'id-prefix': { type: 'string' },
-  'allow-totp-secret': { type: 'string', multiple: true },
-  'allow-code-templates': { type: 'boolean' },
-  'allow-webhooks': { type: 'boolean' },
-  'allow-notify': { type: 'boolean' },
-  'allow-activity-options': { type: 'boolean' },
 } as const;
 
 /** Parses the arguments; throws (the CLI reports a usage error) before anything connects. */
 export function mcpArguments(argv: string[]) {
-  const { values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false });
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...OPTIONS, ...MCP_FENCE_FLAG_OPTIONS },
+    allowPositionals: false,
+  });
   const whole = (name: string, text: string | undefined) => {
     if (text === undefined) return undefined;
     const n = Number(text);
@@ -36,12 +36,8 @@ export function mcpArguments(argv: string[]) {
     maxSessions: whole('max-sessions', values['max-sessions']),
     allowedOrigins: values['allow-origin'],
     fence: {
-      idPrefix: values['id-prefix'] ?? (process.env.BROWSERAI_MCP_ID_PREFIX || undefined),
-      totpSecretNames: values['allow-totp-secret'],
-      codeInstructionTemplates: values['allow-code-templates'],
-      webhooks: values['allow-webhooks'],
-      notifyWorkflowIds: values['allow-notify'],
-      activityOptions: values['allow-activity-options'],
+      idPrefix: (values['id-prefix'] as string | undefined) ?? (process.env.BROWSERAI_MCP_ID_PREFIX || undefined),
+      ...allowancesFromFlags(values),
     },
   };
 }
