@@ -1,9 +1,11 @@
 // Batches (docs/fleet.md, "Batches"): a batch workflow runs its items as child `browserTask`s,
 // `concurrency` at a time, fed in pages, with counts and every outcome in input order; it cancels
 // once, runs its failed items again, and refuses bad items before anything starts.
+// Slow: checks a file of a million lines, as `batch run` does, in a process of its own.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { InvalidInputError } from '../src/contract/input';
@@ -287,5 +289,98 @@ describe('batch', () => {
     assert.equal(await exitCode(csvRun), 2);
     assert.match(csvRun.output(), /line 3: geoLocation\.country/);
     assert.doesNotMatch(csvRun.output(), /line 2:/);
+  });
+
+  it('a CSV file is read strictly: bad quoting, bytes that are not UTF-8 and prototype headers refused by line; a BOM read', async () => {
+    const project = `batch-${randomUUID().slice(0, 8)}`;
+    const header = 'id,instructions,project,type,geoLocation.country';
+    const row = (id: string, instruction = 'Read the title') => `${id},${instruction},${project},crawler_automation,US`;
+    const bad: Array<[string, string | Buffer, RegExp]> = [
+      // Before, a stray quote swallowed the rest of the file into one cell, and an unclosed one ran to its end.
+      [
+        'stray',
+        [header, row('a'), row('b', 'Open "it"'), row('c')].join('\n'),
+        /line 3: column 2 \(instructions\): a stray quote/,
+      ],
+      [
+        'unclosed',
+        [header, row('a', '"Open it'), row('b'), row('c')].join('\n'),
+        /line 2: a quoted field is not closed/,
+      ],
+      // Latin-1 "Café": mangled into U+FFFD before.
+      [
+        'latin1',
+        Buffer.concat([Buffer.from(`${header}\n${row('a')}\n`), Buffer.from(row('b', 'Caf\xe9'), 'latin1')]),
+        /line 3: not UTF-8 text/,
+      ],
+      // Before, `__proto__.polluted` set Object.prototype.polluted in the CLI's process.
+      [
+        'proto',
+        `id,__proto__.polluted,instructions\na,yes,Read`,
+        /line 1: column 2 \("__proto__\.polluted"\) is not a task input field/,
+      ],
+      [
+        'constructor',
+        `id,constructor.name,instructions\na,x,Read`,
+        /line 1: column 2 \("constructor\.name"\) is not a task input field/,
+      ],
+    ];
+    await Promise.all(
+      bad.map(async ([what, content, problem]) => {
+        const file = join(kit.dir, `${project}-${what}.csv`);
+        writeFileSync(file, content);
+        const run = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', `${what}-${project}`], kit.stack.taskQueue);
+        assert.equal(await exitCode(run), 2, `${what}: ${run.output()}`);
+        assert.match(run.output(), problem, what);
+        assert.match(run.output(), /Nothing was started or sent/, what);
+      }),
+    );
+    assert.equal(kit.stack.emulator.listTasks().filter((task) => task.project === project).length, 0);
+
+    // A byte-order mark (as spreadsheets write it) and Windows line breaks: read, not an invisible field name.
+    const bom = join(kit.dir, `${project}-bom.csv`);
+    writeFileSync(
+      bom,
+      `\uFEFF${[header, row('x', '"Open https://example.com, then read it"'), row('y')].join('\r\n')}\r\n`,
+    );
+    const run = kit.spawnProcess([CLI, 'batch', 'run', bom, '--name', `bom-${project}`], kit.stack.taskQueue);
+    assert.equal(await exitCode(run), 0, run.output());
+    const tasks = kit.stack.emulator.listTasks().filter((task) => task.project === project);
+    assert.deepEqual(tasks.map((task) => task.instructions[0]!.action).sort(), [
+      'Open https://example.com, then read it',
+      'Read the title',
+    ]);
+    assert.deepEqual(
+      (await outcomesOf(`bom-${project}`)).map((o) => [o.id, o.status]),
+      [
+        ['x', 'completed'],
+        ['y', 'completed'],
+      ],
+    );
+  });
+
+  it('a file of a million lines is checked in a 192 MB heap, its last line named', async () => {
+    // Before, the reader held the text, its rows and every item at once: about 2.6 GB for this file.
+    const file = join(kit.dir, 'million.csv');
+    const out = createWriteStream(file);
+    out.write('id,instructions,project,type,geoLocation.country\n');
+    for (let line = 2; line <= 1_000_001; line++) {
+      const country = line === 1_000_001 ? 'Atlantis' : 'US';
+      if (
+        !out.write(
+          `item-${line},"Open https://example.com/${line}, then read it",leads,crawler_automation,${country}\n`,
+        )
+      )
+        await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'finish');
+    const run = kit.spawnProcess(
+      ['--max-old-space-size=192', CLI, 'batch', 'run', file, '--name', 'million'],
+      kit.stack.taskQueue,
+    );
+    assert.equal(await exitCode(run), 2, run.output());
+    assert.match(run.output(), /line 1000001: geoLocation\.country must be an ISO 3166-1 alpha-2 code/);
+    await assert.rejects(kit.stack.tasks.batchState('million'), /not found/i);
   });
 });

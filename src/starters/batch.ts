@@ -85,22 +85,39 @@ export function batchOptionProblems(name: string, concurrency: number, maxHistor
   return [...batchNameProblems(name), ...concurrencyProblems(concurrency), ...maxHistoryBytesProblems(maxHistoryBytes)];
 }
 
-/** Starts (or resumes) a batch and feeds it `items`. Throws InvalidInputError, before anything is sent, for any bad item or duplicate ID. */
+/**
+ * A list read from its start each time it is sent, for lists too large to hold (`batch run`
+ * streams its file this way): the reader has checked every item, and counted and fingerprinted
+ * them (`BatchFingerprint`).
+ */
+export interface BatchItemSource {
+  total: number;
+  fingerprint: string;
+  /** The items in order, from the first. */
+  items(): AsyncIterable<BatchItem>;
+}
+
+/**
+ * Starts (or resumes) a batch and feeds it `items`. A list in memory is checked first:
+ * InvalidInputError, before anything is sent, for any bad item or duplicate ID.
+ */
 export async function startBatch(
   client: Client,
   taskQueue: string,
-  items: BatchItem[],
+  items: BatchItem[] | BatchItemSource,
   options: BatchStartOptions,
 ): Promise<BatchHandle> {
   const concurrency = options.concurrency ?? 10;
   const problems = [
     ...batchOptionProblems(options.name, concurrency, options.maxHistoryBytes),
-    ...batchItemsProblems(items),
+    ...(Array.isArray(items) ? batchItemsProblems(items) : []),
   ];
   if (problems.length > 0) throw new InvalidInputError(problems);
-  const total = items.length;
   // A resume is refused unless it sends this very list (the batch keeps its fingerprint, not its items).
-  const fingerprint = batchFingerprint(items);
+  const source = Array.isArray(items)
+    ? { total: items.length, fingerprint: batchFingerprint(items), items: () => items }
+    : items;
+  const { total, fingerprint } = source;
   const first: BatchPage = { from: 0, items: [], total, fingerprint };
   let accepted: number;
   try {
@@ -136,22 +153,25 @@ export async function startBatch(
   }
   const workflow = client.workflow.getHandle<typeof browserAIBatch>(options.name);
   options.onAdded?.(accepted);
-  const added = feed(workflow, items, accepted, { total, fingerprint, ...options });
+  const added = feed(workflow, source.items(), accepted, { total, count: total, fingerprint, ...options });
   // Marked handled here; whoever awaits `added` still gets its rejection.
   added.catch(() => undefined);
   return { name: options.name, workflow, added };
 }
 
 /**
- * Sends the items from `from` on, a page at a time, as the batch has room. `items[0]` is index
- * `offset` of the batch's list (retry-failed's list continues where its last one stopped).
+ * Sends the list's items from index `accepted` on, a page at a time, as the batch has room. The
+ * list is read once, in order, and only a page of it is held: a page the batch took part of is
+ * sent again from where it stopped. The list's first item is index `offset` of the batch's count
+ * (retry-failed's list continues where its last one stopped); it has `count` items.
  */
 async function feed(
   workflow: WorkflowHandle<typeof browserAIBatch>,
-  items: BatchItem[],
-  from: number,
+  items: AsyncIterable<BatchItem> | Iterable<BatchItem>,
+  accepted: number,
   options: {
     total: number;
+    count: number;
     fingerprint?: string;
     offset?: number;
     retry?: boolean;
@@ -160,37 +180,47 @@ async function feed(
   },
 ): Promise<number> {
   const offset = options.offset ?? 0;
-  while (from - offset < items.length) {
-    const page = nextPage(items, from - offset);
-    const { accepted } = await workflow.executeUpdate(addBatchItemsUpdate, {
+  let page: BatchItem[] = [];
+  let pageBytes = 0;
+  let pageFrom = accepted;
+  const send = async () => {
+    const answer = await workflow.executeUpdate(addBatchItemsUpdate, {
       args: [
         {
-          from,
+          from: pageFrom,
           items: page,
           total: options.total,
           ...(options.fingerprint ? { fingerprint: options.fingerprint } : {}),
-          ...(options.retry ? { retry: true, retryTarget: offset + items.length } : {}),
+          ...(options.retry ? { retry: true, retryTarget: offset + options.count } : {}),
         },
       ],
     });
     // None taken: the batch is about to continue as new; offer the page again shortly.
-    if (accepted === from) await sleep(options.retryPageMs ?? 1_000);
-    from = accepted;
-    options.onAdded?.(from);
+    if (answer.accepted === pageFrom) await sleep(options.retryPageMs ?? 1_000);
+    accepted = answer.accepted;
+    options.onAdded?.(accepted);
+    page = page.slice(Math.min(page.length, accepted - pageFrom));
+    pageBytes = page.reduce((sum, item) => sum + jsonLength(item), 0);
+    pageFrom = accepted;
+  };
+  let index = offset;
+  for await (const item of items) {
+    const at = index++;
+    if (at < accepted) continue;
+    const bytes = jsonLength(item);
+    // A full page (PAGE_ITEMS, or PAGE_BYTES of JSON; always at least one item) goes first.
+    while (page.length > 0 && (page.length >= PAGE_ITEMS || pageBytes + bytes > PAGE_BYTES)) await send();
+    if (at < accepted) continue;
+    if (page.length === 0) pageFrom = at;
+    page.push(item);
+    pageBytes += bytes;
   }
-  return from - offset;
+  while (page.length > 0) await send();
+  return accepted - offset;
 }
 
-/** Up to PAGE_ITEMS items from `from`, at most PAGE_BYTES of JSON (always at least one item). */
-function nextPage(items: BatchItem[], from: number): BatchItem[] {
-  let bytes = 0;
-  let end = from;
-  while (end < items.length && end - from < PAGE_ITEMS) {
-    bytes += JSON.stringify(items[end]).length;
-    if (bytes > PAGE_BYTES && end > from) break;
-    end++;
-  }
-  return items.slice(from, end);
+function jsonLength(item: BatchItem): number {
+  return JSON.stringify(item).length;
 }
 
 /** A batch's closed workflow, other than completed: the status it shows (a cancelled batch's own is `cancelled`). */
@@ -435,6 +465,7 @@ export async function retryFailedItems(
     try {
       return await feed(workflow, failed, state.retried, {
         total: state.total,
+        count: failed.length,
         offset: state.retried,
         retry: true,
         ...options,

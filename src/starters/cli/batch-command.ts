@@ -1,17 +1,15 @@
 // `batch run|status|results|cancel|retry-failed`: a batch from a file (docs/fleet.md, "Batches").
 // `run` checks every line before anything starts, then starts (or resumes) the batch, feeds it,
 // and shows its progress until it ends: killed and run again, it resumes where it was.
-import { createHash } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserTasks } from '../tasks';
-import { batchItemsProblems } from '../../workflows/batch/items';
 import { InvalidInputError } from '../../contract/input';
 import type { BatchState } from '../../contract/batch-messages';
-import { BatchEndedError, batchOptionProblems, type BatchItemOutcome } from '../batch';
-import { readBatchFile } from '../batch-file';
+import { BatchEndedError, batchOptionProblems, startBatch, type BatchItemOutcome } from '../batch';
+import { batchFileSource, checkBatchFile, type BatchFileCheck } from '../batch-file';
 
 export interface BatchCommandValues {
   concurrency?: string;
@@ -61,12 +59,12 @@ export async function batchCommand(
 }
 
 /** The default name: the file's, and a hash of its content, so the same command resumes the same batch and an edited file is another. */
-function batchNameOf(path: string, text: string): string {
+function batchNameOf(path: string, contentHash: string): string {
   const stem =
     basename(path, extname(path))
       .replace(/[^A-Za-z0-9._:@+=-]/g, '-')
       .slice(0, 80) || 'batch';
-  return `${stem}-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+  return `${stem}-${contentHash.slice(0, 12)}`;
 }
 
 async function runBatch(
@@ -80,34 +78,30 @@ async function runBatch(
   const maxQueued = values['max-queued'] === undefined ? undefined : Number(values['max-queued']);
   if (maxQueued !== undefined && !(Number.isInteger(maxQueued) && maxQueued >= 1 && maxQueued <= 10_000))
     fail('--max-queued takes a number of items from 1 to 10000');
-  let text: string;
+  let check: BatchFileCheck;
   try {
-    text = readFileSync(path, 'utf8');
+    // Every line checked before anything starts, with the input validator's words.
+    check = await checkBatchFile(path);
   } catch (err) {
     return fail(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
   }
-  const name = values.name ?? batchNameOf(path, text);
-  const { items, problems } = readBatchFile(path, text);
-  // Every line checked before anything starts, with the input validator's words.
-  problems.push(
-    ...batchOptionProblems(name, concurrency),
-    ...batchItemsProblems(
-      items.map(({ item }) => item),
-      (index) => `line ${items[index]!.line}`,
-    ),
-  );
-  if (items.length === 0 && problems.length === 0) problems.push(`${path} has no items`);
-  if (problems.length > 0) throw new InvalidInputError(problems.sort(byLine));
+  const name = values.name ?? batchNameOf(path, check.contentHash);
+  const problems = [...batchOptionProblems(name, concurrency), ...check.problems];
+  if (check.total === 0 && problems.length === 0) problems.push(`${path} has no items`);
+  if (problems.length > 0) throw new InvalidInputError(problems);
   const tasks = await connect();
-  const progress = new Progress(process.stderr, items.length);
+  const progress = new Progress(process.stderr, check.total);
   // Each look is a query (a billed action): every 2 s on a terminal, every 5 s otherwise.
   const pollMs = Number(process.env.BROWSERAI_BATCH_PROGRESS_MS) || (progress.tty ? 2_000 : 5_000);
-  const batch = await tasks.startBatch(
-    items.map(({ item }) => item),
-    { name, concurrency, ...(maxQueued !== undefined ? { maxQueued } : {}), onAdded: (added) => progress.added(added) },
-  );
+  // The file is read again as the batch takes its items: only a page of it is held.
+  const batch = await startBatch(tasks.client, tasks.taskQueue, batchFileSource(path, check), {
+    name,
+    concurrency,
+    ...(maxQueued !== undefined ? { maxQueued } : {}),
+    onAdded: (added) => progress.added(added),
+  });
   console.log(
-    `Batch ${name}: ${items.length} items, ${concurrency} at a time. Run the same command again to resume it.`,
+    `Batch ${name}: ${check.total} items, ${concurrency} at a time. Run the same command again to resume it.`,
   );
   let state: BatchState | undefined;
   let feeding: Error | undefined;
@@ -137,11 +131,6 @@ async function runBatch(
 
 /** The statuses a batch never leaves: `batch run` stops watching. */
 const ENDED: readonly BatchState['status'][] = ['completed', 'cancelled', 'terminated', 'failed', 'timed_out'];
-
-function byLine(a: string, b: string): number {
-  const line = (s: string) => Number(/^line (\d+)/.exec(s)?.[1] ?? 0);
-  return line(a) - line(b);
-}
 
 /** Every item's outcome, one JSON line each in input order, to FILE (or stdout). */
 async function writeResults(tasks: BrowserTasks, name: string, out: string | undefined): Promise<number> {

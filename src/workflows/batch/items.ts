@@ -46,16 +46,19 @@ export function concurrencyProblems(concurrency: unknown): string[] {
 /**
  * Every problem of a list of items, each prefixed with where it is (`label(i)`: e.g. "line 7" for
  * a file, "item 7" for a list), with the input validator's own words; a repeated ID is a problem
- * at its second place. `seen` carries the IDs across pages.
+ * at its second place. `seen` carries the IDs across calls, each with its place: `items[0]` is at
+ * place `first`, so a list checked a piece at a time names the earlier place of a repeated ID.
  */
 export function batchItemsProblems(
   items: readonly unknown[],
-  label: (index: number) => string = (index) => `item ${index + 1}`,
-  seen: Map<string, string> = new Map(),
+  label: (place: number) => string = (place) => `item ${place + 1}`,
+  seen: Map<string, number> = new Map(),
+  first = 0,
 ): string[] {
   const problems: string[] = [];
   items.forEach((item, index) => {
-    const where = label(index);
+    const place = first + index;
+    const where = label(place);
     if (!item || typeof item !== 'object' || Array.isArray(item)) {
       problems.push(`${where}: must be an object with an id and a task input`);
       return;
@@ -64,8 +67,10 @@ export function batchItemsProblems(
     if (typeof id !== 'string' || !ITEM_ID.test(id))
       problems.push(`${where}: id must be 1-128 letters, digits or ._:@+=- (got ${JSON.stringify(id ?? null)})`);
     else if (seen.has(id))
-      problems.push(`${where}: id ${JSON.stringify(id)} is used already at ${seen.get(id)}; item IDs must be unique`);
-    else seen.set(id, where);
+      problems.push(
+        `${where}: id ${JSON.stringify(id)} is used already at ${label(seen.get(id)!)}; item IDs must be unique`,
+      );
+    else seen.set(id, place);
     for (const problem of taskInputProblems(input)) problems.push(`${where}: ${problem}`);
   });
   return problems;
