@@ -1,10 +1,11 @@
-// The MCP server, driven by the MCP SDK's own Client over both transports (stdio: the CLI's
-// `mcp` as a child process; Streamable HTTP: in this process, and as a child where it is killed),
-// against a real worker, a dev server and the emulator: a task end to end with progress, a code
-// elicited and typed once, a client without elicitation told how to submit, a cancel that stops
-// the task once, the server killed mid-call and a new one resuming, the fence, and HTTP's guards.
+// The MCP server to 2025-11-25 clients, driven by the MCP SDK's v1 Client (what most clients in
+// use are built on) over both transports (stdio: the CLI's `mcp` as a child process; Streamable
+// HTTP: in this process, and as a child where it is killed), against a real worker, a dev server
+// and the emulator: a task end to end with progress, a code elicited and typed once, a client
+// without elicitation told how to submit, a cancel that stops the task once, the server killed
+// mid-call and a new one resuming, the fence, and HTTP's guards.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
@@ -15,9 +16,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpHttpServer, type McpHttpServer } from '../src/mcp';
 import type { McpTaskReport } from '../src/mcp/contract';
+import { CLI, httpChild, mcpChildEnv } from './helpers/mcp';
 import { startStack, taskInput, type Stack } from './helpers/stack';
 
-const CLI = require.resolve('../src/starters/cli/main');
 const CODE = '482913';
 
 let stack: Stack;
@@ -40,31 +41,7 @@ after(async () => {
   await stack?.stop();
 });
 
-function childEnv(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    TEMPORAL_ADDRESS: stack.env.address,
-    TEMPORAL_NAMESPACE: stack.env.namespace ?? 'default',
-    TEMPORAL_TASK_QUEUE: stack.taskQueue,
-    BROWSERAI_MCP_ID_PREFIX: prefix,
-    BROWSERAI_MCP_PROGRESS_MS: '100',
-  };
-}
-
-/** An HTTP server in a child process of its own (`mcp --http --port 0`), to be killed. */
-async function httpChild(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'mcp', '--http', '--port', '0'], {
-    env: childEnv(),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  for await (const chunk of child.stderr!) {
-    stderr += String(chunk);
-    const url = /listening on (http:\S+)/.exec(stderr)?.[1];
-    if (url) return { url, child };
-  }
-  throw new Error(`the MCP HTTP child did not start: ${stderr}`);
-}
+const childEnv = () => mcpChildEnv(stack, prefix);
 
 type Transport = 'stdio' | 'http';
 
@@ -201,7 +178,9 @@ for (const transport of ['stdio', 'http'] as const) {
       const project = `mcp-kill-${randomUUID()}`;
       // Two servers (processes) at once, to save a start: the second never sees the task begin.
       const [served, again] =
-        transport === 'http' ? await Promise.all([httpChild(), httpChild()]) : [undefined, undefined];
+        transport === 'http'
+          ? await Promise.all([httpChild(childEnv()), httpChild(childEnv())])
+          : [undefined, undefined];
       const [first, second] = await Promise.all([connect(transport, served), connect(transport, again)]);
       const calling = call(first, 'run_task', {
         task: taskInput({ instructions: [{ action: 'Open https://example.com [duration=3s]' }], project }),

@@ -1,14 +1,18 @@
-// The MCP server over Streamable HTTP: one MCP session per client, each with its own `Server`.
-// Safe by default: it binds 127.0.0.1; any other address needs a bearer token (from the
+// The MCP server over Streamable HTTP, for both protocol generations at one address: a 2026-07-28
+// request (it carries the per-request `_meta` envelope) is served statelessly by the SDK's handler,
+// an instance per request, so any number of these servers behind a load balancer answer any
+// request; a 2025-11-25 client gets a session of its own (server-sent elicitation, progress), as
+// before. Safe by default: it binds 127.0.0.1; any other address needs a bearer token (from the
 // environment, never a flag: flags show in `ps`), which every request must then carry; a browser
 // page cannot drive it (the `Origin` and `Host` headers are checked, against DNS rebinding); the
 // number of sessions, their idle time and the size of a request are capped.
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpServer, type McpServerOptions } from './server';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { mcpServing, type McpServerOptions } from './server';
+import { isTaskSubscription, TaskSubscriptions } from './task-subscriptions';
 
 /** Options of `startMcpHttpServer`. */
 export interface McpHttpOptions extends McpServerOptions {
@@ -22,8 +26,10 @@ export interface McpHttpOptions extends McpServerOptions {
   allowedOrigins?: readonly string[];
   /** Host header values allowed besides the bind address and localhost; default none (set it behind a proxy). */
   allowedHosts?: readonly string[];
-  /** At most this many open sessions; default 16. A new session beyond it is refused (503). */
+  /** At most this many open 2025-11-25 sessions; default 16. A new session beyond it is refused (503). */
   maxSessions?: number;
+  /** At most this many open task notification streams (`subscriptions/listen`); default 64. */
+  maxSubscriptions?: number;
   /** A session idle this long is closed; default 30 min. */
   sessionIdleMs?: number;
   /** Largest request body; default 1 MiB (413 beyond). */
@@ -34,9 +40,9 @@ export interface McpHttpOptions extends McpServerOptions {
 export interface McpHttpServer {
   /** http://HOST:PORT/mcp */
   url: string;
-  /** How many sessions are open. */
+  /** How many 2025-11-25 sessions are open. */
   sessions(): number;
-  /** Closes every session and stops listening. */
+  /** Closes every session and stream and stops listening. */
   close(): Promise<void>;
 }
 
@@ -46,7 +52,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 export const MCP_PATH = '/mcp';
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   lastSeenMs: number;
 }
 
@@ -62,7 +68,12 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const sessions = new Map<string, Session>();
-  const log = options.log ?? (() => undefined);
+  const { factory, mcpTasks, progressIntervalMs, log } = mcpServing(options);
+  const onerror = (err: Error) => log(`mcp http: ${err.message}`);
+  // 2026-07-28: an instance per request. 2025 traffic never reaches it (it has sessions below).
+  const modern = createMcpHandler(factory, { legacy: 'reject', onerror, maxRequestBodySize: maxBodyBytes });
+  const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: maxBodyBytes });
+  const subscriptions = new TaskSubscriptions(mcpTasks, progressIntervalMs, options.maxSubscriptions ?? 64);
   let origins = new Set<string>();
   let hosts = new Set<string>();
   // DNS rebinding aims at servers on loopback; elsewhere the token guards, unless hosts are listed.
@@ -93,6 +104,14 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
       if ('status' in read) return reply(res, read.status, read.message);
       body = read.body;
     }
+    const classified = new Request(`http://placeholder${req.url ?? '/'}`, {
+      method: req.method,
+      headers: headerPairs(req),
+    });
+    if (!(await isLegacyRequest(classified, body, { maxRequestBodySize: maxBodyBytes }))) {
+      if (isTaskSubscription(body)) return subscriptions.serve(req, res, body);
+      return serveModern(req, res, body);
+    }
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
@@ -104,7 +123,7 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
       return reply(res, 400, 'No MCP session: send an initialize request first');
     if (sessions.size >= maxSessions)
       return reply(res, 503, `Too many MCP sessions (${maxSessions}); close one or try again later`);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, lastSeenMs: Date.now() }),
       onsessionclosed: (id) => void sessions.delete(id),
@@ -112,7 +131,7 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await createMcpServer(options).connect(transport);
+    await (await factory({ era: 'legacy' })).connect(transport);
     await transport.handleRequest(req, res, body);
   }
 
@@ -157,12 +176,24 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
     sessions: () => sessions.size,
     async close() {
       clearInterval(sweeper);
+      subscriptions.close();
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
       sessions.clear();
+      await modern.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** The request's headers as the Fetch API takes them (for classifying it: its body is read already). */
+function headerPairs(req: IncomingMessage): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
+    else if (value !== undefined) pairs.push([name, value]);
+  }
+  return pairs;
 }
 
 /** Constant-time comparison (of digests, so lengths leak nothing either). */
@@ -193,7 +224,8 @@ async function readJson(
   }
 }
 
-function reply(res: ServerResponse, status: number, message: string): void {
+/** A JSON-RPC error answer of the server's own (before the protocol: guards, sessions). */
+export function reply(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }

@@ -1,6 +1,7 @@
 // How the tools tell where a task stands (McpTaskReport): running, waiting for input (with what to
 // do next), or how it ended, read from the workflow itself. Never a code: the input request's prompt
 // comes masked from the workflow, and results are what the workflow returns (codes masked there).
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { BrowserTasks } from '../starters/tasks';
@@ -8,6 +9,14 @@ import type { BrowserTaskResult } from '../contract/input';
 import type { InputRequest, TaskFinished } from '../contract/messages';
 import { BrowserAIExecutionId } from '../contract/search-attributes';
 import type { McpTaskReport } from './contract';
+
+/** A report as a tool answers it: structured, and as text for clients that read only text. */
+export function reportResult(report: object): CallToolResult {
+  return {
+    structuredContent: { ...report },
+    content: [{ type: 'text', text: JSON.stringify(report, null, 2) }],
+  };
+}
 
 export function runningReport(workflowId: string, executionId: string | null): McpTaskReport {
   return {

@@ -3,7 +3,7 @@
 // loop, one action per wait), and reads the polling activity's heartbeat (describe: no action) for
 // progress notifications. The task is a workflow: whatever happens to this wait (the call's time is
 // up, the client cancels it, the server dies), the task goes on, and any later call resumes it by ID.
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { redactSecrets } from '../browserai/redact';
 import { BrowserAIStatus } from '../contract/search-attributes';
 import { codeProblems } from '../contract/input';
@@ -18,18 +18,14 @@ export interface WaitContext {
   tasks: BrowserTasks;
   /** Aborted when the client cancels the tool call. */
   signal: AbortSignal;
-  /** Asks the user for the code (elicitation); undefined when the client cannot be asked. */
-  askForCode?: (request: InputRequest) => Promise<AskedCode>;
   /** Sends a progress notification; undefined when the call asked for none. */
   progress?: (message: string) => Promise<void>;
   /** How often the heartbeat is read for progress lines. */
   progressIntervalMs: number;
-  /** Diagnostics (stderr): never a code. */
-  log: (line: string) => void;
 }
 
-/** The user's answer to a code request: a code, or why there is none. */
-export type AskedCode = { code: string } | { none: 'declined' | 'cancelled' | 'failed' };
+/** Where the wait ended: a report for the caller, or a code request only the user can answer. */
+export type WaitOutcome = { report: McpTaskReport } | { codeWanted: InputRequest };
 
 // Below the MCP SDK client's default request timeout (60 s), so a default call ends with a report, not a timeout.
 const DEFAULT_WAIT_SECONDS = 50;
@@ -69,53 +65,34 @@ async function closing(tasks: BrowserTasks, workflowId: string): Promise<NextInp
 }
 
 /**
- * Waits for the task for at most `waitSeconds`, answering code requests by asking the user when
- * the client can be asked, and reports where it stands. Requests numbered `after` or below are not
- * news (the caller has just answered them).
+ * Waits for the task for at most `waitSeconds` and reports where it stands, or hands back a code
+ * request for the caller to put to the user. Requests numbered `after` or below are not news (the
+ * caller has just answered them).
  */
 export async function waitForTask(
   context: WaitContext,
   workflowId: string,
   options: McpWaitOptions,
   after = 0,
-): Promise<McpTaskReport> {
+): Promise<WaitOutcome> {
   const deadline = Date.now() + (options.waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1_000;
   const stopProgress = context.progress ? reportProgress(context, workflowId) : () => undefined;
+  const running = async () => ({ report: runningReport(workflowId, await executionIdOf(context.tasks, workflowId)) });
   try {
     for (;;) {
       const remainingMs = deadline - Date.now();
-      if (remainingMs <= 0) return runningReport(workflowId, await executionIdOf(context.tasks, workflowId));
+      if (remainingMs <= 0) return await running();
       const next = await within(nextInputRequest(context.tasks, workflowId, after), remainingMs, context.signal);
-      if (next === 'time-up') return runningReport(workflowId, await executionIdOf(context.tasks, workflowId));
-      if (next.kind === 'finished') return await endedReport(context.tasks, next.finished);
+      if (next === 'time-up') return await running();
+      if (next.kind === 'finished') return { report: await endedReport(context.tasks, next.finished) };
       const { request, open } = next;
       // Closed already, or a TOTP code the worker types itself: not the caller's to answer.
       if (!open || request.answeredBy === 'worker') {
         after = request.sequence;
         continue;
       }
-      if (request.kind === 'instructions') return waitingReport(request);
-      if (!context.askForCode) return waitingReport(request, 'This MCP client cannot ask the user (no elicitation). ');
-      const answer = await context.askForCode(request);
-      if ('code' in answer) {
-        await context.tasks.submitCode(workflowId, answer.code);
-        context.log(`mcp: a code was submitted to ${workflowId} for request ${request.sequence}`);
-        after = request.sequence;
-        continue;
-      }
-      if (options.ifCodeDeclined === 'cancel' && answer.none !== 'failed') {
-        await context.tasks.cancel(workflowId);
-        return await waitForTask(
-          context,
-          workflowId,
-          { ...options, waitSeconds: Math.max(0, (deadline - Date.now()) / 1_000) },
-          request.sequence,
-        );
-      }
-      return waitingReport(
-        request,
-        `The user ${answer.none === 'failed' ? 'could not be asked' : answer.none} for the code. `,
-      );
+      if (request.kind === 'instructions') return { report: waitingReport(request) };
+      return { codeWanted: request };
     }
   } finally {
     stopProgress();
@@ -131,7 +108,7 @@ async function within<T>(promise: Promise<T>, ms: number, signal: AbortSignal): 
     return await Promise.race([
       promise,
       new Promise<'time-up'>((resolve) => {
-        timer = setTimeout(() => resolve('time-up'), ms);
+        timer = setTimeout(() => resolve('time-up'), Math.max(0, ms));
       }),
       new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason);
@@ -151,7 +128,10 @@ function reportProgress(context: WaitContext, workflowId: string): () => void {
   const timer = setInterval(() => {
     if (reading) return;
     reading = true;
-    progressLine(context.tasks, workflowId)
+    context.tasks
+      .handle(workflowId)
+      .describe()
+      .then((description) => progressLine(context.tasks, description))
       .then(async (line) => {
         if (line && line !== last) {
           last = line;
@@ -165,12 +145,15 @@ function reportProgress(context: WaitContext, workflowId: string): () => void {
 }
 
 /**
- * BrowserAI's status and last progress line, masked, from `describe` (no billed action): the status
- * the workflow publishes (BrowserAIStatus, upserted as it changes) and the polling activity's last
- * heartbeat (its log lines: the workflow keeps them only for the `state` query, a billed one).
+ * BrowserAI's status and last progress line, masked, from a `describe` answer (no billed action):
+ * the status the workflow publishes (BrowserAIStatus, upserted as it changes) and the polling
+ * activity's last heartbeat (its log lines: the workflow keeps them only for the `state` query, a
+ * billed one).
  */
-async function progressLine(tasks: BrowserTasks, workflowId: string): Promise<string | undefined> {
-  const description = await tasks.handle(workflowId).describe();
+export async function progressLine(
+  tasks: BrowserTasks,
+  description: WorkflowExecutionDescription,
+): Promise<string | undefined> {
   const poll = await tasks.lastPollOf(description);
   const status = description.typedSearchAttributes.get(BrowserAIStatus) ?? poll?.status;
   const logs = (poll?.progress as { logs?: unknown } | undefined)?.logs;
@@ -179,7 +162,7 @@ async function progressLine(tasks: BrowserTasks, workflowId: string): Promise<st
   return redactSecrets([status, lastLog].filter(Boolean).join(': ').slice(0, 500));
 }
 
-/** Problems of a code the user typed in the elicitation form (the same check as submit_code's). */
+/** Problems of a code the user typed in the form (the same check as submit_code's). */
 export function typedCodeProblems(code: unknown): string[] {
   return codeProblems(typeof code === 'string' ? code.trim() : code);
 }

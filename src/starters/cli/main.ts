@@ -151,6 +151,8 @@ Temporal CLI and SDKs read it; a variable overrides the same setting in the prof
 Our own:
   BROWSERAI_MCP_TOKEN               mcp --http: the bearer token clients must send (required for a
                                     --host other than loopback)
+  BROWSERAI_MCP_STATE_KEY           mcp: the key (32 bytes or more) that signs code requests' state;
+                                    the same on every instance behind one address
   TEMPORAL_TASK_QUEUE               task queue the workers poll (default browserai)
   TEMPORAL_PAYLOAD_KEY, TEMPORAL_PAYLOAD_KEY_ID
                                     payload encryption, the same as the workers' (default: off)

@@ -2,8 +2,7 @@
 // connected to Temporal as every other command is. Runs until stdin closes (stdio) or a signal.
 // stdout belongs to the MCP protocol under stdio: everything else goes to stderr.
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createMcpServer, startMcpHttpServer, type McpServerOptions } from '../../mcp';
+import { serveMcpStdio, startMcpHttpServer, type McpServerOptions } from '../../mcp';
 import { allowancesFromFlags, MCP_FENCE_FLAG_OPTIONS } from '../../mcp/fence';
 import type { BrowserTasks } from '../tasks';
 
@@ -45,23 +44,28 @@ export function mcpArguments(argv: string[]) {
 export async function mcpCommand(tasks: BrowserTasks, args: ReturnType<typeof mcpArguments>): Promise<number> {
   const log = (line: string) => console.error(line);
   const progressMs = Number(process.env.BROWSERAI_MCP_PROGRESS_MS);
+  const taskPollMs = Number(process.env.BROWSERAI_MCP_TASK_POLL_MS);
   const options: McpServerOptions = {
     tasks,
     fence: args.fence,
     log,
+    // Shared by every instance behind one address, so that any of them takes a code request's answer.
+    stateKey: process.env.BROWSERAI_MCP_STATE_KEY || undefined,
     ...(progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
+    ...(taskPollMs > 0 ? { taskPollIntervalMs: taskPollMs } : {}),
   };
   if (!args.http) {
-    const transport = new StdioServerTransport();
-    const closed = new Promise<void>((resolve) => {
-      transport.onclose = resolve;
-      process.stdin.once('end', resolve);
-    });
-    await createMcpServer(options).connect(transport);
+    const server = serveMcpStdio(options);
     log(`browserai-temporal MCP server on stdio (task queue ${tasks.taskQueue})`);
-    await closed;
+    await server.closed;
+    await server.close();
     return 0;
   }
+  if (!options.stateKey)
+    log(
+      'mcp: BROWSERAI_MCP_STATE_KEY is not set: code requests answered through another instance of this server ' +
+        'are refused. Behind a load balancer, give every instance the same key (openssl rand -base64 32).',
+    );
   const server = await startMcpHttpServer({
     ...options,
     host: args.host,
