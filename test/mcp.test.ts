@@ -3,21 +3,23 @@
 // HTTP: in this process, and as a child where it is killed), against a real worker, a dev server
 // and the emulator: a task end to end with progress, a code elicited and typed once, a client
 // without elicitation told how to submit, a cancel that stops the task once, the server killed
-// mid-call and a new one resuming, the fence, and HTTP's guards.
+// mid-call and a new one resuming, the fence, HTTP's guards, and a task whose waits are all taken.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpHttpServer, type McpHttpServer } from '../src/mcp';
 import type { McpTaskReport } from '../src/mcp/contract';
+import { nextInputRequestUpdate } from '../src/contract/messages';
 import { CLI, httpChild, mcpChildEnv } from './helpers/mcp';
-import { startStack, taskInput, type Stack } from './helpers/stack';
+import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 const CODE = '482913';
 
@@ -341,6 +343,36 @@ describe('HTTP guards', () => {
       await guarded.close();
     }
     await assert.rejects(startMcpHttpServer({ tasks: stack.tasks, host: '0.0.0.0', port: 0 }), /BROWSERAI_MCP_TOKEN/);
+  });
+});
+
+describe('a task whose waits are all taken', () => {
+  test('get_task still says the task waits for a code when it keeps no more waits (TooManyWaiters), every time', async () => {
+    const mcp = await connect('http');
+    try {
+      // Started outside MCP (under the server's prefix): no wait of this server has asked it anything yet.
+      const { workflowId } = await stack.tasks.start(taskInput({ instructions: [{ action: 'Log in [needs-code]' }] }), {
+        workflowId: `${prefix}${randomUUID()}`,
+      });
+      await eventually('the task waits for a code', async () => (await stack.tasks.state(workflowId)).inputRequest);
+      // Five other callers wait on the task (for requests it has not made), each admitted: the most it keeps.
+      const others = await Promise.all(
+        [1, 2, 3, 4, 5].map((after) =>
+          stack.tasks.handle(workflowId).startUpdate(nextInputRequestUpdate, {
+            args: [{ after }],
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+          }),
+        ),
+      );
+      for (const round of [1, 2]) {
+        const report = await call(mcp, 'get_task', { workflowId, waitSeconds: 3 });
+        assert.equal(report.status, 'waiting_for_code', `round ${round}: ${JSON.stringify(report)}`);
+      }
+      await stack.tasks.cancel(workflowId);
+      await Promise.all(others.map((update) => update.result().catch(() => undefined)));
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

@@ -4,7 +4,9 @@
 // progress notifications. The task is a workflow: whatever happens to this wait (the call's time is
 // up, the client cancels it, the server dies), the task goes on, and any later call resumes it by ID.
 import { WorkflowUpdateFailedError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { redactSecrets } from '../browserai/redact';
+import { FailureType } from '../contract/errors';
 import { BrowserAIStatus } from '../contract/search-attributes';
 import { codeProblems } from '../contract/input';
 import type { InputRequest } from '../contract/messages';
@@ -29,28 +31,53 @@ export type WaitOutcome = { report: McpTaskReport } | { codeWanted: InputRequest
 
 // Below the MCP SDK client's default request timeout (60 s), so a default call ends with a report, not a timeout.
 const DEFAULT_WAIT_SECONDS = 50;
+/** How long a wait refused for want of room (TooManyWaiters) pauses before it looks again. */
+const BUSY_RETRY_MS = 2_000;
 
 /**
  * The in-flight `nextInputRequest` waits of this process, by workflow ID and `after`: a second call
  * for the same task attaches to the update already waiting instead of leaving another one in flight.
  */
-const inFlight = new Map<string, Promise<NextInputRequest>>();
+const inFlight = new Map<string, Promise<NextInputRequest | Busy>>();
 
-function nextInputRequest(tasks: BrowserTasks, workflowId: string, after: number): Promise<NextInputRequest> {
+/** The task already holds as many waits as it keeps (TooManyWaiters), and does not wait for input now. */
+type Busy = { kind: 'busy' };
+
+function nextInputRequest(tasks: BrowserTasks, workflowId: string, after: number): Promise<NextInputRequest | Busy> {
   const key = `${workflowId}\n${after}`;
   let waiting = inFlight.get(key);
   if (!waiting) {
     waiting = tasks
       .nextInputRequest(workflowId, { after })
-      .catch((err: unknown) =>
-        err instanceof WorkflowUpdateFailedError ? closing(tasks, workflowId) : Promise.reject(err),
-      )
+      .catch((err: unknown): Promise<NextInputRequest | Busy> => {
+        if (!(err instanceof WorkflowUpdateFailedError)) return Promise.reject(err);
+        return isTooManyWaiters(err) ? lookInstead(tasks, workflowId, after) : closing(tasks, workflowId);
+      })
       .finally(() => inFlight.delete(key));
     inFlight.set(key, waiting);
     // A wait whose call has gone (time up, cancelled) may fail later with no one listening.
     waiting.catch(() => undefined);
   }
   return waiting;
+}
+
+function isTooManyWaiters(err: WorkflowUpdateFailedError): boolean {
+  return err.cause instanceof ApplicationFailure && err.cause.type === FailureType.TooManyWaiters;
+}
+
+/**
+ * The task keeps no more waits (other callers hold them, or abandoned ones not yet answered), so
+ * this call looks instead (one query): the request the task waits on now, or its end. A task that
+ * runs without waiting is `busy`, which the caller waits out and asks again; nothing of this is
+ * remembered, so the next call waits as usual.
+ */
+async function lookInstead(tasks: BrowserTasks, workflowId: string, after: number): Promise<NextInputRequest | Busy> {
+  const finished = await finishedIfClosed(tasks.handle(workflowId));
+  if (finished) return { kind: 'finished', finished };
+  const { inputRequest } = await tasks.state(workflowId);
+  if (inputRequest && inputRequest.sequence > after)
+    return { kind: 'input-requested', request: inputRequest, open: true };
+  return { kind: 'busy' };
 }
 
 /**
@@ -84,6 +111,10 @@ export async function waitForTask(
       if (remainingMs <= 0) return await running();
       const next = await within(nextInputRequest(context.tasks, workflowId, after), remainingMs, context.signal);
       if (next === 'time-up') return await running();
+      if (next.kind === 'busy') {
+        await within(pause(BUSY_RETRY_MS), deadline - Date.now(), context.signal);
+        continue;
+      }
       if (next.kind === 'finished') return { report: await endedReport(context.tasks, next.finished) };
       const { request, open } = next;
       // Closed already, or a TOTP code the worker types itself: not the caller's to answer.
@@ -97,6 +128,10 @@ export async function waitForTask(
   } finally {
     stopProgress();
   }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The promise's value, `time-up` after `ms`, or a rejection when the call is cancelled. */
