@@ -3,7 +3,8 @@
 // HTTP: in this process, and as a child where it is killed), against a real worker, a dev server
 // and the emulator: a task end to end with progress, a code elicited and typed once, a client
 // without elicitation told how to submit, a cancel that stops the task once, the server killed
-// mid-call and a new one resuming, the fence, HTTP's guards, and a task whose waits are all taken.
+// mid-call and a new one resuming, the fence, HTTP's guards, a task whose waits are all taken, and
+// the waiting list at a thousand other tasks.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/
 import { startMcpHttpServer, type McpHttpServer } from '../src/mcp';
 import type { McpTaskReport } from '../src/mcp/contract';
 import { nextInputRequestUpdate } from '../src/contract/messages';
+import { BrowserAIAwaitingInput, BrowserAIAwaitingInputSince } from '../src/contract/search-attributes';
 import { CLI, httpChild, mcpChildEnv } from './helpers/mcp';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
@@ -370,6 +372,59 @@ describe('a task whose waits are all taken', () => {
       }
       await stack.tasks.cancel(workflowId);
       await Promise.all(others.map((update) => update.result().catch(() => undefined)));
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe('list_waiting_tasks', () => {
+  test("lists this server's waiting tasks among a thousand others waiting, asking only its own", async () => {
+    const mcp = await connect('http');
+    try {
+      const mine = await call(mcp, 'run_task', {
+        task: taskInput({ instructions: [{ action: 'Log in [needs-code]' }] }),
+        waitSeconds: 20,
+      });
+      assert.equal(mine.status, 'waiting_for_code', JSON.stringify(mine));
+      // 1,000 tasks of another prefix wait for input, longer than ours, on a queue no worker polls:
+      // a server that asked each of them (a query each) would wait on every one.
+      const others = `other-${randomUUID().slice(0, 8)}-`;
+      const idle = `nobody-${randomUUID()}`;
+      const since = new Date(Date.now() - 60 * 60_000);
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            stack.tasks.client.workflow.start('browserTask', {
+              taskQueue: idle,
+              workflowId: `${others}${batch * 100 + i}`,
+              args: [taskInput()],
+              typedSearchAttributes: [
+                { key: BrowserAIAwaitingInput, value: true },
+                { key: BrowserAIAwaitingInputSince, value: since },
+              ],
+            }),
+          ),
+        );
+      }
+      const query = `WorkflowId STARTS_WITH '${others}' AND BrowserAIAwaitingInput = true`;
+      await eventually(
+        'visibility lists the thousand',
+        async () => (await stack.tasks.client.workflow.count(query)).count >= 1_000,
+      );
+      const listed = (await mcp.client.callTool({ name: 'list_waiting_tasks', arguments: { limit: 5 } }, undefined, {
+        timeout: 20_000,
+      })) as CallToolResult;
+      const { tasks } = listed.structuredContent as {
+        tasks: Array<{ workflowId: string; request?: { kind: string } }>;
+      };
+      const found = tasks.find((t) => t.workflowId === mine.workflowId);
+      assert.equal(found?.request?.kind, 'code', JSON.stringify(tasks));
+      assert.ok(
+        tasks.every((t) => t.workflowId.startsWith(prefix)),
+        'only its own',
+      );
+      await stack.tasks.cancel(mine.workflowId);
     } finally {
       await mcp.close();
     }

@@ -273,9 +273,13 @@ export class ToolCalls {
   }
 
   async #listWaiting(args: McpListInput): Promise<McpWaitingTasks> {
-    const all = await this.#tasks.listAwaitingInput({ limit: 1_000, details: true });
-    const { fence } = this.options;
-    return { tasks: all.filter((task) => mintedHere(task.workflowId, fence)).slice(0, args.limit ?? 20) };
+    const listed = await this.#tasks.listAwaitingInput({
+      limit: args.limit ?? 20,
+      details: true,
+      workflowIdPrefix: this.options.fence.idPrefix,
+    });
+    // A longer prefix that begins with this one is another server's.
+    return { tasks: listed.filter((task) => mintedHere(task.workflowId, this.options.fence)) };
   }
 
   async #listMine(args: McpListInput): Promise<McpRecentTasks> {

@@ -142,6 +142,8 @@ export interface ListAwaitingOptions {
   limit?: number;
   /** Ask each task for its open input request (one query each, which needs a worker). Default false. */
   details?: boolean;
+  /** Only workflows whose ID begins so (the visibility query filters on it: a server's own tasks, e.g. MCP's). */
+  workflowIdPrefix?: string;
 }
 
 /**
@@ -154,10 +156,14 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
   // As the workflow stores it: a project over 255 characters is cut and hashed (keyword-value.ts).
   const project =
     options.project === undefined ? '' : ` AND BrowserAIProject = ${quoted(keywordValue(options.project))}`;
+  const running =
+    options.workflowIdPrefix === undefined
+      ? RUNNING
+      : `${RUNNING} AND WorkflowId STARTS_WITH ${quoted(options.workflowIdPrefix)}`;
   const now = Date.now();
   let tasks: AwaitingTask[];
   try {
-    tasks = await collect(client, `${RUNNING} AND BrowserAIAwaitingInput = true${project}`, limit, (listed) => {
+    tasks = await collect(client, `${running} AND BrowserAIAwaitingInput = true${project}`, limit, (listed) => {
       const since = listed.typedSearchAttributes.get(BrowserAIAwaitingInputSince);
       const known = since !== undefined && since.getTime() > 0;
       return {
@@ -171,7 +177,7 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
     });
   } catch (err) {
     if (!isUnknownSearchAttribute(err)) throw err;
-    return askEachRunningTask(client, limit, options.project);
+    return askEachRunningTask(client, limit, options.project, running);
   }
   if (options.details) await Promise.all(tasks.map((task) => addRequest(client, task)));
   // Tasks that publish nothing (started without our search attributes: by a caller in another
@@ -180,7 +186,7 @@ export async function listAwaitingInput(client: Client, options: ListAwaitingOpt
     client,
     limit,
     options.project,
-    `${RUNNING} AND BrowserAIAwaitingInput IS NULL`,
+    `${running} AND BrowserAIAwaitingInput IS NULL`,
   );
   return [...tasks, ...silent].sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1)).slice(0, limit);
 }
