@@ -3,13 +3,14 @@
 // HTTP: in this process, and as a child where it is killed), against a real worker, a dev server
 // and the emulator: a task end to end with progress, a code elicited and typed once, a client
 // without elicitation told how to submit, a cancel that stops the task once, the server killed
-// mid-call and a new one resuming, the fence, HTTP's guards, a task whose waits are all taken, and
-// the waiting list at a thousand other tasks.
+// mid-call and a new one resuming, the fence, HTTP's guards and limits, a task whose waits are all
+// taken, and the waiting list at a thousand other tasks.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -298,31 +299,33 @@ describe('the fence', () => {
   });
 });
 
-describe('HTTP guards', () => {
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
-  };
-  /** A raw POST (node:http, which sends the Host and Origin given), answering the status. */
-  const post = (url: string, headers: Record<string, string>, body: unknown = initialize) =>
-    new Promise<number>((resolve, reject) => {
-      const request = httpRequest(
-        url,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      request.on('error', reject);
-      request.end(JSON.stringify(body));
-    });
+const initializeRequest = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+};
 
+/** A raw POST (node:http, which sends the Host and Origin given), answering the status. */
+function post(url: string, headers: Record<string, string>, body: unknown = initializeRequest): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+describe('HTTP guards', () => {
   test('a foreign Origin is refused, and so is a request without the token; too large a body is refused', async () => {
     assert.equal(await post(http.url, { origin: 'https://evil.example' }), 403);
     assert.equal(await post(http.url, { host: 'evil.example' }), 403, 'a rebound DNS name');
@@ -427,6 +430,59 @@ describe('list_waiting_tasks', () => {
       await stack.tasks.cancel(mine.workflowId);
     } finally {
       await mcp.close();
+    }
+  });
+});
+
+describe('HTTP limits', () => {
+  /** A raw connection to the server's port. */
+  const open = (url: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = tcpConnect(Number(new URL(url).port), '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+    });
+  /** Everything the server sends until it closes the connection, or `null` if it is still open after `ms`. */
+  const untilClosed = (socket: Socket, ms: number) =>
+    new Promise<string | null>((resolve) => {
+      let received = '';
+      socket.on('data', (chunk) => (received += String(chunk)));
+      socket.on('error', () => undefined);
+      const timer = setTimeout(() => resolve(null), ms);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve(received);
+      });
+    });
+
+  test('a request body trickled in is cut off at the request timeout; connections beyond the cap are refused', async () => {
+    const limited = await startMcpHttpServer({
+      tasks: stack.tasks,
+      port: 0,
+      requestTimeoutMs: 1_000,
+      headersTimeoutMs: 500,
+      maxConnections: 2,
+    });
+    try {
+      // One byte every 200 ms of a 100-byte body: without a request timeout it would hold the connection for minutes.
+      const slow = await open(limited.url);
+      slow.write(
+        `POST /mcp HTTP/1.1\r\nHost: ${new URL(limited.url).host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`,
+      );
+      const trickle = setInterval(() => slow.write('{'), 200);
+      const answer = await untilClosed(slow, 10_000);
+      clearInterval(trickle);
+      assert.notEqual(answer, null, 'the connection was closed');
+      assert.match(answer!, /^HTTP\/1\.1 408/);
+
+      // Two connections open (idle): a third is closed at once, unanswered.
+      const held = await Promise.all([open(limited.url), open(limited.url)]);
+      const third = await open(limited.url);
+      third.write(`GET /mcp HTTP/1.1\r\nHost: ${new URL(limited.url).host}\r\n\r\n`);
+      assert.equal(await untilClosed(third, 5_000), '', 'refused beyond the cap');
+      for (const socket of held) socket.destroy();
+      await eventually('a connection is taken again', async () => (await post(limited.url, {}).catch(() => 0)) === 200);
+    } finally {
+      await limited.close();
     }
   });
 });

@@ -5,7 +5,8 @@
 // before. Safe by default: it binds 127.0.0.1; any other address needs a bearer token (from the
 // environment, never a flag: flags show in `ps`), which every request must then carry; a browser
 // page cannot drive it (the `Origin` and `Host` headers are checked, against DNS rebinding); the
-// number of sessions, their idle time and the size of a request are capped.
+// number of connections and sessions, their idle time, the time to send a request and its size are
+// capped.
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +35,12 @@ export interface McpHttpOptions extends McpServerOptions {
   sessionIdleMs?: number;
   /** Largest request body; default 1 MiB (413 beyond). */
   maxBodyBytes?: number;
+  /** At most this many open connections; default 128 (a connection beyond it is closed at once). */
+  maxConnections?: number;
+  /** Time a client has to send a request's headers; default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time a client has to send a whole request, body included (not the answer's time); default 30 s (408 beyond). */
+  requestTimeoutMs?: number;
 }
 
 /** A running MCP HTTP server. */
@@ -67,6 +74,8 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
   const maxSessions = options.maxSessions ?? 16;
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? 30_000, headersTimeoutMs);
   const sessions = new Map<string, Session>();
   const { factory, mcpTasks, progressIntervalMs, log } = mcpServing(options);
   const onerror = (err: Error) => log(`mcp http: ${err.message}`);
@@ -79,12 +88,21 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
   // DNS rebinding aims at servers on loopback; elsewhere the token guards, unless hosts are listed.
   const checkHost = LOOPBACK.has(host) || (options.allowedHosts?.length ?? 0) > 0;
 
-  const http: HttpServer = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      log(`mcp http: ${err instanceof Error ? err.message : err}`);
-      if (!res.headersSent) reply(res, 500, 'Internal error');
-    });
-  });
+  const http: HttpServer = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node checks the two timeouts this often (its default, 30 s, would let a slow request run past them).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, headersTimeoutMs / 2)),
+    },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        log(`mcp http: ${err instanceof Error ? err.message : err}`);
+        if (!res.headersSent) reply(res, 500, 'Internal error');
+      });
+    },
+  );
+  http.maxConnections = options.maxConnections ?? 128;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://placeholder');
