@@ -3,8 +3,8 @@
 // HTTP: in this process, and as a child where it is killed), against a real worker, a dev server
 // and the emulator: a task end to end with progress, a code elicited and typed once, a client
 // without elicitation told how to submit, a cancel that stops the task once, the server killed
-// mid-call and a new one resuming, the fence, HTTP's guards and limits, a task whose waits are all
-// taken, and the waiting list at a thousand other tasks.
+// mid-call and a new one resuming, the fence, HTTP's guards and limits, every argument problem at
+// once, a task whose waits are all taken, and the waiting list at a thousand other tasks.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -348,6 +348,26 @@ describe('HTTP guards', () => {
       await guarded.close();
     }
     await assert.rejects(startMcpHttpServer({ tasks: stack.tasks, host: '0.0.0.0', port: 0 }), /BROWSERAI_MCP_TOKEN/);
+  });
+});
+
+describe('arguments', () => {
+  test('every problem of the arguments is named at once, the wait options and the task alike', async () => {
+    const mcp = await connect('http');
+    try {
+      const refused = await call(mcp, 'run_task', {
+        task: taskInput({ geoLocation: { country: 'XX' } }),
+        waitSeconds: -1,
+        ifCodeDeclined: 'maybe',
+      });
+      assert.equal(refused.isError, true);
+      for (const named of ['waitSeconds', 'ifCodeDeclined', 'country']) assert.match(refused.text!, new RegExp(named));
+      const badCode = await call(mcp, 'submit_code', { workflowId: 'elsewhere-1', code: 'x', waitSeconds: 601 });
+      for (const named of ['waitSeconds', 'not a task this MCP server started', 'code must'])
+        assert.match(badCode.text!, new RegExp(named));
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

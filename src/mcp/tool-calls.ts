@@ -308,8 +308,6 @@ export class ToolCalls {
 export function argumentProblems(name: string, args: Record<string, unknown>, fence: McpFence): string[] {
   if (name === 'list_waiting_tasks' || name === 'list_my_tasks') return limitProblems(args);
   const problems = waitOptionProblems(args);
-  if (name !== 'run_task' && name !== 'run_saved_task') problems.push(...ownershipProblems(args.workflowId, fence));
-  if (problems.length > 0) return problems;
   switch (name) {
     case 'run_task': {
       const { task } = args as Partial<McpRunTaskInput>;
@@ -327,6 +325,7 @@ export function argumentProblems(name: string, args: Record<string, unknown>, fe
       ];
     }
   }
+  problems.push(...ownershipProblems(args.workflowId, fence));
   if (name === 'submit_code') problems.push(...typedCodeProblems(args.code));
   if (name === 'add_instructions') problems.push(...instructionProblems(args.instructions));
   return problems;
