@@ -4,13 +4,17 @@
 // and the emulator: a task end to end with progress, a code elicited and typed once, a client
 // without elicitation told how to submit, a cancel that stops the task once, the server killed
 // mid-call and a new one resuming, the fence, HTTP's guards and limits, every argument problem at
-// once, a task whose waits are all taken, and the waiting list at a thousand other tasks.
+// once, a task whose waits are all taken, the waiting list at a thousand other tasks, and stdout
+// that carries the protocol only.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -503,6 +507,28 @@ describe('HTTP limits', () => {
       await eventually('a connection is taken again', async () => (await post(limited.url, {}).catch(() => 0)) === 200);
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe('stdout under stdio', () => {
+  test('the documented way to run it in this repository writes the protocol only to stdout', async () => {
+    const root = join(__dirname, '..', '..');
+    const documented = /`(npm run --silent starter -- mcp)`/.exec(readFileSync(join(root, 'docs', 'mcp.md'), 'utf8'));
+    assert.ok(documented, 'docs/mcp.md names the command');
+    const child = spawn('npm', ['run', '--silent', 'starter', '--', 'mcp'], {
+      cwd: root,
+      env: childEnv(),
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    try {
+      const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+      child.stdin!.write(`${JSON.stringify({ ...initializeRequest, id: 7 })}\n`);
+      const first = await lines.next();
+      assert.equal(JSON.parse(first.value as string).id, 7, `stdout begins with the answer: ${first.value}`);
+    } finally {
+      child.stdin!.end();
+      if (child.exitCode === null) await once(child, 'exit');
     }
   });
 });
