@@ -1,7 +1,7 @@
 // The inbox's messages (docs/design/inbox.md): what a task joins and leaves the workflow of its
-// code recipient with, how the inbox asks that workflow which task a message is for, and what the
-// inbox signals the task. Defined once, for the workflows, the create activity and the inbox.
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+// code recipient with, how the inbox records a message there, and what that workflow tells the
+// task the message is for. Defined once, for the workflows, the create activity and the inbox.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /** A task waiting for codes at a recipient: named across continue-as-new and ID reuse by `holderId`. */
 export interface RecipientMember {
@@ -25,46 +25,55 @@ export const joinRecipientSignal = defineSignal<[RecipientMember]>('browserAIJoi
 /** Sent by a task on every ending: it waits for no more codes there. */
 export const leaveRecipientSignal = defineSignal<[{ holderId: string }]>('browserAILeaveRecipient');
 
-/** What the inbox asks of a recipient: which task a message is for. No body, no code. */
-export interface RouteRequest {
-  /** The provider's ID of the message (`twilio:SM…`, `mailgun:<Message-Id>`, `webhook:<webhook-id>`): a retry carries the same. */
+/** What a message held, read by the inbox with one pattern: the one code, or why there is none to type. */
+export type FoundCode = { code: string } | { refused: 'no-code' | 'several-codes' };
+
+/**
+ * A message that arrived at a recipient, as the inbox records it (signal-with-start: durable
+ * before the provider is answered, whether or not a worker runs). No text: only what was read
+ * from it.
+ */
+export interface MessageArrival {
+  /** The provider's ID of the message (`twilio:SM…`, `mailgun:<Message-ID>`, `webhook:<webhook-id>`): a retry carries the same. */
   messageId: string;
-  /** The sender, in normal form (`normalSender`). */
+  /** The sender, in normal form (`normalSender`), or `unknown`. */
   from: string;
+  /** When the inbox received it (ISO 8601). */
+  receivedAt: string;
+  /** The code read with the default rule (`*`) and with each project's own pattern (by project). */
+  codes: Record<string, FoundCode>;
 }
+
+/** Sent (with start) by the inbox for each message: the recipient decides which task it is for and tells that task. */
+export const messageArrivedSignal = defineSignal<[MessageArrival]>('browserAIMessageArrived');
 
 /**
  * Which task a message is for: the one task waiting at the recipient that counts its sender;
- * `several-tasks` when more than one does (never a guess); `no-task` when none does. `repeated`:
- * the recipient decided on this message before (a provider's retry), and answers as it did then.
+ * `several-tasks` when more than one does (never a guess); `no-task` when none does.
  */
-export type RouteDecision = Routed & { repeated: boolean };
-
-/** A {@link RouteDecision} as the recipient remembers it. */
 export type Routed =
-  | { kind: 'task'; member: RecipientMember }
-  | { kind: 'several-tasks'; members: RecipientMember[] }
-  | { kind: 'no-task' };
-
-/** Asks the recipient which task a message is for, and remembers the answer for retries. */
-export const routeMessageUpdate = defineUpdate<RouteDecision, [RouteRequest]>('browserAIRouteMessage');
+  { kind: 'task'; workflowId: string } | { kind: 'several-tasks'; workflowIds: string[] } | { kind: 'no-task' };
 
 /** What the recipient workflow shows (`temporal workflow query --type browserAIRecipientState`). */
 export interface RecipientState {
   members: RecipientMemberRecord[];
   /** Messages whose decision it remembers, for retries. */
   remembered: number;
+  /** Messages it dropped as repeats of one it had decided on (a provider's retry, two inbox processes). */
+  repeats: number;
+  /** The latest decisions (at most 10), oldest first. */
+  recent: Array<{ messageId: string; at: string; routed: Routed }>;
 }
 
-/** The recipient's members and how many decisions it remembers. */
+/** The recipient's members, its latest decisions and how many it remembers. */
 export const recipientStateQuery = defineQuery<RecipientState>('browserAIRecipientState');
 
-/** Why the inbox types nothing from a message it routed to a task. */
+/** Why nothing is typed from a message routed to a task. */
 export type InboxRefusal = 'no-code' | 'several-codes' | 'several-tasks';
 
-/** What the inbox tells a task of a message for it: the code found, or why none is typed. */
+/** What the recipient tells a task of a message for it: the code found, or why none is typed. */
 export interface InboxMessage {
-  /** As in {@link RouteRequest}: a task acts on each message once. */
+  /** As in {@link MessageArrival}: a task acts on each message once. */
   messageId: string;
   /** The sender, masked. */
   from: string;
@@ -75,7 +84,7 @@ export interface InboxMessage {
   refused?: InboxRefusal;
 }
 
-/** Sent by the inbox to the task a message is for (and, when several tasks wait there, to each of them, refused). */
+/** Sent by the recipient to the task a message is for (and, when several tasks wait there, to each of them, refused). */
 export const inboxMessageSignal = defineSignal<[InboxMessage]>('browserAIInboxMessage');
 
 /** A message the inbox brought a task, as `state` and the UI show it: matched (its code is typed once) or refused, and why. */

@@ -3,8 +3,7 @@
 // or "verification". Exactly one such code is typed; none, or several different ones, and
 // nothing is (the inbox reports why). A project whose messages say it otherwise gets a pattern.
 
-/** What a message's text gave: the code, or why there is none to type. */
-export type FoundCode = { code: string } | { refused: 'no-code' | 'several-codes' };
+import type { FoundCode } from '../contract/inbox-messages';
 
 /** Only the beginning of a message is read: codes come first, and a long email's footer has numbers of its own. */
 export const READ_CHARS = 4_000;

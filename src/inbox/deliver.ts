@@ -1,25 +1,21 @@
-// From a verified message to the task it is for (docs/design/inbox.md): the recipient's workflow
-// decides which task (one, or none; never a guess, and the same answer for a retry), the code is
-// read here with the task's project's pattern, and the task gets it by signal, once (it drops a
-// message it has seen). The message's text never leaves this process; only the code goes on.
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { RECIPIENT_WORKFLOW_TYPE, leaveRecipient, recipientWorkflowId } from '../activities/code-recipient';
+// From a verified message to its recipient (docs/design/inbox.md): the code is read here (with the
+// default rule and each project's pattern: which task, and so which project, is the recipient's
+// decision), and the message is recorded in the recipient's workflow with signal-with-start,
+// durable before the provider is answered and whether or not a worker runs. The recipient then
+// decides which task it is for and tells that task. The message's text never leaves this process.
+import type { Client } from '@temporalio/client';
+import { RECIPIENT_WORKFLOW_TYPE, recipientWorkflowId } from '../activities/code-recipient';
 import { maskedAddress, normalAddress, normalSender } from '../contract/code-recipient';
-import {
-  inboxMessageSignal,
-  routeMessageUpdate,
-  type InboxMessage,
-  type RecipientMember,
-} from '../contract/inbox-messages';
+import { messageArrivedSignal, type FoundCode } from '../contract/inbox-messages';
 import type { ArrivedMessage } from './arrived-message';
 import { findCode } from './code-in-text';
 
-/** What became of a message: its code goes to a task (`matched`), or nothing is typed (`refused`), and why. */
+/** What became of a message: recorded at its recipient (`accepted`), or refused, and why (for the log and the answer). */
 export interface Delivery {
-  outcome: 'matched' | 'refused';
+  outcome: 'accepted' | 'refused';
   reason: string;
-  /** The task it was routed to (or, refused as ambiguous, the first of them). */
-  workflowId?: string;
+  /** The recipient, masked. */
+  to?: string;
 }
 
 /** What delivering needs: a Temporal client, where a recipient's workflow starts, the projects' code patterns. */
@@ -28,78 +24,40 @@ export interface DeliveryOptions {
   taskQueue: string;
   /** By project; `*` for every project not named. */
   codePatterns?: Record<string, RegExp>;
-  /** How long the recipient may take to answer; default 20 s (then the provider is told to retry). */
-  routeTimeoutMs?: number;
+  /** How long Temporal may take to record the message; default 10 s (then the provider is told to retry). */
+  recordTimeoutMs?: number;
 }
 
-/** Routes a message to its task and hands the task its code; throws only when Temporal cannot be reached (retry later). */
+/** Records a message at its recipient; throws only when Temporal does not take it (the provider should retry). */
 export async function deliver(message: ArrivedMessage, options: DeliveryOptions): Promise<Delivery> {
   const to = normalAddress(message.to);
   if (to === null) return { outcome: 'refused', reason: 'its recipient is not a phone number or an email address' };
-  const from = normalSender(message.from) ?? 'unknown';
+  const { '*': defaultPattern, ...projects } = options.codePatterns ?? {};
+  const codes: Record<string, FoundCode> = { '*': findCode(message.text, defaultPattern) };
+  for (const [project, pattern] of Object.entries(projects)) codes[project] = findCode(message.text, pattern);
   const { client } = options;
-  const recipient = recipientWorkflowId(to);
-  const decision = await client.connection.withDeadline(Date.now() + (options.routeTimeoutMs ?? 20_000), () =>
-    client.workflow.executeUpdateWithStart(routeMessageUpdate, {
-      args: [{ messageId: message.messageId, from }],
-      startWorkflowOperation: new WithStartWorkflowOperation(RECIPIENT_WORKFLOW_TYPE, {
-        workflowId: recipient,
-        taskQueue: options.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        args: [],
-        staticSummary: 'BrowserAI code recipient: which tasks wait for one-time codes at one address',
-      }),
+  await client.connection.withDeadline(Date.now() + (options.recordTimeoutMs ?? 10_000), () =>
+    client.workflow.signalWithStart(RECIPIENT_WORKFLOW_TYPE, {
+      workflowId: recipientWorkflowId(to),
+      taskQueue: options.taskQueue,
+      args: [],
+      signal: messageArrivedSignal,
+      signalArgs: [
+        {
+          messageId: message.messageId,
+          from: normalSender(message.from) ?? 'unknown',
+          receivedAt: new Date().toISOString(),
+          codes,
+        },
+      ],
+      staticSummary: 'BrowserAI code recipient: which tasks wait for one-time codes at one address',
     }),
   );
-  const told = (member: RecipientMember, rest: Pick<InboxMessage, 'code' | 'refused'>) =>
-    tell(client, recipient, member, {
-      messageId: message.messageId,
-      from: maskedAddress(from),
-      receivedAt: new Date().toISOString(),
-      ...rest,
-    });
-  if (decision.kind === 'no-task')
-    return { outcome: 'refused', reason: `no task waits for codes at ${maskedAddress(to)} from this sender` };
-  if (decision.kind === 'several-tasks') {
-    await Promise.all(decision.members.map((member) => told(member, { refused: 'several-tasks' })));
-    return {
-      outcome: 'refused',
-      reason: `${decision.members.length} tasks wait for codes at ${maskedAddress(to)}: none gets it`,
-      workflowId: decision.members[0]!.workflowId,
-    };
-  }
-  const { member } = decision;
-  const pattern = options.codePatterns?.[member.project] ?? options.codePatterns?.['*'];
-  const found = findCode(message.text, pattern);
-  const running = await told(member, 'code' in found ? { code: found.code } : { refused: found.refused });
-  const workflowId = member.workflowId;
-  if (!running) return { outcome: 'refused', reason: 'the task it is for has ended', workflowId };
-  if ('refused' in found)
-    return {
-      outcome: 'refused',
-      reason: found.refused === 'no-code' ? 'no code in it' : 'several codes in it',
-      workflowId,
-    };
+  const found = codes['*'];
   return {
-    outcome: 'matched',
-    reason: decision.repeated ? 'a retry of a message already routed' : 'routed',
-    workflowId,
+    outcome: 'accepted',
+    reason:
+      'code' in found! ? 'a code was read' : found!.refused === 'no-code' ? 'no code in it' : 'several codes in it',
+    to: maskedAddress(to),
   };
-}
-
-/** Signals the task; false when it no longer runs (then it leaves the recipient, which would only refuse for it again). */
-async function tell(
-  client: Client,
-  recipient: string,
-  member: RecipientMember,
-  message: InboxMessage,
-): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(member.workflowId).signal(inboxMessageSignal, message);
-    return true;
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    await leaveRecipient(client, recipient, member.holderId);
-    return false;
-  }
 }

@@ -7,7 +7,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Client } from '@temporalio/client';
-import { maskedAddress, normalAddress } from '../contract/code-recipient';
 import type { ArrivedMessage, Refused } from './arrived-message';
 import { deliver, type Delivery } from './deliver';
 import { readMailgun } from './mailgun';
@@ -46,8 +45,8 @@ export interface InboxLogLine {
   status: number;
   outcome?: Delivery['outcome'];
   reason: string;
+  /** The recipient, masked. */
   to?: string;
-  workflowId?: string;
 }
 
 /** A running inbox. */
@@ -117,16 +116,15 @@ export function inboxHandler(options: InboxOptions): (req: IncomingMessage, res:
       log({ provider, status: read.status, reason: read.error });
       return answer(res, read.status, { error: read.error });
     }
-    const to = normalAddress(read.to);
     let delivery: Delivery;
     try {
       delivery = await deliver(read, options);
     } catch (err) {
-      // Temporal did not answer: nothing was decided, so the provider's retry is safe.
+      // Temporal did not take it: the provider's retry is safe (a message recorded twice is dropped as a repeat).
       log({ provider, status: 503, reason: `Temporal did not answer: ${(err as Error).message}` });
       return answer(res, 503, { error: 'The inbox could not reach Temporal; retry later' });
     }
-    log({ provider, status: 200, ...delivery, ...(to ? { to: maskedAddress(to) } : {}) });
+    log({ provider, status: 200, ...delivery });
     // Twilio reads the answer as TwiML: an empty <Response/> sends no reply SMS.
     if (provider === 'twilio') {
       res.writeHead(200, { 'content-type': 'text/xml', 'x-browserai-inbox': delivery.outcome });
