@@ -73,9 +73,11 @@ const SETTINGS = {
     cachedWorkflows: int(0, 0, 0), // WORKER_MAX_CACHED_WORKFLOWS; 0: the worker's own default (the SDK's)
   },
   codeloop: {
-    about: 'code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed',
+    about:
+      'code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed; inbox: message received -> code typed',
     tasks: int(200, 10), // code tasks a person answers (webhook and waiting client call timed), started at once
     totpTasks: int(50, 4, 0), // TOTP tasks the worker answers itself, started with them
+    inboxTasks: int(200, 10, 0), // tasks whose site texts the code to the inbox, started at once after the others
   },
   fleet: {
     about:

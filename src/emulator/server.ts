@@ -186,7 +186,7 @@ export class BrowserAIEmulator {
   /** Host names the control endpoints answer to (see EmulatorOptions.controlHosts). */
   private readonly controlHosts: ReadonlySet<string>;
   private readonly endpointCounts = new Map<string, number>();
-  private readonly codeSender: CodeSender | undefined;
+  private codeSender: CodeSender | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -200,9 +200,7 @@ export class BrowserAIEmulator {
     this.expectedAuthorization = Buffer.from(`apikey ${options.apiToken}`);
     this.mode = options.mode;
     this.endedTaskAnswer = options.endedTaskAnswer;
-    this.codeSender = options.inbox ? new CodeSender(options.inbox) : undefined;
     this.tasks = new TaskStore({
-      codeSender: this.codeSender,
       queueMs: options.queueMs,
       defaultDurationMs: options.defaultDurationMs,
       awaitingLagMs: options.awaitingLagMs,
@@ -223,6 +221,7 @@ export class BrowserAIEmulator {
       ...options.controlHosts.map((host) => host.trim().toLowerCase()),
     ]);
     this.randomFaults.set(options.randomFaults);
+    if (options.inbox) this.sendCodesTo(options.inbox);
   }
 
   /** Starts the emulator and resolves once it listens. */
@@ -300,6 +299,13 @@ export class BrowserAIEmulator {
   /** Removes every injected fault not yet used. */
   clearFaults(): void {
     this.faults.clear();
+  }
+
+  /** Where `[sms-code=…]` and `[email-code=…]` tasks send their codes from now on (see {@link EmulatorOptions.inbox}). */
+  sendCodesTo(inbox: EmulatorInbox): void {
+    this.codeSender?.close();
+    this.codeSender = new CodeSender(inbox);
+    this.tasks.codeSender = this.codeSender;
   }
 
   /** Turns random faults on (reseeding the PRNG) or, with undefined, off. Throws RangeError on invalid options. */

@@ -494,8 +494,6 @@ export interface TaskStoreOptions {
   totpSecrets?: Record<string, EmulatorTotpSecret>;
   /** The account's limit on tasks not ended (see `EmulatorOptions.maxRunningTasks`); 0: none. */
   maxRunningTasks?: number;
-  /** Sends the codes of `[sms-code=…]` and `[email-code=…]` tasks to the inbox (see `EmulatorOptions.inbox`). */
-  codeSender?: { watch(task: Task): void };
 }
 
 /** A create the account's limit on running tasks refused (EmulatorOptions.maxRunningTasks: a GUESS). */
@@ -511,6 +509,9 @@ export class TaskStore {
 
   /** The account's limit on tasks not ended; 0: none. */
   maxRunningTasks: number;
+
+  /** Sends the codes of `[sms-code=…]` and `[email-code=…]` tasks to the inbox (see `EmulatorOptions.inbox`). */
+  codeSender: { watch(task: Task): void } | undefined;
 
   constructor(private readonly options: TaskStoreOptions) {
     this.maxRunningTasks = options.maxRunningTasks ?? 0;
@@ -569,7 +570,7 @@ export class TaskStore {
 
   /** A task got new instructions (or was created): a site that sends codes looks at it again. */
   changed(task: Task): void {
-    this.options.codeSender?.watch(task);
+    this.codeSender?.watch(task);
   }
 
   get(executionId: string): Task | undefined {
