@@ -497,12 +497,18 @@ function allowanceWords(): string {
 
 /**
  * BROWSERAI_FLEET_LIMIT (tasks running at once across the fleet), BROWSERAI_FLEET_PROJECT_LIMITS
- * (`shop=5,crm=2,*=10`), BROWSERAI_FLEET_CHECK_INTERVAL_MS and BROWSERAI_FLEET_ACCOUNT
- * (docs/fleet.md). Undefined when BROWSERAI_FLEET_LIMIT is unset or empty: no limit.
+ * (`shop=5,crm=2,*=10`), BROWSERAI_FLEET_CHECK_INTERVAL_MS, BROWSERAI_FLEET_ACCOUNT,
+ * BROWSERAI_FLEET_TASK_QUEUE and BROWSERAI_FLEET_SERVE_LIMITER (docs/fleet.md). Undefined when BROWSERAI_FLEET_LIMIT is unset or empty: no limit.
  */
 export function fleetLimitFrom(env: Env, problems: string[]): FleetLimitOptions | undefined {
   const raw = env.BROWSERAI_FLEET_LIMIT?.trim();
-  const others = ['BROWSERAI_FLEET_PROJECT_LIMITS', 'BROWSERAI_FLEET_CHECK_INTERVAL_MS', 'BROWSERAI_FLEET_ACCOUNT'];
+  const others = [
+    'BROWSERAI_FLEET_PROJECT_LIMITS',
+    'BROWSERAI_FLEET_CHECK_INTERVAL_MS',
+    'BROWSERAI_FLEET_ACCOUNT',
+    'BROWSERAI_FLEET_TASK_QUEUE',
+    'BROWSERAI_FLEET_SERVE_LIMITER',
+  ];
   if (!raw) {
     const stray = others.filter((name) => env[name]?.trim());
     if (stray.length > 0)
@@ -544,6 +550,14 @@ export function fleetLimitFrom(env: Env, problems: string[]): FleetLimitOptions 
   }
   const account = env.BROWSERAI_FLEET_ACCOUNT?.trim();
   if (account) options.account = account;
+  const taskQueue = env.BROWSERAI_FLEET_TASK_QUEUE?.trim();
+  if (taskQueue) options.taskQueue = taskQueue;
+  const serve = env.BROWSERAI_FLEET_SERVE_LIMITER?.trim();
+  if (serve) {
+    if (/^(true|1)$/i.test(serve)) options.serveLimiter = true;
+    else if (/^(false|0)$/i.test(serve)) options.serveLimiter = false;
+    else problems.push(`BROWSERAI_FLEET_SERVE_LIMITER must be true or false (got "${serve}")`);
+  }
   if (problems.length === before)
     problems.push(...fleetLimitProblems(options).map((problem) => `BROWSERAI_FLEET_PROJECT_LIMITS: ${problem}`));
   return options;

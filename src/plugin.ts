@@ -5,9 +5,14 @@
 // clients alike. The team's workflows file can re-export ours (`browserai-temporal/workflows`).
 import type { PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import { Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
-import { FleetLimit, type FleetLimitOptions } from './activities/fleet';
+import {
+  DEFAULT_LIMITER_TASK_QUEUE,
+  FleetLimit,
+  fleetLimiterActivities,
+  type FleetLimitOptions,
+} from './activities/fleet';
 import { TaskDurations } from './activities/task-durations';
 import { keepReadingDurations } from './activities/visibility-durations';
 import { TotpKeys, type TotpSecrets } from './activities/totp';
@@ -73,7 +78,8 @@ export interface BrowserAIPluginOptions {
    * A fleet-wide limit on BrowserAI tasks running at once (docs/fleet.md): each task waits for a
    * slot before its create, in order of its `priority` and `fairnessKey`, and frees it however it
    * ends. Held in a limiter workflow on this worker's namespace, shared by every worker with the
-   * same account. Give every worker of the fleet the same setting. Default: none (no limiter, and
+   * same account, on a task queue of its own that this worker serves too (a second, small worker
+   * beside it). Give every worker of the fleet the same setting. Default: none (no limiter, and
    * nothing added to a task).
    */
   fleetLimit?: FleetLimitOptions;
@@ -87,6 +93,7 @@ export interface BrowserAIPluginOptions {
 export class BrowserAIPlugin extends SimplePlugin {
   readonly #durations: TaskDurations;
   readonly #learnFromVisibility: boolean;
+  readonly #fleetLimit: FleetLimitOptions | undefined;
 
   constructor(options: BrowserAIPluginOptions = {}) {
     const { payloadCodec } = options;
@@ -127,6 +134,7 @@ export class BrowserAIPlugin extends SimplePlugin {
     });
     this.#durations = durations;
     this.#learnFromVisibility = options.learnFromVisibility ?? true;
+    this.#fleetLimit = options.fleetLimit;
   }
 
   /**
@@ -137,15 +145,51 @@ export class BrowserAIPlugin extends SimplePlugin {
     if (worker.client)
       void warnOfMissingSearchAttributes(worker.client.workflow, worker.options.namespace, Runtime.instance().logger);
     const client = this.#learnFromVisibility ? worker.client : undefined;
-    if (!client) return super.runWorker(worker, next);
     const stop = new AbortController();
-    const reading = keepReadingDurations(client.workflow, this.#durations, stop.signal, Runtime.instance().logger);
+    const reading =
+      client && keepReadingDurations(client.workflow, this.#durations, stop.signal, Runtime.instance().logger);
+    const limiter = await this.#limiterWorkerBeside(worker);
+    const limiterRun = limiter?.run().catch((err: unknown) => {
+      // The tasks cannot start without their limiter: stop this worker too, so it is seen and restarted.
+      Runtime.instance().logger.error('The fleet limiter worker stopped; stopping the task worker', {
+        error: String(err),
+      });
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      throw err;
+    });
     try {
       return await super.runWorker(worker, next);
     } finally {
       stop.abort();
       await reading;
+      if (limiter?.getState() === 'RUNNING') limiter.shutdown();
+      await limiterRun;
     }
+  }
+
+  /**
+   * Under a fleet limit, a small worker on the limiter's own task queue beside the task worker, so
+   * the limiter's workflow tasks never wait behind the tasks' own (docs/design/fleet-limit.md). It
+   * runs the limiter from the task worker's bundle when it has one (ours exports the limiter), and
+   * otherwise bundles the limiter's own small entry.
+   */
+  async #limiterWorkerBeside(worker: Worker): Promise<Worker | undefined> {
+    const fleet = this.#fleetLimit;
+    const queue = fleet?.taskQueue ?? DEFAULT_LIMITER_TASK_QUEUE;
+    if (!fleet || fleet.serveLimiter === false || queue === worker.options.taskQueue || !worker.connection) return;
+    const { namespace, dataConverter, workflowBundle, workerDeploymentOptions } = worker.options;
+    return Worker.create({
+      connection: worker.connection,
+      namespace,
+      taskQueue: queue,
+      dataConverter,
+      ...(workflowBundle ? { workflowBundle } : { workflowsPath: require.resolve('./workflows/fleet') }),
+      activities: fleetLimiterActivities(),
+      // One limiter per account: a handful of workflows at most.
+      maxCachedWorkflows: 10,
+      shutdownGraceTime: worker.options.shutdownGraceTimeMs,
+      ...(workerDeploymentOptions ? { workerDeploymentOptions } : {}),
+    });
   }
 
   /** A worker with no workflows of its own runs ours: `browserTask`, `runSavedTask` and the saved-task calls. */

@@ -56,8 +56,7 @@ export function createWorker({
         totpSecrets,
         webhooks,
         nexusService,
-        // The limiter runs on the worker's own queue unless told otherwise.
-        fleetLimit: fleetLimit && { taskQueue: options.taskQueue, ...fleetLimit },
+        fleetLimit,
       }),
       ...(options.plugins ?? []),
     ],

@@ -25,6 +25,8 @@ const LIMIT = 2;
 const CHECK_INTERVAL_MS = 1_000;
 const CREATE = /^\/tasks$/;
 const STOP = /^\/tasks\/[^/]+\/command$/;
+/** An acquire the test never cancels. */
+const NEVER = new AbortController().signal;
 
 let env: TestWorkflowEnvironment;
 let emulator: BrowserAIEmulator;
@@ -291,31 +293,43 @@ test('an acquire the limiter refuses is retried: the create is sent once, never 
   await noSlotHeld();
 });
 
-test('the limiter continues as new while its history is still quick to replay', async () => {
+test('the limiter continues as new before its run is long to replay, its record carried', async () => {
   // A worker without the limiter in its cache (the one that had it was killed, or an outage cut it
-  // off) replays the whole run inside one 10-s workflow task. The bench's fleet scenario saw a run
-  // of 3,940 events (1.3 MB) take 40 s to replay on this loaded machine: every attempt timed out,
-  // and no slot was granted until the load fell.
-  const fleet = new FleetLimit({ maxRunning: 1_000, account: `history-${randomUUID().slice(0, 8)}` }, '');
+  // off) replays the whole run inside one workflow task: the run continues as new at 2,000 events.
+  const fleet = new FleetLimit(
+    { maxRunning: 1_000, account: `history-${randomUUID().slice(0, 8)}`, taskQueue: 'browserai-fleet-limiter' },
+    '',
+  );
   const handle = env.client.workflow.getHandle(fleet.limiterId);
   const place = { priority: 3, fairnessKey: 'history', fairnessWeight: 1, project, runId: 'r' };
+  const acquire = (holderId: string) =>
+    fleet.acquire(env.client, { request: { ...place, holderId, workflowId: holderId } }, Date.now() + 30_000, NEVER);
   const pair = async () => {
     const holderId = randomUUID();
-    await fleet.acquire(env.client, { ...place, holderId, workflowId: holderId }, taskQueue);
+    // Refused while the limiter continues as new: retried, as a create's activity would.
+    await acquire(holderId).catch(() => sleep(500).then(() => acquire(holderId)));
     await handle.signal(releaseSlotSignal, { holderId });
   };
-  await pair();
+  const kept = randomUUID();
+  await acquire(kept);
   const firstRun = env.client.workflow.getHandle(fleet.limiterId, (await handle.describe()).runId);
-  // A pair adds about 9 events when few ask at once (the update, the release, their workflow tasks).
-  let left = 120;
+  // A pair adds 4 to 9 events (the update, the release, their workflow tasks): pairs until the run
+  // continues as new, at most 1,500 of them.
+  let left = 1_500;
+  const continued = async () => (await firstRun.describe()).status.name !== 'RUNNING';
   await Promise.all(
-    Array.from({ length: 2 }, async () => {
-      while (left-- > 0) await pair();
+    Array.from({ length: 4 }, async () => {
+      while (left-- > 0 && (left % 50 !== 0 || !(await continued()))) await pair();
     }),
   );
   const described = await firstRun.describe();
   assert.equal(described.status.name, 'CONTINUED_AS_NEW', `the first run has ${described.historyLength} events`);
-  assert.ok(described.historyLength <= 600, `the first run had ${described.historyLength} events`);
-  assert.equal((await handle.query(limiterStateQuery)).held, 0);
+  assert.ok(described.historyLength <= 2_100, `the first run had ${described.historyLength} events`);
+  const state = await handle.query(limiterStateQuery);
+  assert.deepEqual(
+    state.holders.map((h) => h.holderId),
+    [kept],
+    'the holder from before is carried across continue-as-new',
+  );
   await handle.terminate('test done');
 });

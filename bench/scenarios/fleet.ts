@@ -23,6 +23,8 @@ import { buildWorkflowBundle } from './scale';
 
 const GROUPS = ['batch-a', 'batch-b', 'late', 'interactive'] as const;
 const TASK_QUEUE = 'bench-fleet';
+/** An acquire the bench never cancels. */
+const NEVER = new AbortController().signal;
 const ACCOUNT = 'bench-fleet';
 const COST_LIMITS = [undefined, 100, 2] as const;
 /** Batch starts, spaced so the dev server takes them in stride (about 100 a second here). */
@@ -209,11 +211,13 @@ async function measureCeiling(client: Client, durationMs: number, callers: numbe
   const place = { priority: 3, fairnessKey: 'bench', fairnessWeight: 1, project: PROJECT, runId: 'r' };
   // Refused while the limiter continues as new: retried, as a create's activity would.
   const acquire = (holderId: string, attempt = 1): Promise<unknown> =>
-    fleet.acquire(client, { ...place, holderId, workflowId: holderId }, TASK_QUEUE).catch(async (err: unknown) => {
-      if (attempt >= 5) throw err;
-      await sleep(200 * attempt);
-      return acquire(holderId, attempt + 1);
-    });
+    fleet
+      .acquire(client, { request: { ...place, holderId, workflowId: holderId } }, Date.now() + 60_000, NEVER)
+      .catch(async (err: unknown) => {
+        if (attempt >= 5) throw err;
+        await sleep(200 * attempt);
+        return acquire(holderId, attempt + 1);
+      });
   const limiter = client.workflow.getHandle(fleet.limiterId);
   const pair = (holderId: string = randomUUID()) =>
     acquire(holderId).then(() => limiter.signal(releaseSlotSignal, { holderId }));

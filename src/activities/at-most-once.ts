@@ -55,13 +55,8 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
   const { what, delivery } = options;
   const attemptStartedAtMs = options.attemptStartedAtMs ?? Date.now();
   const ctx = Context.current();
-  const previous = ctx.info.heartbeatDetails as DeliveryRecord<T> | undefined;
-  if (previous?.phase === 'delivered') return previous.answer;
-  if (!maySend(ctx.info, previous) && delivery === 'at-most-once') {
-    throw ambiguous(
-      `${what}: attempt ${ctx.info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`,
-    );
-  }
+  const earlier = earlierDelivery<T>(what, delivery);
+  if (earlier) return earlier.answer;
   // Start-to-close counts from the attempt's start, not from when it was scheduled: an attempt that
   // waited in the task queue (a burst under a rate limit, slots held by polls) has its whole budget.
   const attemptLeftMs = ctx.info.startToCloseTimeoutMs - (Date.now() - attemptStartedAtMs) - ATTEMPT_MARGIN_MS;
@@ -80,6 +75,25 @@ export async function deliverOnce<T>(options: DeliverOptions<T>): Promise<T> {
     }
     throw toActivityFailure(err);
   }
+}
+
+/**
+ * What an earlier attempt of this activity delivered: its answer, so this one sends nothing; or
+ * undefined when this attempt may send. Throws AmbiguousRequest (at-most-once) when the attempt
+ * before ended without recording whether its request got through. A step that must come before
+ * the request (a fleet slot's acquire) asks this first: a retry whose create was delivered must not
+ * wait for a slot again.
+ */
+export function earlierDelivery<T>(what: string, delivery: Delivery): { answer: T } | undefined {
+  const info = Context.current().info;
+  const previous = info.heartbeatDetails as DeliveryRecord<T> | undefined;
+  if (previous?.phase === 'delivered') return { answer: previous.answer };
+  if (!maySend(info, previous) && delivery === 'at-most-once') {
+    throw ambiguous(
+      `${what}: attempt ${info.attempt - 1} ended without recording whether its request reached BrowserAI (the worker may have crashed mid-request).`,
+    );
+  }
+  return undefined;
 }
 
 /** The answer if it arrives within `waitMs`; otherwise a Timeout, while the request goes on listening for a late answer. */
@@ -109,6 +123,16 @@ function answerWithin<T>(options: DeliverOptions<T>, waitMs: number): Promise<T>
     }, waitMs);
   });
   return Promise.race([request, gaveUp]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The last moment (this worker's clock) an attempt that started at `attemptStartedAtMs` may still
+ * send its request and hear the answer before Temporal times the attempt out: what comes before
+ * the request (a fleet slot's acquire) must be done by then, or the attempt sends nothing.
+ */
+export function latestSendMs(attemptStartedAtMs: number, requestTimeoutMs: number): number {
+  const usable = Context.current().info.startToCloseTimeoutMs - ATTEMPT_MARGIN_MS;
+  return attemptStartedAtMs + Math.max(usable / 2, usable - requestTimeoutMs);
 }
 
 /**

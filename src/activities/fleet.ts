@@ -1,22 +1,27 @@
-// The worker's side of the fleet-wide limit: which limiter workflow this worker's tasks share,
-// the acquire a create makes before it sends anything, and the check the limiter runs on its
-// holders. Configured per worker (BROWSERAI_FLEET_LIMIT, the plugin's `fleetLimit`); a worker
-// without it adds nothing to a task: no acquire, no release, no limiter.
-import { Context, log } from '@temporalio/activity';
+// The worker's side of the fleet-wide limit: which limiter workflow this worker's tasks share and
+// where it runs, the acquire a create makes before it sends anything, and the activities the limiter
+// runs (its check of its holders, its census). Configured per worker (BROWSERAI_FLEET_LIMIT, the
+// plugin's `fleetLimit`); a worker without it adds nothing to a task: no acquire, no release, no limiter.
+import { CancelledFailure, Context, log } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   acquireSlotsUpdate,
+  fleetLimitsProblems,
+  fleetSlotQuery,
   releaseSlotSignal,
   type FleetLimits,
   type SlotAnswer,
-  type SlotRequest,
+  type SlotAsk,
+  type SlotHolder,
 } from '../contract/fleet-messages';
 
 /** The fleet-wide limit on BrowserAI tasks running at once, as a worker is configured with it. */
 export interface FleetLimitOptions {
   /**
    * At most this many BrowserAI tasks run at once across every worker that shares the limiter
-   * (same account, same namespace); a task waits for a slot before its create. 1 to 100,000.
+   * (same account, same namespace); a task waits for a slot before its create. 1 to 100,000. A
+   * limiter that runs already keeps its own limits: change them with its `browserAISetFleetLimits`
+   * update (docs/fleet.md, "Changing the limit").
    */
   maxRunning: number;
   /**
@@ -25,8 +30,9 @@ export interface FleetLimitOptions {
    */
   perProject?: Record<string, number>;
   /**
-   * How often the limiter checks that the tasks holding slots still run, in ms: a task terminated
-   * by an operator frees its slot within about this long. Default 60 s (1 s to 1 h).
+   * How often the limiter checks that the tasks holding slots still run (a task terminated by an
+   * operator frees its slot within about this long), and how soon a waiting task that heard nothing
+   * asks again, in ms. Default 60 s (1 s to 1 h).
    */
   checkIntervalMs?: number;
   /**
@@ -35,40 +41,55 @@ export interface FleetLimitOptions {
    * token itself never leaves the worker), so every worker with the same token shares it.
    */
   account?: string;
-  /** Task queue the limiter workflow runs on. Default: the worker's own. */
+  /**
+   * The task queue the limiter workflow and its activities run on. Default `browserai-fleet-limiter`,
+   * a queue of its own, so the limiter's workflow tasks never wait behind the tasks' own.
+   */
   taskQueue?: string;
+  /**
+   * Whether this worker also serves the limiter's task queue (the plugin runs a second, small worker
+   * on it beside this one). Default true: every worker with a fleet limit serves it, so the limiter
+   * runs wherever tasks run. Set false for workers that must not, and serve the queue elsewhere.
+   */
+  serveLimiter?: boolean;
 }
 
 export const DEFAULT_CHECK_INTERVAL_MS = 60_000;
+/** The limiter's own task queue, shared by every worker with a fleet limit. */
+export const DEFAULT_LIMITER_TASK_QUEUE = 'browserai-fleet-limiter';
 const LIMITER_ID_PREFIX = 'browserai-fleet-limiter-';
 /** The limiter's workflow type (workflows/fleet/limiter.ts), by name: activities load no workflow code. */
 const LIMITER_WORKFLOW_TYPE = 'browserAIFleetLimiter';
+/** The workflows that hold slots (they run a task session): a new limiter's census asks them. */
+const TASK_WORKFLOW_TYPES = ['browserTask', 'runSavedTask'];
 /** The most acquires in one update: well under Temporal's 2 MB payload limit. */
 const MAX_BATCH = 500;
+/** Queries (and describes) a census or a holder check sends at once: it must not flood the frontend. */
+const AT_ONCE = 8;
 
 /** Problems of the options, for the worker to refuse at start. */
 export function fleetLimitProblems(options: FleetLimitOptions): string[] {
-  const problems: string[] = [];
-  const count = (value: unknown) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 100_000;
-  if (!count(options.maxRunning))
-    problems.push(`fleet limit maxRunning must be an integer from 1 to 100000 (got ${String(options.maxRunning)})`);
-  for (const [project, limit] of Object.entries(options.perProject ?? {})) {
-    if (!count(limit))
-      problems.push(`fleet limit of project ${project} must be an integer from 1 to 100000 (got ${String(limit)})`);
-  }
-  const check = options.checkIntervalMs;
-  if (check !== undefined && !(Number.isInteger(check) && check >= 1_000 && check <= 3_600_000))
-    problems.push(`fleet limit checkIntervalMs must be an integer from 1000 to 3600000 (got ${String(check)})`);
+  const problems = fleetLimitsProblems(options);
   if (options.account !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(options.account))
     problems.push('fleet limit account must be 1-200 letters, digits, dots, dashes or underscores');
+  if (options.taskQueue !== undefined && !/^\S{1,1000}$/.test(options.taskQueue))
+    problems.push('fleet limit taskQueue must be 1-1000 characters without spaces');
   return problems;
 }
 
-/** A worker's fleet limit: the limiter it shares and the limits it sends with every acquire. */
+/** One worker's acquire that has not been sent yet, and how its caller hears the answer. */
+interface Asking {
+  ask: SlotAsk;
+  resolve: (a: SlotAnswer) => void;
+  reject: (e: unknown) => void;
+}
+
+/** A worker's fleet limit: the limiter it shares, where it runs, and the limits this worker was given. */
 export class FleetLimit {
   readonly limiterId: string;
   readonly limits: FleetLimits;
-  readonly taskQueue: string | undefined;
+  readonly taskQueue: string;
+  readonly serveLimiter: boolean;
 
   /** `accountKey`: the BrowserAI client's (a hash of its base URL and token), unless `options.account` names one. */
   constructor(options: FleetLimitOptions, accountKey: string) {
@@ -81,7 +102,8 @@ export class FleetLimit {
       ...(options.perProject ? { perProject: { ...options.perProject } } : {}),
       checkIntervalMs: options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS,
     };
-    this.taskQueue = options.taskQueue;
+    this.taskQueue = options.taskQueue ?? DEFAULT_LIMITER_TASK_QUEUE;
+    this.serveLimiter = options.serveLimiter ?? true;
   }
 
   /**
@@ -89,43 +111,89 @@ export class FleetLimit {
    * again for a workflow that holds one or waits changes nothing, so a retried create is safe.
    * The creates of this worker that ask at the same time go in one update: Temporal lets a
    * workflow have only 10 updates in flight, so a burst of single acquires would be refused.
+   *
+   * Gives up at `deadlineMs` (this worker's clock) or when `signal` aborts. An acquire given up
+   * before its update was sent is never sent; one already on its way may still be granted, and
+   * the caller's next ask finds the slot held.
    */
-  acquire(client: Client, request: SlotRequest, workflowTaskQueue: string): Promise<SlotAnswer> {
+  acquire(client: Client, ask: SlotAsk, deadlineMs: number, signal: AbortSignal): Promise<SlotAnswer> {
     return new Promise<SlotAnswer>((resolve, reject) => {
-      this.#asking.push({ request, resolve, reject });
-      void this.#send(client, workflowTaskQueue);
+      const asking: Asking = { ask, resolve, reject };
+      const giveUp = (reason: unknown) => {
+        const queued = this.#asking.indexOf(asking);
+        if (queued >= 0) this.#asking.splice(queued, 1);
+        reject(reason);
+      };
+      const timer = setTimeout(
+        () =>
+          giveUp(
+            new Error(
+              `The fleet limiter ${this.limiterId} did not answer the acquire in time: is a worker serving its task queue "${this.taskQueue}"?`,
+            ),
+          ),
+        Math.max(0, deadlineMs - Date.now()),
+      );
+      const onAbort = () => giveUp(new CancelledFailure('The acquire was cancelled with its activity'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settle =
+        <T>(fn: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          fn(value);
+        };
+      asking.resolve = settle(resolve);
+      asking.reject = settle(reject);
+      if (signal.aborted) return onAbort();
+      this.#asking.push(asking);
+      void this.#send(client);
     });
   }
 
-  readonly #asking: { request: SlotRequest; resolve: (a: SlotAnswer) => void; reject: (e: unknown) => void }[] = [];
+  readonly #asking: Asking[] = [];
   #sending = false;
+  /** Limits in force that differ from this worker's, warned of once each. */
+  readonly #mismatchesWarned = new Set<string>();
 
-  async #send(client: Client, workflowTaskQueue: string): Promise<void> {
+  async #send(client: Client): Promise<void> {
     if (this.#sending) return;
     this.#sending = true;
     try {
       while (this.#asking.length > 0) {
         const batch = this.#asking.splice(0, MAX_BATCH);
         try {
-          const answers = await client.workflow.executeUpdateWithStart(acquireSlotsUpdate, {
-            args: [{ requests: batch.map((asked) => asked.request), limits: this.limits }],
+          const { answers, limits } = await client.workflow.executeUpdateWithStart(acquireSlotsUpdate, {
+            args: [{ asks: batch.map((asking) => asking.ask), limits: this.limits }],
             startWorkflowOperation: new WithStartWorkflowOperation(LIMITER_WORKFLOW_TYPE, {
               workflowId: this.limiterId,
-              taskQueue: this.taskQueue ?? workflowTaskQueue,
+              taskQueue: this.taskQueue,
               workflowIdConflictPolicy: 'USE_EXISTING',
               args: [this.limits],
               staticSummary: 'BrowserAI fleet limiter: how many BrowserAI tasks run at once',
             }),
           });
-          batch.forEach((asked, i) => asked.resolve(answers[i]!));
+          this.#warnOfMismatch(limits);
+          batch.forEach((asking, i) => asking.resolve(answers[i]!));
         } catch (err) {
           // Each create's activity retries on its own.
-          for (const asked of batch) asked.reject(err);
+          for (const asking of batch) asking.reject(err);
         }
       }
     } finally {
       this.#sending = false;
     }
+  }
+
+  #warnOfMismatch(inForce: FleetLimits): void {
+    const key = JSON.stringify(inForce);
+    if (key === JSON.stringify(this.limits) || this.#mismatchesWarned.has(key)) return;
+    this.#mismatchesWarned.add(key);
+    log.warn(
+      "This worker is configured with other fleet limits than the limiter enforces; the limiter's hold. " +
+        'Change them with the limiter\'s browserAISetFleetLimits update (docs/fleet.md, "Changing the limit"), ' +
+        'and configure every worker alike',
+      { limiterId: this.limiterId, inForce, configured: this.limits },
+    );
   }
 
   /** Frees a slot a create took but will never use (the create was refused for good). */
@@ -139,28 +207,101 @@ export class FleetLimit {
   }
 }
 
-/** The IDs of the holders that no longer run: closed, or their workflow ID now names another workflow. */
+/**
+ * The IDs of the holders that no longer run: closed, or their workflow ID now names another
+ * workflow. A paused workflow still runs, and keeps its slot.
+ */
 export async function holdersGone(
   client: Client,
   holders: { holderId: string; workflowId: string; runId: string }[],
 ): Promise<string[]> {
   const gone: string[] = [];
-  const queue = [...holders];
-  const check = async () => {
-    for (let holder = queue.shift(); holder; holder = queue.shift()) {
+  await eachAtOnce(holders, async (holder) => {
+    try {
+      const described = await client.workflow.getHandle(holder.workflowId).describe();
+      const firstRunId = described.raw.workflowExecutionInfo?.firstRunId;
+      const sameWorkflow = !firstRunId || `${holder.workflowId}/${firstRunId}` === holder.holderId;
+      if (CLOSED.has(described.status.name) || !sameWorkflow) gone.push(holder.holderId);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) gone.push(holder.holderId);
+      else throw err;
+    }
+  });
+  return gone;
+}
+
+const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT']);
+
+/**
+ * A new limiter's census: the tasks that hold a slot of `limiterId` although it has just started.
+ * Only after another limiter under that ID was lost (any closed run of it: terminated, cancelled,
+ * failed) can any exist; then every running task is asked (a query each). A task whose create is
+ * on its way, or that cannot answer, counts as holding: it may have been granted a slot just before
+ * the loss, and counting one too many only delays a grant until it ends.
+ */
+export async function censusOf(client: Client, limiterId: string): Promise<SlotHolder[]> {
+  const before = client.workflow.list({ query: `WorkflowId = '${limiterId}' AND ExecutionStatus != 'Running'` });
+  const lost = await before[Symbol.asyncIterator]().next();
+  if (lost.done) return [];
+  const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
+  const running = [];
+  for await (const task of client.workflow.list({
+    query: `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`,
+  })) {
+    running.push(task);
+    Context.current().heartbeat();
+  }
+  const holders: SlotHolder[] = [];
+  const now = Date.now();
+  await eachAtOnce(running, async ({ workflowId, runId }) => {
+    const counted = { workflowId, runId, sinceMs: now, waitedMs: 0 };
+    try {
+      const slot = await client.workflow.getHandle(workflowId, runId).query(fleetSlotQuery);
+      if ((slot.held && slot.limiterId === limiterId) || (slot.creating && !slot.held))
+        holders.push({ ...counted, holderId: slot.holderId, project: slot.project });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return;
+      const described = await client.workflow.getHandle(workflowId, runId).describe();
+      if (CLOSED.has(described.status.name)) return;
+      const firstRunId = described.raw.workflowExecutionInfo?.firstRunId ?? runId;
+      log.warn('A running task did not say whether it holds a fleet slot; counted as holding one until it ends', {
+        workflowId,
+        error: String(err),
+      });
+      holders.push({ ...counted, holderId: `${workflowId}/${firstRunId}`, project: '' });
+    }
+  });
+  return holders;
+}
+
+/**
+ * The activities the limiter workflow runs (on its own task queue): its check of its holders, and
+ * its census when it starts. They need only the worker's Temporal client.
+ */
+export function fleetLimiterActivities() {
+  return {
+    /** The fleet limiter's check: which of its holders no longer run (their slots are freed). */
+    async browserAIFleetCheckHolders(
+      holders: { holderId: string; workflowId: string; runId: string }[],
+    ): Promise<string[]> {
+      return holdersGone(Context.current().client, holders);
+    },
+
+    /** A new fleet limiter's census: the tasks that still hold slots a lost limiter granted. */
+    async browserAIFleetCensus(input: { limiterId: string }): Promise<{ holders: SlotHolder[] }> {
+      return { holders: await censusOf(Context.current().client, input.limiterId) };
+    },
+  };
+}
+
+/** Runs `each` over `items`, AT_ONCE at a time, heartbeating as it goes. */
+async function eachAtOnce<T>(items: T[], each: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
       Context.current().heartbeat();
-      try {
-        const described = await client.workflow.getHandle(holder.workflowId).describe();
-        const firstRunId = described.raw.workflowExecutionInfo?.firstRunId;
-        const sameWorkflow = !firstRunId || `${holder.workflowId}/${firstRunId}` === holder.holderId;
-        if (described.status.name !== 'RUNNING' || !sameWorkflow) gone.push(holder.holderId);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) gone.push(holder.holderId);
-        else throw err;
-      }
+      await each(item);
     }
   };
-  // A few at a time: a limiter with thousands of holders must not flood the frontend.
-  await Promise.all(Array.from({ length: Math.min(8, holders.length) }, check));
-  return gone;
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
 }

@@ -10,11 +10,11 @@ import {
   type SavedTask,
 } from '../browserai';
 import { normalizeStatus } from '../contract/status';
-import { beforeSending, deliverOnce } from './at-most-once';
-import { holdersGone, type FleetLimit } from './fleet';
+import { beforeSending, deliverOnce, earlierDelivery, latestSendMs } from './at-most-once';
+import { fleetLimiterActivities, type FleetLimit } from './fleet';
 import { joinRecipient, leaveRecipient } from './code-recipient';
 
-export { FleetLimit, type FleetLimitOptions } from './fleet';
+export { FleetLimit, fleetLimiterActivities, type FleetLimitOptions } from './fleet';
 import { executionAnswer } from './execution-answer';
 import { toActivityFailure } from './failures';
 import { instructionRefusal } from './instruction-refusal';
@@ -56,21 +56,33 @@ export function holderIdOf(place: Pick<SlotPlace, 'workflowId' | 'firstExecution
   return `${place.workflowId}/${place.firstExecutionRunId}`;
 }
 
-/** A slot held (the limiter's ID), or the place in line to wait in. */
+/**
+ * A slot held (the limiter's ID), or the place in line to wait in. Given up at `deadlineMs` or with
+ * the activity's cancellation: the attempt then sends nothing, and its retry asks again.
+ */
 async function acquireSlot(
   fleet: FleetLimit,
   place: SlotPlace,
   project: string,
+  deadlineMs: number,
 ): Promise<{ limiterId: string } | WaitingForSlot> {
   if (place.heldFrom) return { limiterId: place.heldFrom };
-  const { workflowId, runId, taskQueue, priority, fairnessKey, fairnessWeight } = place;
+  const { workflowId, runId, priority, fairnessKey, fairnessWeight, ticket } = place;
+  const ctx = Context.current();
   const answer = await fleet.acquire(
-    Context.current().client,
-    { holderId: holderIdOf(place), workflowId, runId, project, priority, fairnessKey, fairnessWeight },
-    taskQueue,
+    ctx.client,
+    {
+      request: { holderId: holderIdOf(place), workflowId, runId, project, priority, fairnessKey, fairnessWeight },
+      ...(ticket ? { ticket } : {}),
+    },
+    deadlineMs,
+    ctx.cancellationSignal,
   );
   if (answer.held) return { limiterId: fleet.limiterId };
-  return { waitingForSlot: { limiterId: fleet.limiterId, position: answer.position, sinceMs: answer.sinceMs } };
+  const { position, sinceMs, askAgainMs } = answer;
+  return {
+    waitingForSlot: { limiterId: fleet.limiterId, position, sinceMs, ticket: answer.ticket, askAgainMs },
+  };
 }
 
 /** How long after a `queued` create answer the create looks once more (the emulator's queue: 200 to 500 ms). */
@@ -150,8 +162,19 @@ export function createActivities(
     /** `POST /tasks`: creates the task, at most once unless `delivery` is `at-least-once`. */
     async browserAICreateTask(input: CreateTaskInput): Promise<CreatedTask | WaitingForSlot> {
       const { delivery, stopRetryWindowMs, place, lookInPoll, codeRecipient, ...body } = input;
-      const slot = fleet && place ? await beforeSending(() => acquireSlot(fleet, place, body.project)) : undefined;
-      if (slot && 'waitingForSlot' in slot) return slot;
+      const attemptStartedAtMs = Date.now();
+      const what = 'Creating the BrowserAI task';
+      let slot: { limiterId: string } | undefined;
+      if (fleet && place) {
+        // A retry whose create was delivered holds its slot already: it must not wait for one again.
+        const delivered = await countingAmbiguous((async () => earlierDelivery(what, delivery))());
+        const deadlineMs = latestSendMs(attemptStartedAtMs, client.requestTimeoutMs);
+        const acquired = delivered
+          ? { limiterId: place.heldFrom ?? fleet.limiterId }
+          : await beforeSending(() => acquireSlot(fleet, place, body.project, deadlineMs));
+        if ('waitingForSlot' in acquired) return acquired;
+        slot = acquired;
+      }
       // Before the create: every code the task sets off then finds it at its recipient.
       const recipientWorkflowId = codeRecipient
         ? await beforeSending(() => joinRecipient(Context.current().client, codeRecipient))
@@ -159,8 +182,9 @@ export function createActivities(
       try {
         const answer = await countingAmbiguous(
           deliverOnce({
-            what: 'Creating the BrowserAI task',
+            what,
             delivery,
+            attemptStartedAtMs,
             requestTimeoutMs: client.requestTimeoutMs,
             send: (timeoutMs) => client.createTask(body, { timeoutMs }).then(executionAnswer),
             // Nobody else will ever learn this task's ID: stop it rather than leave it running.
@@ -182,12 +206,8 @@ export function createActivities(
       }
     },
 
-    /** The fleet limiter's check: which of its holders no longer run (their slots are freed). */
-    async browserAIFleetCheckHolders(
-      holders: { holderId: string; workflowId: string; runId: string }[],
-    ): Promise<string[]> {
-      return holdersGone(Context.current().client, holders);
-    },
+    // The limiter's own, for a worker that serves the limiter on its own task queue.
+    ...fleetLimiterActivities(),
 
     /** `POST /tasks/{id}/instructions`: appends instructions (a one-time code among them), at most once by default. */
     async browserAIAppendInstructions(input: SendInstructionsInput): Promise<TaskExecutionAnswer> {

@@ -1,6 +1,7 @@
 import type { GeoLocation, Instruction, ResultEntry, TaskExecution, TaskType } from './browserai-types';
 import type { RecipientMember } from './inbox-messages';
 import type { StatusCategory } from './status';
+import type { SlotTicket } from './fleet-messages';
 
 // Inputs and outputs of the activities: everything here is written into workflow history,
 // so each type carries only what the workflow needs, already cut to size.
@@ -60,18 +61,23 @@ export interface SlotPlace {
   /** The workflow's first run: a slot belongs to the workflow across continue-as-new. */
   firstExecutionRunId: string;
   runId: string;
-  /** The workflow's task queue: where the limiter runs when the worker names none. */
+  /** The workflow's task queue (kept for runs from before the limiter had a queue of its own; unused). */
   taskQueue: string;
   priority: number;
   fairnessKey: string;
   fairnessWeight: number;
   /** The limiter that granted the workflow a slot already (after a wait): the create asks it for none. */
   heldFrom?: string;
+  /** The place the limiter gave when the task last asked: a task asking again gets it back. */
+  ticket?: SlotTicket;
 }
 
-/** The create found no free fleet slot and sent nothing; a `browserAISlotGranted` signal follows. */
+/**
+ * The create found no free fleet slot and sent nothing; a `browserAISlotGranted` signal follows, and
+ * a task that hears none within `askAgainMs` asks again (answers from before it had none).
+ */
 export interface WaitingForSlot {
-  waitingForSlot: { limiterId: string; position: number; sinceMs: number };
+  waitingForSlot: { limiterId: string; position: number; sinceMs: number; ticket?: SlotTicket; askAgainMs?: number };
 }
 
 /**

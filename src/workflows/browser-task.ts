@@ -11,7 +11,7 @@ import {
   stateQuery,
   submitCodeSignal,
 } from '../contract/messages';
-import { slotGrantedSignal } from '../contract/fleet-messages';
+import { fleetSlotQuery, slotGrantedSignal } from '../contract/fleet-messages';
 import { inboxMessageSignal } from '../contract/inbox-messages';
 import { endSession } from './session/ending';
 import { TaskSession, type CarriedState } from './session/task-session';
@@ -88,7 +88,8 @@ function handleMessages(session: TaskSession): void {
     { validator: (message) => session.checkNextInputRequest(message) },
   );
   setHandler(stateQuery, () => session.view());
-  setHandler(slotGrantedSignal, () => session.fleetSlot.granted());
+  setHandler(slotGrantedSignal, (grant) => session.fleetSlot.granted(fieldsOf(grant).holderId));
+  setHandler(fleetSlotQuery, () => session.fleetSlot.report());
   setHandler(inboxMessageSignal, (message) => session.inbox.receive(message));
 }
 

@@ -29,15 +29,20 @@ export type { WebhookBody, WebhookReference } from '../contract/webhooks';
 export * from '../contract/search-attributes';
 export {
   acquireSlotsUpdate,
+  fleetSlotQuery,
   limiterStateQuery,
   releaseSlotSignal,
+  setFleetLimitsUpdate,
   slotGrantedSignal,
   type FleetLimits,
   type LimiterState,
   type SlotAnswer,
+  type SlotAnswers,
+  type SlotAsk,
   type SlotHolder,
   type SlotRequest,
-  type SlotWaiter,
+  type SlotTicket,
+  type TaskSlotReport,
 } from '../contract/fleet-messages';
 export { FailureType, type FailureTypeName } from '../contract/errors';
 export {

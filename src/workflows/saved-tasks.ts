@@ -5,12 +5,14 @@ import {
   proxyActivities,
   setHandler,
   setWorkflowOptions,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { BrowserAIActivities } from '../activities';
 import type { CreateSavedTaskResponse, SavedTask } from '../contract/browserai-types';
 import { FailureType, type InvalidInputDetails } from '../contract/errors';
 import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
 import { stateQuery, type BrowserTaskState } from '../contract/messages';
+import { fleetSlotQuery } from '../contract/fleet-messages';
 import { runBrowserTask, trusted } from './browser-task';
 import type { CarriedState } from './session/task-session';
 import {
@@ -137,6 +139,13 @@ export async function runSavedTask(input: RunSavedTaskInput, carried?: SavedTask
   // Answer `state` while the saved task is being read; runBrowserTask then takes the query over.
   // (Signals sent meanwhile wait in Temporal's buffer until their handlers are set.)
   setHandler(stateQuery, () => ({ ...NOT_STARTED, status: 'reading saved task' }));
+  setHandler(fleetSlotQuery, () => ({
+    holderId: `${workflowInfo().workflowId}/${workflowInfo().firstExecutionRunId}`,
+    project: '',
+    limiterId: null,
+    held: false,
+    creating: false,
+  }));
   const taskInput =
     resumed?.resolved ??
     browserTaskInputFor(

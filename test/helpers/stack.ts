@@ -220,7 +220,7 @@ export async function storedRuns(client: Client, workflowId: string): Promise<St
       if (!known.startedAtMs) known.startedAtMs = startedAtMs;
       return known;
     }
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const history = await pagedHistory(client, workflowId, runId);
     const run: StoredRun = { runId, startedAtMs: startedAtMs || eventTimeMs(history.events?.[0]), history };
     runs.set(runId, run);
     return run;
@@ -239,6 +239,30 @@ export async function storedRuns(client: Client, workflowId: string): Promise<St
     next = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   }
   return [...runs.values()].sort((a, b) => a.startedAtMs - b.startedAtMs);
+}
+
+/**
+ * A run's history, fetched 10 events a page: the client's default page can pass gRPC's 4 MB
+ * message limit when events carry large payloads (a fleet limiter's acquires of 500 requests).
+ */
+async function pagedHistory(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<temporal.api.history.v1.IHistory> {
+  const events: temporal.api.history.v1.IHistoryEvent[] = [];
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 10,
+      nextPageToken,
+    });
+    events.push(...(page.history?.events ?? []));
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return { events };
 }
 
 function eventTimeMs(event: temporal.api.history.v1.IHistoryEvent | undefined): number {

@@ -19,6 +19,7 @@ export async function createTask(
   slot: FleetSlotHolder,
 ): Promise<CreatedTask> {
   for (;;) {
+    slot.creating = true;
     const answer = await CancellationScope.nonCancellable(() =>
       activities.createTask.executeWithOptions({ summary: `Create ${input.type} task in project ${input.project}` }, [
         {
@@ -37,7 +38,9 @@ export async function createTask(
         },
       ]),
     );
-    // Under a fleet limit with no slot free, the create sent nothing: wait for the slot, then create.
+    slot.creating = false;
+    // Under a fleet limit with no slot free, the create sent nothing: wait for the slot (or for the
+    // time to ask again), then create (or ask again: the same activity).
     if (!('waitingForSlot' in answer)) return answer;
     await slot.waitFor(answer.waitingForSlot);
   }

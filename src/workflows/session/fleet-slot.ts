@@ -6,7 +6,7 @@ import { condition, getExternalWorkflowHandle, isCancellation, log, workflowInfo
 import type { SlotPlace, WaitingForSlot } from '../../contract/activity-types';
 import { fairnessKeyOf, priorityOf, type BrowserTaskInput } from '../../contract/input';
 import type { BrowserTaskState } from '../../contract/messages';
-import { releaseSlotSignal } from '../../contract/fleet-messages';
+import { releaseSlotSignal, type SlotTicket, type TaskSlotReport } from '../../contract/fleet-messages';
 import { rootFailure } from './failures';
 import type { FleetSlot, SessionRecord } from './record';
 
@@ -16,6 +16,10 @@ export const WAITING_FOR_SLOT = 'waiting_for_slot';
 export class FleetSlotHolder {
   /** The limiter signalled that a slot is held for this task. */
   #granted = false;
+  /** The place the limiter gave at the last ask: shown again when the task asks again. */
+  #ticket: SlotTicket | undefined;
+  /** The create is on its way (a new limiter's census counts the task as holding meanwhile). */
+  creating = false;
 
   constructor(
     private readonly input: BrowserTaskInput,
@@ -37,30 +41,62 @@ export class FleetSlotHolder {
       fairnessKey: fairnessKeyOf({ project: input.project, fairnessKey: input.fairnessKey }),
       fairnessWeight: input.fairnessWeight ?? 1,
       ...(this.record.slot?.held ? { heldFrom: this.record.slot.limiterId } : {}),
+      ...(this.#ticket ? { ticket: this.#ticket } : {}),
     };
   }
 
   /**
-   * Waits (cancellably: nothing was sent) until the limiter grants a slot. The wait is no part of
-   * the task's time: the overall timeout starts over from the grant.
+   * Waits (cancellably: nothing was sent) until the limiter grants a slot, or until it is time to
+   * ask again (`askAgainMs`: the limiter may have been lost, and a new one knows only who asks).
+   * True when granted. The wait is no part of the task's time: the overall timeout starts over
+   * from the grant.
    */
-  async waitFor(wait: WaitingForSlot['waitingForSlot']): Promise<void> {
+  async waitFor(wait: WaitingForSlot['waitingForSlot']): Promise<boolean> {
     const record = this.record;
     const began = Date.now();
+    const first = record.status !== WAITING_FOR_SLOT;
     record.slot = { limiterId: wait.limiterId, held: false, waitingSinceMs: wait.sinceMs, position: wait.position };
     record.status = WAITING_FOR_SLOT;
+    this.#ticket = wait.ticket;
     this.changed();
-    log.info('Waiting for a fleet slot', { limiterId: wait.limiterId, position: wait.position });
-    await condition(() => this.#granted);
-    this.held(wait.limiterId);
+    if (first) log.info('Waiting for a fleet slot', { limiterId: wait.limiterId, position: wait.position });
+    // Answers from before the limiter said when to ask again: wait for the grant alone, as then.
+    const granted =
+      wait.askAgainMs === undefined
+        ? await condition(() => this.#granted).then(() => true)
+        : await condition(() => this.#granted, wait.askAgainMs);
     record.startedAtMs += Date.now() - began;
+    if (!granted) return false;
+    this.held(wait.limiterId);
     record.status = 'starting';
     this.changed();
+    return true;
   }
 
-  /** The limiter's `browserAISlotGranted`: a slot is held for this task now. */
-  granted(): void {
+  /**
+   * The limiter's `browserAISlotGranted`: a slot is held for this task now, unless the grant names
+   * another workflow (one that had this workflow ID before: its grant is not this one's).
+   */
+  granted(holderId: string | undefined): void {
+    const info = workflowInfo();
+    if (holderId !== undefined && holderId !== `${info.workflowId}/${info.firstExecutionRunId}`) {
+      log.warn('Ignored a fleet slot granted to an earlier workflow with this ID', { holderId });
+      return;
+    }
     this.#granted = true;
+  }
+
+  /** What the task tells a new limiter's census of its slot. */
+  report(): TaskSlotReport {
+    const info = workflowInfo();
+    const slot = this.record.slot;
+    return {
+      holderId: `${info.workflowId}/${info.firstExecutionRunId}`,
+      project: this.input.project,
+      limiterId: slot?.limiterId ?? null,
+      held: slot?.held === true,
+      creating: this.creating,
+    };
   }
 
   /** The create took a slot of `limiterId` (at once, or after the wait). */
