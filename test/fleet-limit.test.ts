@@ -310,8 +310,12 @@ test('the limiter continues as new before its run is long to replay, its record 
     await acquire(holderId).catch(() => sleep(500).then(() => acquire(holderId)));
     await handle.signal(releaseSlotSignal, { holderId });
   };
+  // The first acquire starts the limiter, which grants nothing until its census (of a limiter
+  // lost before it: none here) is done; the holder kept across continue-as-new asks after it.
+  await pair();
+  await eventually('the census is done', async () => !(await handle.query(limiterStateQuery)).takingCensus);
   const kept = randomUUID();
-  await acquire(kept);
+  assert.deepEqual(await acquire(kept), { held: true });
   const firstRun = env.client.workflow.getHandle(fleet.limiterId, (await handle.describe()).runId);
   // A pair adds 4 to 9 events (the update, the release, their workflow tasks): pairs until the run
   // continues as new, at most 1,500 of them.

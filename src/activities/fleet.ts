@@ -234,15 +234,22 @@ const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTI
 
 /**
  * A new limiter's census: the tasks that hold a slot of `limiterId` although it has just started.
- * Only after another limiter under that ID was lost (any closed run of it: terminated, cancelled,
- * failed) can any exist; then every running task is asked (a query each). A task whose create is
- * on its way, or that cannot answer, counts as holding: it may have been granted a slot just before
- * the loss, and counting one too many only delays a grant until it ends.
+ * Only after another limiter under that ID was lost (terminated, cancelled, failed: any other run
+ * under its ID) can any exist; then every running task is asked (a query each). A task whose create is
+ * on its way counts provisionally (the lost limiter may have granted it a moment before), and one
+ * that cannot answer counts as holding: one too many only delays a grant until it ends.
  */
-export async function censusOf(client: Client, limiterId: string): Promise<SlotHolder[]> {
-  const before = client.workflow.list({ query: `WorkflowId = '${limiterId}' AND ExecutionStatus != 'Running'` });
-  const lost = await before[Symbol.asyncIterator]().next();
-  if (lost.done) return [];
+export async function censusOf(client: Client, limiterId: string, runId: string): Promise<SlotHolder[]> {
+  // Any other run under the limiter's ID: a lineage before this one (`runId`, the census's own, has
+  // none). Not "a closed run": the close of a run terminated a moment ago may not be visible yet.
+  let before = false;
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${limiterId}'` })) {
+    if (run.runId !== runId) {
+      before = true;
+      break;
+    }
+  }
+  if (!before) return [];
   const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
   const running = [];
   for await (const task of client.workflow.list({
@@ -257,8 +264,10 @@ export async function censusOf(client: Client, limiterId: string): Promise<SlotH
     const counted = { workflowId, runId, sinceMs: now, waitedMs: 0 };
     try {
       const slot = await client.workflow.getHandle(workflowId, runId).query(fleetSlotQuery);
-      if ((slot.held && slot.limiterId === limiterId) || (slot.creating && !slot.held))
+      if (slot.held && slot.limiterId === limiterId)
         holders.push({ ...counted, holderId: slot.holderId, project: slot.project });
+      else if (slot.creating && !slot.held)
+        holders.push({ ...counted, holderId: slot.holderId, project: slot.project, provisional: true });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return;
       const described = await client.workflow.getHandle(workflowId, runId).describe();
@@ -288,8 +297,8 @@ export function fleetLimiterActivities() {
     },
 
     /** A new fleet limiter's census: the tasks that still hold slots a lost limiter granted. */
-    async browserAIFleetCensus(input: { limiterId: string }): Promise<{ holders: SlotHolder[] }> {
-      return { holders: await censusOf(Context.current().client, input.limiterId) };
+    async browserAIFleetCensus(input: { limiterId: string; runId: string }): Promise<{ holders: SlotHolder[] }> {
+      return { holders: await censusOf(Context.current().client, input.limiterId, input.runId) };
     },
   };
 }

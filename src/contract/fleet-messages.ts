@@ -78,6 +78,11 @@ export interface SlotHolder {
   sinceMs: number;
   /** How long it waited in line before the slot was granted. */
   waitedMs: number;
+  /**
+   * Counted by a new limiter's census while its create was on its way (a lost limiter may have
+   * granted it): the claim is given up if it asks for a slot after all.
+   */
+  provisional?: true;
 }
 
 /**
@@ -137,9 +142,10 @@ export const acquireSlotsUpdate = defineUpdate<SlotAnswers, [{ asks: SlotAsk[]; 
 );
 /**
  * Changes the limits in force (an operator's act: `temporal workflow update execute --name
- * browserAISetFleetLimits`); answers the limits before. Logged by the limiter.
+ * browserAISetFleetLimits --input '{"maxRunning": 80}'`): the fields given replace those in force.
+ * Answers the limits before; logged by the limiter.
  */
-export const setFleetLimitsUpdate = defineUpdate<FleetLimits, [FleetLimits]>('browserAISetFleetLimits');
+export const setFleetLimitsUpdate = defineUpdate<FleetLimits, [Partial<FleetLimits>]>('browserAISetFleetLimits');
 /** Sent by a task on every ending (and by a create refused for good): frees its slot, or drops it from the line. */
 export const releaseSlotSignal = defineSignal<[{ holderId: string }]>('browserAIReleaseSlot');
 /**

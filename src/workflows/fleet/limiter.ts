@@ -85,9 +85,10 @@ export async function browserAIFleetLimiter(limits: FleetLimits, carried?: Limit
   if (carried && !workflowInfo().continuedFromExecutionRunId) {
     throw ApplicationFailure.nonRetryable('The limiter takes its record from continue-as-new only.');
   }
-  const limiter = new Limiter(carried ?? newRecord(limits));
+  // A fresh start may follow a lost limiter whose holders still run: it finds them before it grants
+  // (acquires queue meanwhile, the first of them delivered as its handler is set).
+  const limiter = new Limiter(carried ?? newRecord(limits), { takingCensus: !carried });
   limiter.handleMessages();
-  // A fresh start may follow a lost limiter whose holders still run: find them before granting.
   if (!carried) await limiter.takeCensus();
   return limiter.run();
 }
@@ -121,9 +122,10 @@ class Limiter {
   #checkEnded = false;
   #nextCheckMs: number;
 
-  constructor(record: LimiterRecord) {
+  constructor(record: LimiterRecord, { takingCensus }: { takingCensus: boolean }) {
     this.#record = record;
     this.#slots = new Slots(record.slots, record.limits);
+    this.#slots.granting = !takingCensus;
     this.#nextCheckMs = Date.now() + record.limits.checkIntervalMs;
   }
 
@@ -142,8 +144,9 @@ class Limiter {
     });
     setHandler(
       setFleetLimitsUpdate,
-      (limits) => {
+      (changes) => {
         const before = this.#record.limits;
+        const limits = { ...before, ...changes };
         log.warn('The fleet limits were changed', { before, after: limits });
         this.#record.limits = limits;
         this.#slots.setLimits(limits);
@@ -151,8 +154,8 @@ class Limiter {
         return before;
       },
       {
-        validator: (limits) => {
-          const problems = fleetLimitsProblems(limits);
+        validator: (changes) => {
+          const problems = fleetLimitsProblems({ ...this.#record.limits, ...changes });
           if (problems.length > 0) throw new Error(`Invalid fleet limits: ${problems.join('; ')}`);
         },
       },
@@ -176,8 +179,7 @@ class Limiter {
    * cancelled, failed): they count, even over the limit, until they end. Nothing is granted meanwhile.
    */
   async takeCensus(): Promise<void> {
-    this.#slots.granting = false;
-    const { holders } = await browserAIFleetCensus({ limiterId: this.#limiterId });
+    const { holders } = await browserAIFleetCensus({ limiterId: this.#limiterId, runId: workflowInfo().runId });
     for (const holder of holders) this.#slots.claim(holder);
     if (holders.length > 0) {
       this.#record.counts.claimed += holders.length;

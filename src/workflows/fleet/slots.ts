@@ -118,6 +118,8 @@ export class Slots {
    * continue-as-new, or it asks after a grant it never heard of) gets its old place back.
    */
   request(request: SlotRequest, nowMs: number, ticket?: SlotTicket): { admission: Admission; granted: SlotHolder[] } {
+    // Counted by a census while its create was on its way: it asks now, so it had no slot. It gets in line.
+    if (this.#holders.get(request.holderId)?.provisional) this.#free(request.holderId);
     if (!this.#holders.has(request.holderId) && !this.#waiters.has(request.holderId)) {
       const place = ticket ? { sinceMs: ticket.sinceMs, arrival: ticket.arrival, turn: ticket.turn } : undefined;
       this.#enqueue({ ...request, ...(place ?? this.#nextPlace(request, nowMs)) });
@@ -134,26 +136,32 @@ export class Slots {
 
   /**
    * Counts a workflow as holding a slot without granting it one: a holder a new limiter found still
-   * running (its census), which may put the count over the limit until holders end.
+   * running (its census), which may put the count over the limit until holders end. A `provisional`
+   * one (its create was on its way: a lost limiter may have granted it) gives the claim up when it
+   * asks, and one this limiter has in line already is not claimed: it asked, so it was not granted.
    */
   claim(holder: SlotHolder): void {
     if (this.#holders.has(holder.holderId)) return;
+    if (holder.provisional && this.#waiters.has(holder.holderId)) return;
     this.#unqueue(holder.holderId);
     this.#hold(holder);
   }
 
   /** Frees a held slot or drops a waiter; false when the holder was neither. */
   release(holderId: string): boolean {
+    return this.#free(holderId) || this.#unqueue(holderId);
+  }
+
+  /** Frees a held slot (granting nothing yet); false when it was not held. */
+  #free(holderId: string): boolean {
     const holder = this.#holders.get(holderId);
-    if (holder) {
-      this.#holders.delete(holderId);
-      const held = (this.#heldPerProject.get(holder.project) ?? 1) - 1;
-      if (held > 0) this.#heldPerProject.set(holder.project, held);
-      else this.#heldPerProject.delete(holder.project);
-      this.#offerHead(holder.project);
-      return true;
-    }
-    return this.#unqueue(holderId);
+    if (!holder) return false;
+    this.#holders.delete(holderId);
+    const held = (this.#heldPerProject.get(holder.project) ?? 1) - 1;
+    if (held > 0) this.#heldPerProject.set(holder.project, held);
+    else this.#heldPerProject.delete(holder.project);
+    this.#offerHead(holder.project);
+    return true;
   }
 
   /** Grants free slots in order, as long as some waiter may take one. */

@@ -1,0 +1,367 @@
+// Slow: a limiter queue left unserved for longer than a create's attempt (a minute), and every act of an operator on the limiter.
+//
+// The fleet limit under what operators do (docs/fleet.md, its runbook for a limiter that is slow,
+// stuck or gone): two real worker processes with BROWSERAI_FLEET_LIMIT=1 on a real dev server,
+// against the emulator over HTTP, the limiter served by a worker in this process that the test
+// stops and starts. The limit holds (the emulator never sees two sessions at once) when the
+// limiter's queue is unserved for longer than an attempt, when the limiter is terminated,
+// cancelled, reset or continued as new, when a waiting task is terminated and started again under
+// its ID, when a holder is paused, when a task is reset after its release, and when a worker is
+// configured with another limit. No session is ever left that no slot holds and no workflow stops.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, afterEach, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { WorkerChild, workerEnvironment } from '../dev/worker-child';
+import { fleetLimiterActivities } from '../src/activities/fleet';
+import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
+import { BrowserTasks } from '../src/starters/tasks';
+import {
+  limiterStateQuery,
+  releaseSlotSignal,
+  setFleetLimitsUpdate,
+  type LimiterState,
+} from '../src/contract/fleet-messages';
+import type { BrowserTaskInput } from '../src/contract/input';
+import { stateQuery } from '../src/contract/messages';
+import { eventually, startTemporal, storedRuns, taskInput, workflowBundle, workflowBundleFile } from './helpers/stack';
+
+const LIMIT = 1;
+/** The limiter's holder check and a waiter's soonest ask again, shortened from 60 s. */
+const CHECK_INTERVAL_MS = 1_000;
+const CREATE = /^\/tasks$/;
+
+let env: TestWorkflowEnvironment;
+let emulator: BrowserAIEmulator;
+let tasks: BrowserTasks;
+const workers: WorkerChild[] = [];
+let bundlePath: string;
+const taskQueue = `fleet-acts-${randomUUID()}`;
+const limiterQueue = `${taskQueue}-limiter`;
+const account = `acts-${randomUUID().slice(0, 8)}`;
+const limiterId = `browserai-fleet-limiter-${account}`;
+const project = `acts-${randomUUID().slice(0, 8)}`;
+let limiterWorker: { worker: Worker; running: Promise<void> } | undefined;
+
+function startWorker(extra: Record<string, string> = {}, queue = taskQueue): WorkerChild {
+  const worker = new WorkerChild(
+    workerEnvironment({
+      temporalAddress: env.address,
+      namespace: env.namespace,
+      taskQueue: queue,
+      browserAIBaseUrl: emulator.baseUrl,
+      browserAIToken: emulator.apiToken,
+      shutdownGraceMs: 500,
+      extra: {
+        WORKER_WORKFLOW_BUNDLE: bundlePath,
+        BROWSERAI_FLEET_LIMIT: String(LIMIT),
+        BROWSERAI_FLEET_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
+        BROWSERAI_FLEET_ACCOUNT: account,
+        BROWSERAI_FLEET_TASK_QUEUE: limiterQueue,
+        // The limiter runs on the worker this test stops and starts, never on these.
+        BROWSERAI_FLEET_SERVE_LIMITER: 'false',
+        ...extra,
+      },
+    }),
+  );
+  workers.push(worker);
+  return worker;
+}
+
+async function serveLimiter(): Promise<void> {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: limiterQueue,
+    workflowBundle: await workflowBundle(),
+    activities: fleetLimiterActivities(),
+    shutdownGraceTime: 500,
+  });
+  limiterWorker = { worker, running: worker.run() };
+}
+
+async function stopServingLimiter(): Promise<void> {
+  if (!limiterWorker) return;
+  if (limiterWorker.worker.getState() === 'RUNNING') limiterWorker.worker.shutdown();
+  await limiterWorker.running.catch(() => undefined);
+  limiterWorker = undefined;
+}
+
+before(async () => {
+  [env, emulator, bundlePath] = await Promise.all([
+    // Workflow pause is off by default on the dev server (an experimental feature): one test pauses a holder.
+    startTemporal(['--dynamic-config-value', 'frontend.WorkflowPauseEnabled=true']),
+    BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
+    workflowBundleFile(),
+  ]);
+  tasks = new BrowserTasks(env.client, taskQueue);
+  const started = [startWorker(), startWorker()];
+  assert.ok((await Promise.all(started.map((w) => w.ready))).every(Boolean), 'the workers started');
+  await serveLimiter();
+});
+after(async () => {
+  await Promise.all(workers.map((w) => w.signal('SIGKILL', 5_000)));
+  await stopServingLimiter();
+  await emulator?.close();
+  await env?.teardown();
+});
+afterEach(async () => {
+  // Every act ends with the limit used and given back: nothing held, nothing waiting, nothing running at BrowserAI.
+  await eventually('no slot is held and no session runs', async () => {
+    const state = await limiter();
+    return state.held === 0 && state.waiting === 0 && emulator.peakRunning() <= LIMIT && runningSessions() === 0;
+  });
+});
+
+function limiter(): Promise<LimiterState> {
+  return eventually('the limiter answers', () =>
+    env.client.workflow
+      .getHandle(limiterId)
+      .query(limiterStateQuery)
+      .catch(() => undefined),
+  );
+}
+
+function runningSessions(): number {
+  return emulator.runningTasks().length;
+}
+
+function start(name: string, seconds: number, overrides: Partial<BrowserTaskInput> = {}, workflowId?: string) {
+  return tasks.start(
+    taskInput({ project, instructions: [{ action: `Crawl ${name} [duration=${seconds}s]` }], ...overrides }),
+    { workflowId: workflowId ?? `acts-${name}-${randomUUID()}` },
+  );
+}
+
+function creates(name: string): number {
+  return emulator.requests.filter(
+    (r) => r.method === 'POST' && CREATE.test(r.path) && JSON.stringify(r.body).includes(`Crawl ${name} `),
+  ).length;
+}
+
+async function holds(handle: WorkflowHandle): Promise<void> {
+  await eventually('the task holds its slot', async () => (await handle.query(stateQuery)).fleetSlot?.held === true);
+}
+
+async function waits(handle: WorkflowHandle): Promise<void> {
+  await eventually('the task waits for a slot', async () => (await handle.query(stateQuery)).fleetSlot?.held === false);
+}
+
+async function finalized(...handles: WorkflowHandle[]): Promise<void> {
+  const results = await Promise.all(handles.map((h) => h.result()));
+  for (const r of results) assert.equal(r.status, 'finalized');
+}
+
+test('the limiter queue unserved for longer than a create attempt: the create waits, then is sent once; no unowned session', async () => {
+  emulator.resetPeakRunning();
+  await stopServingLimiter();
+  const handle = await start('unserved', 1);
+  // The create's attempt lasts a minute; its acquire gives up before it can no longer send, records
+  // that it sent nothing, and the retry asks again. Before, the attempt that timed out still sent
+  // the create when the limiter answered, and the retry failed AmbiguousRequest: a session billed,
+  // never stopped, held by no slot.
+  await eventually(
+    'two create attempts gave up waiting for the limiter: over a minute',
+    async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 3),
+    120_000,
+  );
+  assert.equal(creates('unserved'), 0, 'nothing was sent while the limiter could not answer');
+  await serveLimiter();
+  await finalized(handle);
+  assert.equal(creates('unserved'), 1, 'the create was sent once');
+});
+
+for (const act of ['terminated', 'cancelled'] as const) {
+  test(`the limiter ${act} while tasks hold and wait: waiters ask again, a new limiter counts the holder first`, async () => {
+    emulator.resetPeakRunning();
+    const holder = await start(`${act}-holder`, 6);
+    await holds(holder);
+    const waiters = [await start(`${act}-waiter-1`, 1), await start(`${act}-waiter-2`, 1)];
+    for (const w of waiters) await waits(w);
+    const handle = env.client.workflow.getHandle(limiterId);
+    const lineage = (await limiter()).lineage;
+    if (act === 'terminated') await handle.terminate('an operator ends a stuck limiter');
+    else await handle.cancel();
+    // The waiters hear nothing and ask again; the first ask starts a new limiter, whose census finds
+    // the holder before it grants anything: the limit holds meanwhile.
+    const after = await eventually('a new limiter runs', async () => {
+      const state = await limiter();
+      return state.lineage !== lineage && !state.takingCensus && state;
+    });
+    assert.ok(after.claimed >= 1, 'the new limiter counted the holder it found');
+    await finalized(holder, ...waiters);
+    const timeline = emulator
+      .listTasks()
+      .filter((t) => t.instructions.some((i) => i.action.includes(`${act}-`)))
+      .map(
+        (t) =>
+          `${t.instructions[0]?.action} ${t.createdAt} -> ${t.endedAt ? new Date(t.endedAt).toISOString() : 'open'}`,
+      );
+    assert.equal(
+      emulator.peakRunning(),
+      LIMIT,
+      `never more than the limit ran at once:\n${timeline.join('\n')}\n${JSON.stringify(after)}`,
+    );
+    for (const name of [`${act}-holder`, `${act}-waiter-1`, `${act}-waiter-2`]) assert.equal(creates(name), 1);
+  });
+}
+
+test('the limiter reset to its first workflow task: the limit holds', async () => {
+  emulator.resetPeakRunning();
+  const holder = await start('reset-holder', 5);
+  await holds(holder);
+  const waiters = [await start('reset-waiter-1', 1), await start('reset-waiter-2', 1)];
+  for (const w of waiters) await waits(w);
+  const { runId } = await env.client.workflow.getHandle(limiterId).describe();
+  const [run] = (await storedRuns(env.client, limiterId)).filter((r) => r.runId === runId);
+  const firstTask = run!.history.events!.find((e) => e.workflowTaskCompletedEventAttributes)!;
+  await env.client.workflowService.resetWorkflowExecution({
+    namespace: env.namespace ?? 'default',
+    workflowExecution: { workflowId: limiterId, runId },
+    reason: 'an operator resets the limiter',
+    workflowTaskFinishEventId: firstTask.eventId,
+    requestId: randomUUID(),
+  });
+  await finalized(holder, ...waiters);
+  assert.equal(emulator.peakRunning(), LIMIT, 'never more than the limit ran at once');
+});
+
+test('the limiter continues as new while tasks hold and wait: the limit holds and the line is kept', async () => {
+  emulator.resetPeakRunning();
+  const holder = await start('can-holder', 4);
+  await holds(holder);
+  const waiters = [await start('can-waiter-1', 1), await start('can-waiter-2', 1)];
+  for (const w of waiters) await waits(w);
+  const handle = env.client.workflow.getHandle(limiterId);
+  const { runId } = await handle.describe();
+  // Releases of nobody cost the limiter an event each: enough of them bring its continue-as-new.
+  // Sent 20 at a time, about as fast as tasks end at a limit of a few hundred.
+  let sent = 0;
+  const continued = async () => (await env.client.workflow.getHandle(limiterId, runId).describe()).status.name;
+  while ((await continued()) === 'RUNNING' && sent < 4_000) {
+    await Promise.all(
+      Array.from({ length: 20 }, () => handle.signal(releaseSlotSignal, { holderId: `nobody-${randomUUID()}` })),
+    );
+    sent += 20;
+  }
+  assert.equal(await continued(), 'CONTINUED_AS_NEW');
+  await finalized(holder, ...waiters);
+  assert.equal(emulator.peakRunning(), LIMIT, 'never more than the limit ran at once');
+});
+
+test('a waiting task terminated and started again under its ID never takes the old run grant', async () => {
+  emulator.resetPeakRunning();
+  const holder = await start('reuse-holder', 3);
+  await holds(holder);
+  const workflowId = `acts-reused-${randomUUID()}`;
+  const first = await start('reused-first', 1, {}, workflowId);
+  await waits(first);
+  // Next in line after the first: the slot the limiter frees when it finds the first gone is its.
+  const next = await start('reused-next', 2);
+  await waits(next);
+  await first.terminate('batch retry-failed starts it again');
+  // As `batch retry-failed` does: the same workflow ID, a new workflow.
+  const again = await env.client.workflow.start('browserTask', {
+    args: [taskInput({ project, instructions: [{ action: 'Crawl reused-again [duration=1s]' }] })],
+    taskQueue,
+    workflowId,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+  });
+  await waits(again);
+  // The first's turn comes with the holder's end: its grant must not start the new workflow, which
+  // would then run beside the next one once the limiter finds the first gone.
+  await finalized(holder, next, again);
+  assert.equal(emulator.peakRunning(), LIMIT, 'never more than the limit ran at once');
+  assert.equal(creates('reused-first'), 0);
+  assert.equal(creates('reused-again'), 1);
+});
+
+test('a paused holder keeps its slot; unpaused it ends and the next runs', async () => {
+  emulator.resetPeakRunning();
+  const holder = await start('paused-holder', 2);
+  await holds(holder);
+  const waiter = await start('paused-waiter', 1);
+  await waits(waiter);
+  const { runId } = await holder.describe();
+  const execution = { namespace: env.namespace ?? 'default', workflowId: holder.workflowId, runId };
+  await env.client.workflowService.pauseWorkflowExecution({
+    ...execution,
+    reason: 'an operator looks',
+    requestId: randomUUID(),
+  });
+  await eventually('the holder is paused', async () => (await holder.describe()).status.name === 'PAUSED');
+  // Several holder checks go by: a paused workflow still runs, so its slot stays held.
+  await sleep(4 * CHECK_INTERVAL_MS);
+  const state = await limiter();
+  assert.deepEqual(
+    state.holders.map((h) => h.workflowId),
+    [holder.workflowId],
+  );
+  assert.equal(state.reclaimed, (await limiter()).reclaimed);
+  assert.equal(creates('paused-waiter'), 0, 'the waiter still waits');
+  await env.client.workflowService.unpauseWorkflowExecution({ ...execution, reason: 'done', requestId: randomUUID() });
+  await finalized(holder, waiter);
+  assert.equal(emulator.peakRunning(), LIMIT);
+});
+
+test('a task reset after its release acquires again before it creates again', async () => {
+  emulator.resetPeakRunning();
+  const first = await start('reset-task', 1);
+  await finalized(first);
+  const holder = await start('reset-task-holder', 4);
+  await holds(holder);
+  const { runId } = await first.describe();
+  const [run] = (await storedRuns(env.client, first.workflowId)).filter((r) => r.runId === runId);
+  const firstTask = run!.history.events!.find((e) => e.workflowTaskCompletedEventAttributes)!;
+  await env.client.workflowService.resetWorkflowExecution({
+    namespace: env.namespace ?? 'default',
+    workflowExecution: { workflowId: first.workflowId, runId },
+    reason: 'an operator runs it again',
+    workflowTaskFinishEventId: firstTask.eventId,
+    requestId: randomUUID(),
+  });
+  const again = env.client.workflow.getHandle(first.workflowId);
+  await waits(again);
+  await finalized(holder, again);
+  assert.equal(emulator.peakRunning(), LIMIT, 'the reset task waited for the holder');
+  assert.equal(creates('reset-task'), 2, 'created once per run');
+});
+
+test('a worker configured with another limit is served under the limiter one and warns; the update changes it', async () => {
+  // The limiter runs with the limit of the workers that started it (1)...
+  await finalized(await start('other-limit-first', 1));
+  emulator.resetPeakRunning();
+  // ...and a worker of another task queue, sharing the account's limiter, is configured with 3.
+  const otherQueue = `${taskQueue}-other`;
+  const other = startWorker({ BROWSERAI_FLEET_LIMIT: '3' }, otherQueue);
+  assert.ok(await other.ready);
+  const otherTasks = new BrowserTasks(env.client, otherQueue);
+  try {
+    const handles = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        otherTasks.start(taskInput({ project, instructions: [{ action: `Crawl other-limit-${i} [duration=1s]` }] })),
+      ),
+    );
+    await eventually('the worker configured otherwise warns', () =>
+      other.outputTail.some((line) => /other fleet limits than the limiter enforces/.test(line)),
+    );
+    await finalized(...handles);
+    assert.equal(emulator.peakRunning(), LIMIT, 'the limit in force held, whichever worker created');
+    const state = await limiter();
+    assert.equal(state.limits.maxRunning, LIMIT);
+    // The update is the one way to change the limit; every worker then warns until configured alike.
+    const handle = env.client.workflow.getHandle(limiterId);
+    const before = await handle.executeUpdate(setFleetLimitsUpdate, { args: [{ maxRunning: 2 }] });
+    assert.equal(before.maxRunning, LIMIT);
+    assert.equal((await limiter()).limits.maxRunning, 2);
+    await assert.rejects(handle.executeUpdate(setFleetLimitsUpdate, { args: [{ maxRunning: 0 }] }), (err: Error) =>
+      /maxRunning must be an integer/.test(String(err.cause)),
+    );
+    await handle.executeUpdate(setFleetLimitsUpdate, { args: [{ maxRunning: LIMIT }] });
+  } finally {
+    await other.signal('SIGTERM', 5_000);
+  }
+});
