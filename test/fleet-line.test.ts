@@ -165,7 +165,7 @@ test('a line of 10,000: every acquire answered in order, grants in order across 
 
   // 3. Every run: continued as new with a small record, no workflow task failed, and it replays.
   const runs = await storedRuns(env.client, fleet.limiterId);
-  assert.ok(runs.length >= 3, `the limiter continued as new (${runs.length} runs)`);
+  assert.ok(runs.length >= 2, `the limiter continued as new (${runs.length} runs)`);
   const taskLatencies: number[] = [];
   const taskDurations: number[] = [];
   for (const run of runs) {

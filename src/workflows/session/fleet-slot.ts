@@ -20,6 +20,8 @@ export class FleetSlotHolder {
   #ticket: SlotTicket | undefined;
   /** The create is on its way (a new limiter's census counts the task as holding meanwhile). */
   creating = false;
+  /** When the wait began (this run's clock): the asks again in between are part of the wait. */
+  #waitBeganMs: number | null = null;
 
   constructor(
     private readonly input: BrowserTaskInput,
@@ -53,7 +55,7 @@ export class FleetSlotHolder {
    */
   async waitFor(wait: WaitingForSlot['waitingForSlot']): Promise<boolean> {
     const record = this.record;
-    const began = Date.now();
+    this.#waitBeganMs ??= Date.now();
     const first = record.status !== WAITING_FOR_SLOT;
     record.slot = { limiterId: wait.limiterId, held: false, waitingSinceMs: wait.sinceMs, position: wait.position };
     record.status = WAITING_FOR_SLOT;
@@ -65,8 +67,9 @@ export class FleetSlotHolder {
       wait.askAgainMs === undefined
         ? await condition(() => this.#granted).then(() => true)
         : await condition(() => this.#granted, wait.askAgainMs);
-    record.startedAtMs += Date.now() - began;
     if (!granted) return false;
+    record.startedAtMs += Date.now() - this.#waitBeganMs;
+    this.#waitBeganMs = null;
     this.held(wait.limiterId);
     record.status = 'starting';
     this.changed();
