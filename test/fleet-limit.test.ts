@@ -11,121 +11,49 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { WorkerChild, workerEnvironment } from '../dev/worker-child';
 import { FleetLimit } from '../src/activities/fleet';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
-import { BrowserTasks } from '../src/starters/tasks';
-import { limiterStateQuery, releaseSlotSignal, type LimiterState } from '../src/contract/fleet-messages';
-import type { BrowserTaskInput } from '../src/contract/input';
+import { limiterStateQuery, releaseSlotSignal } from '../src/contract/fleet-messages';
 import { stateQuery } from '../src/contract/messages';
-import { eventually, startTemporal, taskInput, workflowBundleFile } from './helpers/stack';
+import { TestFleet, waitsForSlot } from './helpers/fleet';
+import { eventually, startTemporal, workflowBundleFile } from './helpers/stack';
 
 const LIMIT = 2;
 /** The limiter's check of its holders, shortened from 60 s so a terminated holder is found fast. */
 const CHECK_INTERVAL_MS = 1_000;
-const CREATE = /^\/tasks$/;
 const STOP = /^\/tasks\/[^/]+\/command$/;
 /** An acquire the test never cancels. */
 const NEVER = new AbortController().signal;
 
 let env: TestWorkflowEnvironment;
 let emulator: BrowserAIEmulator;
-let tasks: BrowserTasks;
-let workers: WorkerChild[] = [];
-let bundlePath: string;
-const taskQueue = `fleet-${randomUUID()}`;
-const account = `test-${randomUUID().slice(0, 8)}`;
-const limiterId = `browserai-fleet-limiter-${account}`;
-const project = `fleet-${randomUUID().slice(0, 8)}`;
-
-function startWorker(): WorkerChild {
-  const worker = new WorkerChild(
-    workerEnvironment({
-      temporalAddress: env.address,
-      namespace: env.namespace,
-      taskQueue,
-      browserAIBaseUrl: emulator.baseUrl,
-      browserAIToken: emulator.apiToken,
-      shutdownGraceMs: 500,
-      extra: {
-        // The run's bundle, or this file's written once: a worker that bundles at start takes half a minute here.
-        WORKER_WORKFLOW_BUNDLE: bundlePath,
-        BROWSERAI_FLEET_LIMIT: String(LIMIT),
-        BROWSERAI_FLEET_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
-        BROWSERAI_FLEET_ACCOUNT: account,
-      },
-    }),
-  );
-  workers.push(worker);
-  return worker;
-}
-
-async function startWorkers(count: number): Promise<void> {
-  const started = Array.from({ length: count }, startWorker);
-  const ready = await Promise.all(started.map((w) => w.ready));
-  assert.ok(ready.every(Boolean), `a worker did not start:\n${started.flatMap((w) => w.outputTail).join('\n')}`);
-}
-
-async function killWorkers(): Promise<void> {
-  await Promise.all(workers.map((w) => w.signal('SIGKILL', 5_000)));
-  workers = [];
-}
+let fleet: TestFleet;
 
 before(async () => {
+  let bundlePath: string;
   [env, emulator, bundlePath] = await Promise.all([
     startTemporal(),
     BrowserAIEmulator.start({ queueMs: 100, ...emulatorOptionsFromEnv(process.env) }),
     workflowBundleFile(),
   ]);
-  tasks = new BrowserTasks(env.client, taskQueue);
-  await startWorkers(2);
+  fleet = new TestFleet(env, emulator, bundlePath, {
+    BROWSERAI_FLEET_LIMIT: String(LIMIT),
+    BROWSERAI_FLEET_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
+  });
+  await fleet.startWorkers(2);
 });
 after(async () => {
-  await killWorkers();
+  await fleet?.killWorkers();
   await emulator?.close();
   await env?.teardown();
 });
 
-/** The limiter's state, once it runs (the first acquire starts it). */
-function limiter(): Promise<LimiterState> {
-  return eventually('the limiter answers', () =>
-    env.client.workflow
-      .getHandle(limiterId)
-      .query(limiterStateQuery)
-      .catch(() => undefined),
-  );
-}
-
-/** The test's own task: `name` in its instruction, so the emulator's requests say whose they are. */
-function fleetTask(name: string, seconds: number, overrides: Partial<BrowserTaskInput> = {}): BrowserTaskInput {
-  return taskInput({
-    project,
-    instructions: [{ action: `Crawl ${name} [duration=${seconds}s]` }],
-    ...overrides,
-  });
-}
-
-function start(name: string, seconds: number, overrides: Partial<BrowserTaskInput> = {}) {
-  return tasks.start(fleetTask(name, seconds, overrides), { workflowId: `fleet-${name}-${randomUUID()}` });
-}
-
-/** How many creates the emulator got for the task `name`. */
-function creates(name: string): number {
-  return emulator.requests.filter(
-    (r) => r.method === 'POST' && CREATE.test(r.path) && JSON.stringify(r.body).includes(`Crawl ${name} `),
-  ).length;
-}
-
-async function noSlotHeld(): Promise<void> {
-  await eventually('no fleet slot held', async () => {
-    const state = await limiter();
-    return state.held === 0 && state.waiting === 0;
-  });
-}
-
-async function waitingForSlot(handle: WorkflowHandle): Promise<void> {
-  await eventually('the task waits for a slot', async () => (await handle.query(stateQuery)).fleetSlot?.held === false);
-}
+const limiter = () => fleet.limiter();
+const start = (name: string, seconds: number, overrides?: Parameters<TestFleet['start']>[2]) =>
+  fleet.start(name, seconds, overrides);
+const creates = (name: string) => fleet.creates(name);
+const noSlotHeld = () => fleet.noSlotHeld();
+const waitingForSlot = (handle: WorkflowHandle) => waitsForSlot(handle);
 
 test('the limit holds across two worker processes: never more than 2 tasks run at once', async () => {
   emulator.resetPeakRunning();
@@ -233,8 +161,8 @@ test('SIGKILL of every worker while tasks hold and wait for slots: the slots sta
       states.filter((s) => s.executionId !== null).length === LIMIT && states.some((s) => s.fleetSlot?.held === false)
     );
   });
-  await killWorkers();
-  await startWorkers(1);
+  await fleet.killWorkers();
+  await fleet.startWorkers(1);
   const state = await limiter();
   assert.equal(state.held + state.waiting, 3, 'the holders and the waiter kept their places');
   const results = await Promise.all(handles.map((h) => h.result()));
@@ -270,16 +198,16 @@ test('an acquire the limiter refuses is retried: the create is sent once, never 
   // which sent nothing, for a lost request. Standing in for the closing limiter: another workflow
   // under the limiter's ID, which has no acquire update, so every acquire is refused.
   const running = await env.client.workflow
-    .getHandle(limiterId)
+    .getHandle(fleet.limiterId)
     .describe()
     .catch(() => undefined);
   if (running?.status.name === 'RUNNING') {
     await noSlotHeld();
-    await env.client.workflow.getHandle(limiterId).terminate('the test puts another workflow in its place');
+    await env.client.workflow.getHandle(fleet.limiterId).terminate('the test puts another workflow in its place');
   }
   const impostor = await env.client.workflow.start('browserAIBatch', {
-    workflowId: limiterId,
-    taskQueue,
+    workflowId: fleet.limiterId,
+    taskQueue: fleet.taskQueue,
     args: [{ concurrency: 1, total: 1 }],
   });
   const handle = await start('refused-acquire', 1);
@@ -296,14 +224,14 @@ test('an acquire the limiter refuses is retried: the create is sent once, never 
 test('the limiter continues as new before its run is long to replay, its record carried', async () => {
   // A worker without the limiter in its cache (the one that had it was killed, or an outage cut it
   // off) replays the whole run inside one workflow task: the run continues as new at 2,000 events.
-  const fleet = new FleetLimit(
+  const limit = new FleetLimit(
     { maxRunning: 1_000, account: `history-${randomUUID().slice(0, 8)}`, taskQueue: 'browserai-fleet-limiter' },
     '',
   );
-  const handle = env.client.workflow.getHandle(fleet.limiterId);
-  const place = { priority: 3, fairnessKey: 'history', fairnessWeight: 1, project, runId: 'r' };
+  const handle = env.client.workflow.getHandle(limit.limiterId);
+  const place = { priority: 3, fairnessKey: 'history', fairnessWeight: 1, project: fleet.project, runId: 'r' };
   const acquire = (holderId: string) =>
-    fleet.acquire(env.client, { request: { ...place, holderId, workflowId: holderId } }, Date.now() + 30_000, NEVER);
+    limit.acquire(env.client, { request: { ...place, holderId, workflowId: holderId } }, Date.now() + 30_000, NEVER);
   const pair = async () => {
     const holderId = randomUUID();
     // Refused while the limiter continues as new: retried, as a create's activity would.
@@ -316,7 +244,7 @@ test('the limiter continues as new before its run is long to replay, its record 
   await eventually('the census is done', async () => !(await handle.query(limiterStateQuery)).takingCensus);
   const kept = randomUUID();
   assert.deepEqual(await acquire(kept), { held: true });
-  const firstRun = env.client.workflow.getHandle(fleet.limiterId, (await handle.describe()).runId);
+  const firstRun = env.client.workflow.getHandle(limit.limiterId, (await handle.describe()).runId);
   // A pair adds 4 to 9 events (the update, the release, their workflow tasks): pairs until the run
   // continues as new, at most 1,500 of them.
   let left = 1_500;
