@@ -1,6 +1,6 @@
 // `npm run starter`: runs the built CLI at once, compiling first only when a source file is newer
 // than the last build (tsc costs about 3 s; the CLI answers `--help` in tens of milliseconds).
-// Usage: node scripts/run-built.mjs lib/src/starters/cli/main.js [args...]
+// Usage: node scripts/run-built.mjs lib/src/cli/main.js [args...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';

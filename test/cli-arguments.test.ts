@@ -7,7 +7,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-const CLI = resolve(__dirname, '../src/starters/cli/main.js');
+const CLI = resolve(__dirname, '../src/cli/main.js');
 
 let listener: Server;
 let connections = 0;

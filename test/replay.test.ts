@@ -16,7 +16,7 @@ import { findTemporalCli } from '../dev/temporal-cli';
 import { replayHistoryFiles, type ReplayReport } from '../src/replay/replay';
 import { startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 
-const CLI = resolve(__dirname, '../src/starters/cli/main.js');
+const CLI = resolve(__dirname, '../src/cli/main.js');
 const run = promisify(execFile);
 
 const historyFiles = (version: string): string[] =>

@@ -16,7 +16,7 @@ import { BrowserAIProject, BrowserAIStatus } from '../src/contract/search-attrib
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 
 const ROOT = resolve(__dirname, '../..');
-const CLI = resolve(__dirname, '../src/starters/cli/main.js');
+const CLI = resolve(__dirname, '../src/cli/main.js');
 const run = promisify(execFile);
 
 let stack: Stack;

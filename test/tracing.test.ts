@@ -243,7 +243,7 @@ describe('traces from OTEL_* in the worker and the CLI', () => {
       new RegExp(`traces: otlp http/protobuf to ${otel.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`),
     );
 
-    const cli = require.resolve('../src/starters/cli/main');
+    const cli = require.resolve('../src/cli/main');
     const args = ['start', '--instruction', 'Read the traced title', '--project', 'demo', '--country', 'US', '--wait'];
     const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], {
       env: { ...process.env, ...otel },

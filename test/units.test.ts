@@ -14,7 +14,7 @@ import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/c
 import { renderDetails } from '../src/workflows/details';
 import { redactSecrets as redact } from '../src/browserai/redact';
 import type { BrowserTaskState } from '../src/contract/messages';
-import { stopSentence } from '../src/starters/cli/stop-sentence';
+import { stopSentence } from '../src/cli/stop-sentence';
 import type { TaskResultsSummary } from '../src/contract/activity-types';
 import type { ResultEntry } from '../src/contract/browserai-types';
 import { kindForStatus, parseRetryAfter } from '../src/browserai/errors';

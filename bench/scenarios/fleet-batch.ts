@@ -17,7 +17,7 @@ import { taskInput } from '../plan';
 import { row } from '../report/markdown';
 import type { BenchStack } from '../stack';
 
-const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
+const CLI = resolve(__dirname, '../../src/cli/main.js');
 const PROJECT = 'fleet-cli-batch';
 
 /** Runs `batchItems` items of `batchDurationMs`, `limit` at a time, on the workers of `taskQueue`. */

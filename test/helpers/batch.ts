@@ -11,7 +11,7 @@ import type { BatchItem } from '../../src/contract/batch-messages';
 import { startStack, taskInput, workflowBundleFile, type Stack } from './stack';
 
 /** The built CLI. */
-export const CLI = resolve(__dirname, '../../src/starters/cli/main.js');
+export const CLI = resolve(__dirname, '../../src/cli/main.js');
 
 /** Our processes still running, killed at the end of a file. */
 const processes = new Set<ChildProcess>();

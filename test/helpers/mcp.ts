@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Stack } from './stack';
 
-export const CLI = require.resolve('../../src/starters/cli/main');
+export const CLI = require.resolve('../../src/cli/main');
 export const MODERN = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

@@ -1,8 +1,8 @@
 // `browserai-temporal inbox`: the inbox (src/inbox) on its own port, connected to Temporal as every
 // other command is; configured from the environment (inbox/config.ts). Runs until a signal.
 import { parseArgs } from 'node:util';
-import { inboxOptionsFromEnv, startInbox } from '../../inbox';
-import type { BrowserTasks } from '../tasks';
+import { inboxOptionsFromEnv, startInbox } from '../inbox';
+import type { BrowserTasks } from '../starters/tasks';
 
 /** Parses the arguments and the environment; throws (a usage or configuration error) before anything connects. */
 export function inboxArguments(argv: string[]) {

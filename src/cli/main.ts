@@ -10,34 +10,34 @@
 // whether or not Temporal is up (a connection that cannot be made takes 10 s to give up).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { TaskType } from '../../browserai';
-import type { BrowserTaskInput, BrowserTaskResult } from '../../contract/input';
-import { ConfigError } from '../../contract/errors';
+import type { TaskType } from '../browserai';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { ConfigError } from '../contract/errors';
 import { stopSentence } from './stop-sentence';
 
 /** The modules a command needs, loaded (synchronously, as `require`) only when a command runs. */
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use, so `--help` loads no Temporal code */
 const load = {
-  tasks: () => require('../tasks') as typeof import('../tasks'),
-  input: () => require('../../contract/input') as typeof import('../../contract/input'),
+  tasks: () => require('../starters/tasks') as typeof import('../starters/tasks'),
+  input: () => require('../contract/input') as typeof import('../contract/input'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),
   inboxCommand: () => require('./inbox-command') as typeof import('./inbox-command'),
   batchCommand: () => require('./batch-command') as typeof import('./batch-command'),
-  savedTasks: () => require('../saved-tasks') as typeof import('../saved-tasks'),
-  browserai: () => require('../../browserai') as typeof import('../../browserai'),
-  config: () => require('../../config') as typeof import('../../config'),
+  savedTasks: () => require('../starters/saved-tasks') as typeof import('../starters/saved-tasks'),
+  browserai: () => require('../browserai') as typeof import('../browserai'),
+  config: () => require('../config') as typeof import('../config'),
   temporalClient: () => require('@temporalio/client') as typeof import('@temporalio/client'),
   temporalCommon: () => require('@temporalio/common') as typeof import('@temporalio/common'),
-  tracing: () => require('../../telemetry/tracing') as typeof import('../../telemetry/tracing'),
+  tracing: () => require('../telemetry/tracing') as typeof import('../telemetry/tracing'),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Tracing, when OTEL_* turns it on: installed by the first connection, flushed before the process exits. */
-let tracing: import('../../telemetry/tracing').Tracing | undefined;
+let tracing: import('../telemetry/tracing').Tracing | undefined;
 
-let connected: Promise<import('../tasks').BrowserTasks> | undefined;
+let connected: Promise<import('../starters/tasks').BrowserTasks> | undefined;
 /** The task client, connected as the worker is (starters/tasks.ts), traced when OTEL_* says so: the start call opens the task's trace. */
 function connect() {
   tracing ??= load.tracing().tracingFromEnv(process.env, 'browserai-temporal-cli');

@@ -2,9 +2,9 @@
 // connected to Temporal as every other command is. Runs until stdin closes (stdio) or a signal.
 // stdout belongs to the MCP protocol under stdio: everything else goes to stderr.
 import { parseArgs } from 'node:util';
-import { serveMcpStdio, startMcpHttpServer, type McpServerOptions } from '../../mcp';
-import { allowancesFromFlags, MCP_FENCE_FLAG_OPTIONS } from '../../mcp/fence';
-import type { BrowserTasks } from '../tasks';
+import { serveMcpStdio, startMcpHttpServer, type McpServerOptions } from '../mcp';
+import { allowancesFromFlags, MCP_FENCE_FLAG_OPTIONS } from '../mcp/fence';
+import type { BrowserTasks } from '../starters/tasks';
 
 const OPTIONS = {
   http: { type: 'boolean' },

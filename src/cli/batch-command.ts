@@ -5,11 +5,11 @@ import { createWriteStream } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BrowserTasks } from '../tasks';
-import { InvalidInputError } from '../../contract/input';
-import type { BatchState } from '../../contract/batch-messages';
-import { BatchEndedError, batchOptionProblems, startBatch, type BatchItemOutcome } from '../batch';
-import { batchFileSource, checkBatchFile, type BatchFileCheck } from '../batch-file';
+import type { BrowserTasks } from '../starters/tasks';
+import { InvalidInputError } from '../contract/input';
+import type { BatchState } from '../contract/batch-messages';
+import { BatchEndedError, batchOptionProblems, startBatch, type BatchItemOutcome } from '../starters/batch';
+import { batchFileSource, checkBatchFile, type BatchFileCheck } from '../starters/batch-file';
 
 export interface BatchCommandValues {
   concurrency?: string;

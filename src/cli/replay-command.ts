@@ -3,9 +3,9 @@
 // workflows before deploying it. Loaded only when the command runs (it loads the worker SDK).
 import { resolve } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { encryptedDataConverterFromEnv } from '../../codec/encryption-codec';
-import { coreLogFilter } from '../../telemetry/runtime';
-import { replayHistoryFiles, type ReplayReport } from '../../replay/replay';
+import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
+import { coreLogFilter } from '../telemetry/runtime';
+import { replayHistoryFiles, type ReplayReport } from '../replay/replay';
 
 /** Exit codes: 0 every history replayed, 1 one or more would break (or failed), 2 a file could not be read. */
 export async function replayCommand(
