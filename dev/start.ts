@@ -8,14 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { BrowserAIClient } from '../src/browserai';
 import { ConfigError } from '../src/contract/errors';
-import {
-  connectionOptions,
-  describeTemporal,
-  logConfigFrom,
-  loadTemporalConfig,
-  loadWorkerConfig,
-  metricsAddressFrom,
-} from '../src/config';
+import { connectionOptions, describeTemporal, loadTemporalConfig } from '../src/config/temporal';
+import { logConfigFrom, loadWorkerConfig, metricsAddressFrom } from '../src/config/worker';
 import { BrowserAIEmulator, emulatorOptionsFromEnv } from '../src/emulator';
 import { inboxOptionsFromEnv, startInbox } from '../src/inbox';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes';

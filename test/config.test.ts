@@ -19,10 +19,10 @@ import { ConfigError } from '../src/contract/errors';
 import {
   connectionOptions,
   loadTemporalConfig,
-  loadWorkerConfig,
   RENAMED_TEMPORAL_VARIABLES,
   type TemporalConfig,
-} from '../src/config';
+} from '../src/config/temporal';
+import { loadWorkerConfig } from '../src/config/worker';
 import { startTemporal } from '../dev/dev-server';
 
 const dir = mkdtempSync(join(tmpdir(), 'browserai-config-'));

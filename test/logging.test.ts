@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { MASK } from '../src/browserai';
 import { ConfigError } from '../src/contract/errors';
-import { logConfigFrom, loadWorkerConfig } from '../src/config';
+import { logConfigFrom, loadWorkerConfig } from '../src/config/worker';
 import { JsonLogger, TextLogger, maskCorePayloads, parseLogLevel, toLoggable } from '../src/telemetry/logging';
 import { coreLogFilter } from '../src/telemetry/runtime';
 

@@ -13,7 +13,7 @@ import { type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import { BrowserAIClient, type BrowserAIRequestEvent } from '../src/browserai';
-import { loadWorkerConfig, metricsAddressFrom } from '../src/config';
+import { loadWorkerConfig, metricsAddressFrom } from '../src/config/worker';
 import { BrowserTasks } from '../src/starters/tasks';
 import { startTemporal } from '../dev/dev-server';
 import { BrowserAIEmulator } from '../src/emulator';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { temporal } from '@temporalio/proto';
-import { loadWorkerConfig } from '../src/config';
+import { loadWorkerConfig } from '../src/config/worker';
 import { ConfigError } from '../src/contract/errors';
 import { BrowserTasks } from '../src/starters/tasks';
 import { WorkerChild, workerEnvironment } from '../dev/worker-child';

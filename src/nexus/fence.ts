@@ -3,19 +3,7 @@
 // the option, and a caller's tasks queue under its endpoint.
 import { allowanceArgument, type CallerSurface } from '../contract/callers';
 import type { CallerAllowanceName } from '../contract/input';
-
-/** The word of each allowance in WORKER_NEXUS_ALLOW; one that takes a value has it after a colon (`totp:PORTAL`). */
-export const NEXUS_ALLOW_WORDS: Record<CallerAllowanceName, string> = {
-  totpSecretNames: 'totp',
-  codeInstructionTemplates: 'code-template',
-  webhooks: 'webhooks',
-  webhookReferencePrefixes: 'webhook-reference',
-  notifyWorkflowIdPrefixes: 'notify',
-  activityTaskQueues: 'task-queue',
-  codeRecipients: 'code-recipient',
-  priority: 'priority',
-  maxTimeoutMs: 'max-timeout-ms',
-};
+import { NEXUS_ALLOW_WORDS } from '../config/nexus-allow';
 
 /** How the plugin's option is written, by the allowance's argument. */
 const optionValue = (argument: string) => (argument === '' ? 'true' : argument === 'MS' ? 'MS' : `['${argument}']`);

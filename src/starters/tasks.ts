@@ -15,7 +15,7 @@ import {
 import type { Payload } from '@temporalio/common';
 import { type BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
-import { connectionOptions, loadTemporalConfig } from '../config';
+import { connectionOptions, loadTemporalConfig } from '../config/temporal';
 import type { TaskExecutionAnswer } from '../contract/activity-types';
 import {
   nextInputRequestProblems,

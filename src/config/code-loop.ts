@@ -2,16 +2,15 @@
 // (BROWSERAI_TOTP_SECRET_<NAME>, BROWSERAI_TOTP_SECRETS_FILE) and where it sends webhook events
 // (BROWSERAI_WEBHOOK_*). Problems name the variable or the file, never a secret's value.
 import { readFileSync } from 'node:fs';
-import { totpSecretProblems, type TotpSecrets } from './activities/totp';
-import { webhookDestinationProblems, type WebhookDestination } from './activities/webhooks';
-import { createTransport } from './browserai/proxy';
+import { totpSecretProblems, type TotpSecrets } from '../activities/totp';
+import { webhookDestinationProblems, type WebhookDestination } from '../activities/webhooks';
+import { createTransport } from '../browserai/proxy';
+import type { Env } from './env';
 
 export interface CodeLoopConfig {
   totpSecrets: TotpSecrets;
   webhooks?: WebhookDestination;
 }
-
-type Env = Record<string, string | undefined>;
 
 const TOTP_PREFIX = 'BROWSERAI_TOTP_SECRET_';
 
