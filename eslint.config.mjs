@@ -9,8 +9,10 @@ import house from './scripts/eslint-import-cycle.mjs';
 
 /**
  * The layers of src, bottom up (docs/design/architecture.md): each imports only the ones below it,
- * type-only imports counted (import-x/no-restricted-paths sees `import type` and require()).
- * `src/contract` is what every layer shares; `worker.ts` and `plugin.ts` wire the layers together.
+ * type-only imports counted (import-x/no-restricted-paths sees `import type` and require()). Every
+ * folder of src has its zone (test/layers-lint.test.ts checks that a new one gets one). `src/contract`
+ * is what every layer shares; the files at the top of src are the entry points and the worker's
+ * wiring, and nothing in a folder imports them.
  */
 const layer = (target, mayImport, why) => ({
   target: `./src/${target}`,
@@ -18,6 +20,8 @@ const layer = (target, mayImport, why) => ({
   except: mayImport.map((path) => `./${path}`),
   message: why,
 });
+/** What sits below the callers' surfaces (starters, nexus, mcp, inbox): none of them is the worker. */
+const belowCallers = ['contract', 'browserai', 'telemetry', 'schedules', 'codec'];
 export const layers = [
   layer('contract', ['contract'], 'src/contract is the bottom layer: it imports nothing else from src.'),
   layer('browserai', ['contract', 'browserai'], 'The BrowserAI client imports only src/contract.'),
@@ -37,6 +41,39 @@ export const layers = [
     'Workflows import src/contract, src/browserai (pure modules), activity types and metric names only.',
   ),
   layer('emulator', ['contract', 'emulator'], 'The emulator stands aside: it imports only src/contract.'),
+  layer('codec', ['contract', 'codec'], 'Payload encryption and its codec server import only src/contract.'),
+  layer('schedules', ['contract', 'schedules'], 'The cron rules import only src/contract.'),
+  layer('replay', ['contract', 'codec', 'replay'], 'Replaying histories imports only src/contract and src/codec.'),
+  layer(
+    'config',
+    ['contract', 'browserai', 'telemetry', 'activities', 'config'],
+    'Settings read the environment for the layers above; they import the layers they configure (contract, browserai, telemetry, activities) only.',
+  ),
+  layer(
+    'starters',
+    [...belowCallers, 'workflows', 'config/temporal.ts', 'starters'],
+    'The client API imports the workflows, the layers below them and the Temporal connection only (never the activities or the worker settings: a service that starts tasks loads no worker code).',
+  ),
+  layer(
+    'nexus',
+    [...belowCallers, 'workflows', 'config', 'starters', 'nexus'],
+    'The Nexus service stands on the client API: it imports src/starters and below, never the CLI, MCP or the inbox.',
+  ),
+  layer(
+    'mcp',
+    [...belowCallers, 'config', 'starters', 'mcp'],
+    'The MCP server stands on the client API: it imports src/starters and below, never the CLI, Nexus or the inbox.',
+  ),
+  layer(
+    'inbox',
+    [...belowCallers, 'activities', 'config', 'starters', 'inbox'],
+    'The inbox stands on the client API: it imports src/starters and below, never the CLI, Nexus or MCP.',
+  ),
+  layer(
+    'cli',
+    [...belowCallers, 'activities', 'workflows', 'replay', 'config', 'starters', 'nexus', 'mcp', 'inbox', 'cli'],
+    'The CLI is the top layer: nothing in src imports it, and it imports neither the emulator nor the files at the top of src.',
+  ),
   {
     target: './src/!(worker|plugin).ts',
     from: ['./src/worker.ts', './src/plugin.ts'],
@@ -44,8 +81,9 @@ export const layers = [
   },
   {
     target: './src/*/**',
-    from: ['./src/worker.ts', './src/plugin.ts'],
-    message: 'worker.ts and plugin.ts wire the layers together: nothing in src imports them.',
+    from: './src/*.ts',
+    message:
+      "The files at the top of src are the entry points and the worker's wiring: nothing in a folder imports them.",
   },
 ];
 
