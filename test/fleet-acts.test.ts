@@ -178,10 +178,10 @@ test('the limiter continues as new while tasks hold and wait: the limit holds an
   const handle = env.client.workflow.getHandle(fleet.limiterId);
   const { runId } = await handle.describe();
   // Releases of nobody cost the limiter an event each: a burst of them brings its continue-as-new
-  // (at 2,000 events), sent 20 at a time. Then the burst ends, as bursts do: a limiter under a
+  // (at 1,000 events), sent 20 at a time. Then the burst ends, as bursts do: a limiter under a
   // signal stream with no gap cannot complete a continue-as-new (the server refuses it while
   // new events arrive).
-  for (let sent = 0; sent < 2_100; sent += 20) {
+  for (let sent = 0; sent < 1_100; sent += 20) {
     await Promise.all(
       Array.from({ length: 20 }, () => handle.signal(releaseSlotSignal, { holderId: `nobody-${randomUUID()}` })),
     );

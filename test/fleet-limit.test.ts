@@ -223,7 +223,7 @@ test('an acquire the limiter refuses is retried: the create is sent once, never 
 
 test('the limiter continues as new before its run is long to replay, its record carried', async () => {
   // A worker without the limiter in its cache (the one that had it was killed, or an outage cut it
-  // off) replays the whole run inside one workflow task: the run continues as new at 2,000 events.
+  // off) replays the whole run inside one workflow task: the run continues as new at 1,000 events.
   const limit = new FleetLimit(
     { maxRunning: 1_000, account: `history-${randomUUID().slice(0, 8)}`, taskQueue: 'browserai-fleet-limiter' },
     '',
@@ -256,7 +256,7 @@ test('the limiter continues as new before its run is long to replay, its record 
   );
   const described = await firstRun.describe();
   assert.equal(described.status.name, 'CONTINUED_AS_NEW', `the first run has ${described.historyLength} events`);
-  assert.ok(described.historyLength <= 2_100, `the first run had ${described.historyLength} events`);
+  assert.ok(described.historyLength <= 1_100, `the first run had ${described.historyLength} events`);
   const state = await handle.query(limiterStateQuery);
   assert.deepEqual(
     state.holders.map((h) => h.holderId),

@@ -55,11 +55,13 @@ const RATE_SAMPLE = 200;
 
 /**
  * Continue as new while a run is quick to replay: a worker that does not have the limiter cached
- * replays the whole run inside one workflow task. An acquire, a grant and a release cost O(log n)
- * at any line, so a run of 2,000 events replays in well under a second; Temporal's own suggestion
- * (at 4 MB, or 4,096 events by default) comes first when acquires carry long pages.
+ * replays the whole run inside one workflow task (10 s). An acquire, a grant and a release cost
+ * O(log n) at any line, so a replay costs what its activations cost: a run of 2,000 events took
+ * 2.4 to 4.4 s to replay on this 2-core machine under load (the bench's line scenario), too near
+ * the limit; 1,000 take half. Temporal's own suggestion (at 4 MB by default) comes first when
+ * acquires carry long pages.
  */
-const MAX_HISTORY_EVENTS = 2_000;
+const MAX_HISTORY_EVENTS = 1_000;
 /**
  * The most of the line continue-as-new carries (about 100 bytes a waiter, so the head's 5,000 or
  * so): the input of a run stays far from Temporal's 2 MB payload limit however long the line. The
