@@ -95,6 +95,12 @@ const SETTINGS = {
     batchItems: int(10_000, 200, 0),
     batchDurationMs: ms('1s', '1s'),
   },
+  line: {
+    about: 'a line of thousands: tasks started at once with tasks.start under one limit on two workers',
+    tasks: int(10_000, 300, 50),
+    durationMs: ms('5s', '2s', 1_000),
+    limit: int(50, 10),
+  },
 } as const;
 
 export type ScenarioName = keyof typeof SETTINGS;

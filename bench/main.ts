@@ -17,6 +17,7 @@ import type { ScenarioContext, ScenarioReport } from './scenario';
 import { measureActions } from './scenarios/actions';
 import { measureCodeLoop } from './scenarios/codeloop';
 import { measureFleet } from './scenarios/fleet';
+import { measureLine } from './scenarios/fleet-line';
 import { measureLearned } from './scenarios/learned';
 import { measureMixed } from './scenarios/mixed';
 import { measureRealistic } from './scenarios/realistic';
@@ -33,6 +34,7 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
   scale: measureScale,
   codeloop: measureCodeLoop,
   fleet: measureFleet,
+  line: measureLine,
 };
 
 async function bench(config: BenchConfig): Promise<number> {
