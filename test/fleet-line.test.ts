@@ -171,7 +171,13 @@ test('a line of 10,000: every acquire answered in order, grants in order across 
   for (const run of runs) {
     const events = run.history.events ?? [];
     const failed = events.filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes);
-    assert.equal(failed.length, 0, `run ${run.runId}: no workflow task failed or timed out`);
+    const why = failed.map((e) => {
+      const f = e.workflowTaskFailedEventAttributes;
+      return f
+        ? `failed (cause ${f.cause}): ${f.failure?.message}`
+        : `timed out (${e.workflowTaskTimedOutEventAttributes?.timeoutType})`;
+    });
+    assert.equal(failed.length, 0, `run ${run.runId}: no workflow task failed or timed out: ${why.join('; ')}`);
     const input = events[0]?.workflowExecutionStartedEventAttributes?.input;
     const inputBytes = temporal.api.common.v1.Payloads.encode(input ?? {}).finish().length;
     assert.ok(inputBytes < 1024 * 1024, `run ${run.runId}: its carried record is ${inputBytes} bytes (< 1 MiB)`);

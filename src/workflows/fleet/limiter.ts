@@ -63,11 +63,12 @@ const RATE_SAMPLE = 200;
  */
 const MAX_HISTORY_EVENTS = 1_000;
 /**
- * The most of the line continue-as-new carries (about 100 bytes a waiter, so the head's 5,000 or
- * so): the input of a run stays far from Temporal's 2 MB payload limit however long the line. The
- * waiters left out ask again with their tickets and get their places back.
+ * The most of the line continue-as-new carries (about 75 bytes a waiter, so the head's 5,000 or
+ * so): the input of a run, holders and all, stays under the SDK's 512 KiB payload warning and far
+ * from Temporal's 2 MB limit however long the line. The waiters left out ask again with their
+ * tickets and get their places back.
  */
-const MAX_CARRIED_WAITER_BYTES = 512 * 1024;
+const MAX_CARRIED_WAITER_BYTES = 400 * 1024;
 /** A waiter far back asks again at half its expected wait, but at least this often (in check intervals). */
 const MAX_ASK_AGAIN_CHECKS = 30;
 

@@ -68,11 +68,7 @@ export class FleetSlotHolder {
         ? await condition(() => this.#granted).then(() => true)
         : await condition(() => this.#granted, wait.askAgainMs);
     if (!granted) return false;
-    record.startedAtMs += Date.now() - this.#waitBeganMs;
-    this.#waitBeganMs = null;
     this.held(wait.limiterId);
-    record.status = 'starting';
-    this.changed();
     return true;
   }
 
@@ -102,9 +98,18 @@ export class FleetSlotHolder {
     };
   }
 
-  /** The create took a slot of `limiterId` (at once, or after the wait). */
+  /**
+   * The create took a slot of `limiterId`: at once, after the wait (the grant), or as it asked again
+   * (the limiter had granted it meanwhile). A wait ends here, and moves the task's start by its length.
+   */
   held(limiterId: string): void {
-    this.record.slot = { limiterId, held: true, waitingSinceMs: null, position: null };
+    const record = this.record;
+    record.slot = { limiterId, held: true, waitingSinceMs: null, position: null };
+    if (this.#waitBeganMs === null) return;
+    record.startedAtMs += Date.now() - this.#waitBeganMs;
+    this.#waitBeganMs = null;
+    record.status = 'starting';
+    this.changed();
   }
 
   /**
