@@ -78,11 +78,18 @@ type BrowserTaskInput struct {
 	// A workflow ID (string), or false to notify nobody.
 	NotifyWorkflowId any                 `json:"notifyWorkflowId,omitempty"`
 	TotpSecretName   string              `json:"totpSecretName,omitempty"`
+	CodeRecipient    *CodeRecipient      `json:"codeRecipient,omitempty"`
 	MaxCodeAttempts  int                 `json:"maxCodeAttempts,omitempty"`
 	Webhook          *TaskWebhookOptions `json:"webhook,omitempty"`
 	Priority         int                 `json:"priority,omitempty"`
 	FairnessKey      string              `json:"fairnessKey,omitempty"`
 	FairnessWeight   float64             `json:"fairnessWeight,omitempty"`
+}
+
+// Where the task's one-time codes arrive by SMS or email, for the inbox to type them.
+type CodeRecipient struct {
+	Address string   `json:"address"` // E.164 phone number or email address
+	Senders []string `json:"senders,omitempty"`
 }
 
 type CodeMessage struct {
@@ -109,6 +116,8 @@ type InputRequest struct {
 	WorkflowId   string `json:"workflowId"`
 	ExecutionId  string `json:"executionId"`
 	Project      string `json:"project"`
+	// A task with a codeRecipient: where the inbox waits for the code, masked.
+	CodeRecipient string `json:"codeRecipient,omitempty"`
 }
 
 type TaskFinished struct {
@@ -166,8 +175,23 @@ type BrowserTaskState struct {
 	Outcome             *BrowserTaskResult `json:"outcome"`
 	StopConfirmed       *bool              `json:"stopConfirmed"`
 	InputRequest        *InputRequest      `json:"inputRequest"`
+	// A task with a codeRecipient: where its codes arrive (masked) and its latest inbox messages.
+	Inbox *InboxView `json:"inbox,omitempty"`
 	// Under a fleet limit: {"held": true}, or {"held": false, "waitingSince": ..., "positionWhenQueued": ...}.
 	FleetSlot map[string]any `json:"fleetSlot,omitempty"`
+}
+
+type InboxView struct {
+	Recipient string       `json:"recipient"`
+	Events    []InboxEvent `json:"events"`
+}
+
+// A message the inbox brought the task: "matched" (its code typed once) or "refused", and why.
+type InboxEvent struct {
+	At      string `json:"at"`
+	From    string `json:"from"` // the sender, masked
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
 }
 
 type InvalidInputDetails struct {

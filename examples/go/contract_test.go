@@ -24,6 +24,7 @@ var schemaOf = map[reflect.Type][2]string{
 	reflect.TypeOf(TaskActivityOptions{}):     {"browser-task-input.schema.json", "/$defs/TaskActivityOptions"},
 	reflect.TypeOf(RetryPacing{}):             {"browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"},
 	reflect.TypeOf(TaskWebhookOptions{}):      {"browser-task-input.schema.json", "/$defs/TaskWebhookOptions"},
+	reflect.TypeOf(CodeRecipient{}):           {"browser-task-input.schema.json", "/$defs/CodeRecipient"},
 	reflect.TypeOf(CodeMessage{}):             {"code-message.schema.json", "/$defs/CodeMessage"},
 	reflect.TypeOf(NextInputRequestMessage{}): {"next-input-request-message.schema.json", "/$defs/NextInputRequestMessage"},
 	reflect.TypeOf(InputRequest{}):            {"input-request.schema.json", "/$defs/InputRequest"},
@@ -33,6 +34,8 @@ var schemaOf = map[reflect.Type][2]string{
 	reflect.TypeOf(TrimReport{}):              {"browser-task-result.schema.json", "/$defs/TrimReport"},
 	reflect.TypeOf(BrowserTaskState{}):        {"browser-task-state.schema.json", "/$defs/BrowserTaskState"},
 	reflect.TypeOf(TaskProgress{}):            {"browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"},
+	reflect.TypeOf(InboxView{}):               {"browser-task-state.schema.json", "/$defs/InboxView"},
+	reflect.TypeOf(InboxEvent{}):              {"browser-task-state.schema.json", "/$defs/InboxEvent"},
 	reflect.TypeOf(InvalidInputDetails{}):     {"workflow-failure.schema.json", "/$defs/InvalidInputDetails"},
 }
 

@@ -60,6 +60,12 @@ class TaskWebhookOptions(TypedDict, total=False):
     reference: str
 
 
+class CodeRecipient(TypedDict):
+    # A phone number in E.164 or an email address: where the site sends the task's codes (the inbox).
+    address: str
+    senders: NotRequired[list[str]]
+
+
 class BrowserTaskInput(TypedDict):
     instructions: list[Instruction]
     type: Literal["crawler_automation", "script_automation"]
@@ -77,6 +83,7 @@ class BrowserTaskInput(TypedDict):
     activityOptions: NotRequired[TaskActivityOptions]
     notifyWorkflowId: NotRequired[str | Literal[False]]
     totpSecretName: NotRequired[str]
+    codeRecipient: NotRequired[CodeRecipient]
     maxCodeAttempts: NotRequired[int]
     webhook: NotRequired[TaskWebhookOptions]
     priority: NotRequired[int]
@@ -106,6 +113,8 @@ class InputRequest(TypedDict):
     workflowId: str
     executionId: str
     project: str
+    # A task with a codeRecipient: where the inbox waits for the code, masked.
+    codeRecipient: NotRequired[str]
 
 
 class TaskFinished(TypedDict):
@@ -161,6 +170,18 @@ class TaskProgress(TypedDict):
     logs: list[str]
 
 
+# A message the inbox brought the task: matched (its code typed once) or refused, and why. `from`
+# (the sender, masked) is a Python keyword, hence the functional form.
+InboxEvent = TypedDict(
+    "InboxEvent", {"at": str, "from": str, "outcome": Literal["matched", "refused"], "reason": str}
+)
+
+
+class InboxView(TypedDict):
+    recipient: str
+    events: list[InboxEvent]
+
+
 class BrowserTaskState(TypedDict):
     executionId: str | None
     status: str
@@ -173,6 +194,8 @@ class BrowserTaskState(TypedDict):
     outcome: BrowserTaskResult | None
     stopConfirmed: bool | None
     inputRequest: InputRequest | None
+    # A task with a codeRecipient: where its codes arrive (masked) and its latest inbox messages.
+    inbox: NotRequired[InboxView]
     # Under a fleet limit: {"held": true}, or {"held": false, "waitingSince": ..., "positionWhenQueued": ...}.
     fleetSlot: NotRequired[dict[str, object]]
 
@@ -190,6 +213,7 @@ SCHEMA_OF: dict[type, tuple[str, str]] = {
     TaskActivityOptions: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions"),
     RetryPacing: ("browser-task-input.schema.json", "/$defs/TaskActivityOptions/properties/retry"),
     TaskWebhookOptions: ("browser-task-input.schema.json", "/$defs/TaskWebhookOptions"),
+    CodeRecipient: ("browser-task-input.schema.json", "/$defs/CodeRecipient"),
     CodeMessage: ("code-message.schema.json", "/$defs/CodeMessage"),
     NextInputRequestMessage: ("next-input-request-message.schema.json", "/$defs/NextInputRequestMessage"),
     InputRequest: ("input-request.schema.json", "/$defs/InputRequest"),
@@ -201,6 +225,8 @@ SCHEMA_OF: dict[type, tuple[str, str]] = {
     TrimReport: ("browser-task-result.schema.json", "/$defs/TrimReport"),
     BrowserTaskState: ("browser-task-state.schema.json", "/$defs/BrowserTaskState"),
     TaskProgress: ("browser-task-state.schema.json", "/$defs/BrowserTaskState/properties/progress"),
+    InboxView: ("browser-task-state.schema.json", "/$defs/InboxView"),
+    InboxEvent: ("browser-task-state.schema.json", "/$defs/InboxEvent"),
     InvalidInputDetails: ("workflow-failure.schema.json", "/$defs/InvalidInputDetails"),
 }
 
