@@ -254,6 +254,12 @@ describe('batch', () => {
     assert.equal(await exitCode(resumed), 1, resumed.output());
     assert.match(resumed.output(), new RegExp(`Batch ${timed} was timed out in Temporal`));
     await eventually('its tasks stopped', () => running() === 0);
+
+    // Run again once it has timed out: the same words, not "has finished" (a clean-clone CI run, its
+    // CLI slow to start, reached the timed-out batch this way and was told it had finished).
+    const again = kit.spawnProcess([CLI, 'batch', 'run', file, '--name', timed], kit.stack.taskQueue);
+    assert.equal(await exitCode(again), 1, again.output());
+    assert.match(again.output(), new RegExp(`Batch ${timed} was timed out in Temporal: it cannot be resumed`));
   });
 
   it('bad lines are reported with their line numbers before anything starts', async () => {

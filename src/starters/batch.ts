@@ -53,12 +53,21 @@ export interface BatchStartOptions {
 const PAGE_ITEMS = 500;
 const PAGE_BYTES = 256 * 1024;
 
-/** A batch that has ended cannot be resumed: its results are ready. */
+/**
+ * A batch that has ended cannot be resumed: its results are ready. `status` says how it ended when
+ * Temporal ended it (terminated, failed, timed out, cancelled), rather than its own completion.
+ */
 export class BatchFinishedError extends Error {
   override readonly name = 'BatchFinishedError';
-  constructor(readonly batchName: string) {
+  constructor(
+    readonly batchName: string,
+    readonly status: BatchState['status'] = 'completed',
+  ) {
     super(
-      `batch ${batchName} has finished: read its outcomes with \`batch results ${batchName}\` (or retry its failed items)`,
+      status === 'completed'
+        ? `batch ${batchName} has finished: read its outcomes with \`batch results ${batchName}\` (or retry its failed items)`
+        : `Batch ${batchName} was ${status.replace('_', ' ')} in Temporal: it cannot be resumed. ` +
+            `Its items' outcomes: \`batch results ${batchName}\` (or retry its failed items).`,
     );
   }
 }
@@ -148,8 +157,10 @@ export async function startBatch(
       ).accepted;
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new BatchFinishedError(options.name);
-    throw err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    // Ended before this run looked (a resume after Temporal timed it out, say): say how.
+    const { status } = await client.workflow.getHandle(options.name).describe();
+    throw new BatchFinishedError(options.name, ENDED_BY_TEMPORAL[status.name] ?? 'completed');
   }
   const workflow = client.workflow.getHandle<typeof browserAIBatch>(options.name);
   options.onAdded?.(accepted);
