@@ -87,9 +87,17 @@ export const layers = [
   },
 ];
 
+/** The SDK's files behind its published entry points: they change without notice between releases. */
+const sdkInternals = {
+  regex: '^@temporalio/[^/]+/lib/',
+  message:
+    "Shipped code imports the Temporal SDK's published entry points only (`@temporalio/common`, ...): files under lib/ are internal and change without notice.",
+};
+
 /** What Temporal's workflow sandbox forbids: workflow code must be deterministic and do no I/O. */
 const notInWorkflows = {
   patterns: [
+    sdkInternals,
     {
       regex: '^node:',
       message: 'Workflow code runs in the sandbox: no Node built-ins. Do the work in an activity.',
@@ -180,6 +188,8 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: {
       'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layers }],
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [sdkInternals] }],
     },
   },
   {

@@ -14,7 +14,6 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { isPlainObject } from '../contract/input';
 import { stateQuery, type InputRequest } from '../contract/messages';
 import { BrowserAIAwaitingInput, BrowserAIAwaitingInputSince } from '../contract/search-attributes';
@@ -132,7 +131,7 @@ export class McpTasks {
       Math.max(
         description.startTime.getTime(),
         request ? Date.parse(request.since) : 0,
-        ...(description.raw.pendingActivities ?? []).map((a) => optionalTsToMs(a.lastHeartbeatTime) ?? 0),
+        ...(description.raw.pendingActivities ?? []).map((a) => timestampMs(a.lastHeartbeatTime)),
       ),
     ).toISOString();
     if (request?.kind === 'code' && request.answeredBy === 'caller')
@@ -220,4 +219,13 @@ export class McpTasks {
 
 function notFound(): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+}
+
+/** A protobuf timestamp in milliseconds, 0 when unset (the SDK's own helper for this is internal). */
+function timestampMs(
+  ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
+): number {
+  if (!ts) return 0;
+  const seconds = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
+  return seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1_000_000);
 }

@@ -11,8 +11,14 @@ import {
   WorkflowNotFoundError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, WorkflowIdReusePolicy, type Payload } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import {
+  ApplicationFailure,
+  CancelledFailure,
+  WorkflowIdReusePolicy,
+  fromPayloadsAtIndex,
+  type LoadedDataConverter,
+  type Payload,
+} from '@temporalio/common';
 import type { browserAIBatch } from '../workflows';
 import {
   batchItemWorkflowId,
@@ -286,6 +292,20 @@ export async function cancelBatch(client: Client, name: string): Promise<void> {
  * The list's item IDs in order, read from the batch's own history (the pages it took), every run
  * from the first: nothing of the list is kept in the batch's state.
  */
+/**
+ * The argument at `index` of payloads read from a history, decoded as the client would: through
+ * its codecs, the last first, then its payload converter (the SDK's own helper for this is internal).
+ */
+async function decodedAt<T>(
+  converter: LoadedDataConverter,
+  index: number,
+  payloads: Payload[] | null | undefined,
+): Promise<T> {
+  let decoded = payloads ?? [];
+  for (const codec of [...converter.payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return fromPayloadsAtIndex<T>(converter.payloadConverter, index, decoded);
+}
+
 export async function batchItemIds(client: Client, name: string): Promise<string[]> {
   const converter = client.options.loadedDataConverter;
   const runs: HistoryEvent[][] = [];
@@ -298,8 +318,7 @@ export async function batchItemIds(client: Client, name: string): Promise<string
       events[0]?.workflowExecutionStartedEventAttributes;
     runId = started?.continuedExecutionRunId || undefined;
     if (!runId && started?.input?.payloads && started.input.payloads.length > 1)
-      runId = (await decodeFromPayloadsAtIndex<BatchRecord | undefined>(converter, 1, started.input.payloads))
-        ?.previousRunId;
+      runId = (await decodedAt<BatchRecord | undefined>(converter, 1, started.input.payloads))?.previousRunId;
   }
   const ids: string[] = [];
   for (const events of runs) {
@@ -307,21 +326,13 @@ export async function batchItemIds(client: Client, name: string): Promise<string
     for (const event of events) {
       const acceptedUpdate = event.workflowExecutionUpdateAcceptedEventAttributes;
       if (acceptedUpdate?.acceptedRequest?.input?.name === addBatchItemsUpdate.name) {
-        const page = await decodeFromPayloadsAtIndex<BatchPage>(
-          converter,
-          0,
-          acceptedUpdate.acceptedRequest.input.args?.payloads,
-        );
+        const page = await decodedAt<BatchPage>(converter, 0, acceptedUpdate.acceptedRequest.input.args?.payloads);
         pages.set(String(event.eventId), page);
       }
       const completed = event.workflowExecutionUpdateCompletedEventAttributes;
       const page = completed && pages.get(String(completed.acceptedEventId));
       if (page && !page.retry && completed.outcome?.success) {
-        const { accepted } = await decodeFromPayloadsAtIndex<{ accepted: number }>(
-          converter,
-          0,
-          completed.outcome.success.payloads,
-        );
+        const { accepted } = await decodedAt<{ accepted: number }>(converter, 0, completed.outcome.success.payloads);
         for (let index = ids.length; index < accepted; index++) ids.push(page.items[index - page.from]!.id);
       }
     }
@@ -450,7 +461,7 @@ export async function retryFailedItems(
     if (!['failed', 'terminated', 'timed_out'].includes(outcome.status)) return;
     const history = await client.workflow.getHandle(outcome.workflowId).fetchHistory();
     const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-    failed.push({ id: outcome.id, input: await decodeFromPayloadsAtIndex<BrowserTaskInput>(converter, 0, payloads) });
+    failed.push({ id: outcome.id, input: await decodedAt<BrowserTaskInput>(converter, 0, payloads) });
   });
   if (failed.length === 0) return 0;
   const workflow = client.workflow.getHandle<typeof browserAIBatch>(name);
