@@ -15,7 +15,7 @@ import { inboxOptionsFromEnv, startInbox } from '../src/inbox';
 import { ALL_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes';
 import { startCodecServer } from '../src/codec/codec-server';
 import { dataConverterWithEncryption, payloadCodecFromEnv } from '../src/codec/encryption-codec';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import { findTemporalCli } from './temporal-cli';
 import { installWorkerRuntime, logFatalAfterFlush } from '../src/telemetry/runtime';
 import { tracingFromEnv } from '../src/telemetry/tracing';

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { InvalidInputError, fetchFullResults } from '../src/starters/tasks';
+import { InvalidInputError } from '../src/starters/tasks';
 import { appendInstructionsSignal, stateQuery } from '../src/contract/messages';
 import { BrowserAIExecutionId, BrowserAIProject, BrowserAIStatus } from '../src/contract/search-attributes';
 import type { BrowserTaskInput } from '../src/contract/input';
@@ -669,7 +669,7 @@ describe('browserTask', () => {
     assert.ok(result.trimmed, 'the result says it was trimmed');
     assert.ok(result.trimmed.originalBytes > 5_000_000);
     assert.ok(Buffer.byteLength(JSON.stringify(result)) < 1_000_000, 'what reached history is small');
-    const full = await fetchFullResults(stack.browserai, result.executionId);
+    const full = await stack.browserai.getResults(result.executionId);
     assert.ok(Buffer.byteLength(JSON.stringify(full.results)) > 5_000_000);
   });
 });

@@ -11,7 +11,7 @@ import { startCodecServer } from '../src/codec/codec-server';
 import { dataConverterWithEncryption, EncryptionCodec, payloadCodecFromEnv } from '../src/codec/encryption-codec';
 import { BrowserTasks } from '../src/starters/tasks';
 import { FAIL_ERROR } from '../src/emulator/scenario';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import { stateQuery } from '../src/contract/messages';
 import { eventually, startStack, storedHistory, storedRuns, taskInput, type Stack } from './helpers/stack';
 

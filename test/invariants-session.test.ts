@@ -19,7 +19,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import type { EmulatedTask } from '../src/emulator';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import type { BrowserTaskInput, BrowserTaskResult } from '../src/contract/input';
 import {
   appendInstructionsSignal,

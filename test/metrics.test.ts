@@ -19,7 +19,7 @@ import { startTemporal } from '../dev/dev-server';
 import { BrowserAIEmulator } from '../src/emulator';
 import { recordBrowserAIRequest } from '../src/telemetry/activity-metrics';
 import { installWorkerRuntime } from '../src/telemetry/runtime';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import { BrowserAIAwaitingInput, BrowserAIExecutionId } from '../src/contract/search-attributes';
 import { groupingLabels, metricNames, panelQueries, readDashboard } from './helpers/dashboard';
 import type { BrowserTaskInput } from '../src/contract/input';

@@ -11,7 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Worker } from '@temporalio/worker';
 import { BrowserTasks } from '../src/starters/tasks';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import type { BrowserTaskResult } from '../src/contract/input';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 

@@ -13,7 +13,7 @@ import { BrowserAIClient, isBrowserAIError, type BrowserAIError } from '../src/b
 import { BrowserAIEmulator, type EmulatedTask } from '../src/emulator';
 import type { BrowserTaskResult } from '../src/contract/input';
 import { BrowserTasks } from '../src/starters/tasks';
-import { createWorker } from '../src/worker';
+import { createWorker } from '../src/create-worker';
 import { eventually, startStack, taskInput, workflowBundle, type Stack } from './helpers/stack';
 
 let stack: Stack;

@@ -4,7 +4,7 @@ import type { TrimReport } from '../contract/activity-types';
 // Everything an activity returns is written into the workflow history, where one payload
 // over ~2 MB fails the workflow task again and again. Results can hold page HTML or big
 // extractions, so they are cut to a budget here, with a note of what was cut; the full
-// results stay at BrowserAI (`GET /results/{id}`, or the starters' fetchFullResults).
+// results stay at BrowserAI (`GET /results/{id}`, or BrowserAIClient.getResults).
 
 /** Ends a cut text, with its original size: the full value stays at BrowserAI. */
 const mark = (bytes: number) =>
@@ -84,6 +84,6 @@ function report(
     note:
       `Results were ${originalBytes} bytes, over the ${maxBytes}-byte budget kept in workflow history (kept ${keptBytes}): ` +
       `${truncatedFields} field(s) truncated, ${droppedEntries} oldest entr${droppedEntries === 1 ? 'y' : 'ies'} dropped. ` +
-      'Fetch the full results with fetchFullResults(executionId) or `npm run starter -- result --full`.',
+      'Fetch the full results with BrowserAIClient.getResults(executionId) or `npm run starter -- result --full`.',
   };
 }

@@ -348,7 +348,7 @@ async function main(argv: string[]): Promise<number> {
           apiToken: process.env.BROWSERAI_API_TOKEN ?? '',
           baseUrl: process.env.BROWSERAI_BASE_URL,
         });
-        const full = await load.tasks().fetchFullResults(browserai, result.executionId);
+        const full = await browserai.getResults(result.executionId);
         return printResult({ ...result, results: full.results, trimmed: undefined });
       }
       return printResult(result);

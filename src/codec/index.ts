@@ -1,5 +1,9 @@
-// `browserai-temporal/codec`: optional AES-256-GCM payload encryption (with key rotation), the data
-// converter that also encrypts failure messages, and the codec server the Temporal UI decodes through.
+/**
+ * `browserai-temporal/codec`: optional AES-256-GCM payload encryption (with key rotation), the data
+ * converter that also encrypts failure messages, and the codec server the Temporal UI decodes through.
+ *
+ * @module browserai-temporal/codec
+ */
 export {
   EncryptionCodec,
   ENCRYPTED_ENCODING,

@@ -20,7 +20,7 @@ export const DEFAULT_RANDOM_FAULT_SEED = 1;
 export interface RandomFaultOptions {
   /** Probability (0 to 1) that an API request gets a fault. */
   rate: number;
-  /** PRNG seed (an integer); default {@link DEFAULT_RANDOM_FAULT_SEED}. */
+  /** PRNG seed (an integer); default 1. */
   seed?: number;
   /**
    * Faults to choose from, uniformly; default all four: `server-error` (500 Internal server

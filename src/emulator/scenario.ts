@@ -87,7 +87,7 @@ export interface Scenario {
    * form takes its code, the task runs its instructions (new results, new progress lines) and
    * then stops at the next form, as a payment confirmation follows a login. How BrowserAI shows a
    * second form is a GUESS: nothing documents it; the emulator logs
-   * {@link NEXT_CODE_FORM_LINE} and waits in `awaiting`, as for the first.
+   * `Confirmation required: waiting for a one-time code` and waits in `awaiting`, as for the first.
    */
   codeForms: number;
   /**
@@ -104,7 +104,7 @@ export interface Scenario {
   codeTo: { channel: 'sms' | 'email'; address: string } | null;
   /** `[code-delay=2s]`: how long after the code form shows the message is sent (SMS and email take a while); default 0. */
   codeDelayMs: number;
-  /** `[fail]`: the run ends in `failed` with {@link FAIL_ERROR}. */
+  /** `[fail]`: the run ends in `failed` with the error `Navigation failed: net::ERR_NAME_NOT_RESOLVED`. */
   fail: boolean;
   /** `[large=...]`: byte length of the last result of each run; null for a short result. */
   largeResultBytes: number | null;

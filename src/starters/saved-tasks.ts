@@ -361,3 +361,17 @@ function summarize(name: string, description: ScheduleDescription): ScheduleSumm
     })),
   };
 }
+
+/**
+ * The types of `SavedTasks`' options and answers, by name: `SavedTasks.ScheduleSpecInput`,
+ * `SavedTasks.ScheduleSummary`, ... (the client's namespace, so the package's root stays short).
+ */
+export declare namespace SavedTasks {
+  export {
+    type ScheduleSpecInput as ScheduleSpecInput,
+    type ScheduleSummary as ScheduleSummary,
+    type OverlapPolicy as OverlapPolicy,
+    type SavedTaskOverrides as SavedTaskOverrides,
+    type RunSavedTaskInput as RunSavedTaskInput,
+  };
+}

@@ -13,7 +13,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
-import { type BrowserAIClient, type Instruction, type TaskResults } from '../browserai';
+import type { Instruction } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config/temporal';
 import type { TaskExecutionAnswer } from '../contract/activity-types';
@@ -330,12 +330,28 @@ export class BrowserTasks {
   }
 }
 
-/** The full results, straight from BrowserAI, for when the workflow's copy was trimmed to fit in history. */
-export function fetchFullResults(browserai: BrowserAIClient, executionId: string): Promise<TaskResults> {
-  return browserai.getResults(executionId);
-}
-
 function checkInstructions(instructions: Instruction[]): void {
   const problems = instructionProblems(instructions);
   if (problems.length > 0) throw new InvalidInputError(problems);
+}
+
+/**
+ * The types of `BrowserTasks`' options and answers, by name: `BrowserTasks.StartOptions`,
+ * `BrowserTasks.LiveState`, ... (the client's namespace, so the package's root stays short).
+ */
+export declare namespace BrowserTasks {
+  export {
+    type StartOptions as StartOptions,
+    type StartedTask as StartedTask,
+    type LiveState as LiveState,
+    type FromEnvOptions as FromEnvOptions,
+    type NextInputRequest as NextInputRequest,
+    type AwaitingTask as AwaitingTask,
+    type ListAwaitingOptions as ListAwaitingOptions,
+    type BatchItem as BatchItem,
+    type BatchStartOptions as BatchStartOptions,
+    type BatchHandle as BatchHandle,
+    type BatchState as BatchState,
+    type BatchItemOutcome as BatchItemOutcome,
+  };
 }

@@ -15,7 +15,7 @@ import { DefaultLogger, Runtime, bundleWorkflowCode, type Worker, type WorkflowB
 import { BrowserAIClient } from '../../src/browserai';
 import { BrowserAIEmulator, emulatorOptionsFromEnv, type EmulatorOptions } from '../../src/emulator';
 import { BrowserTasks } from '../../src/starters/tasks';
-import { createWorker, type BrowserAIWorkerOptions } from '../../src/worker';
+import { createWorker, type BrowserAIWorkerOptions } from '../../src/create-worker';
 import { browserAIPreloadModules } from '../../src/workflow-bundle';
 import type { BrowserTaskInput, BrowserTaskResult } from '../../src/contract/input';
 import { startTemporal, TEST_WORKFLOW_BUNDLE_ENV } from './temporal';
