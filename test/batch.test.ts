@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { InvalidInputError } from '../src/contract/input';
+import { InvalidInputError } from '../src/contract/input-problems';
 import type { BatchItemOutcome } from '../src/starters/batch';
 import { addBatchItemsUpdate } from '../src/contract/batch-messages';
 import { batchFingerprint } from '../src/starters/batch-fingerprint';

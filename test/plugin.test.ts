@@ -9,7 +9,7 @@ import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker
 import { createActivities } from '../src/activities';
 import { BrowserTasks } from '../src/starters/tasks';
 import { BrowserAIPlugin } from '../src/plugin';
-import { InvalidInputError, taskInputProblems } from '../src/contract/input';
+import { InvalidInputError, taskInputProblems } from '../src/contract/input-problems';
 import { assertMatchesSchema } from './helpers/schemas';
 import { eventually, startStack, taskInput, type Stack } from './helpers/stack';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BrowserAIClient } from '../src/browserai';
 import { MASK, redactCodes, redactCodesDeep, redactSecrets, redactSecretsDeep } from '../src/browserai/redact';
-import { codeProblems, MIN_CODE_CHARS } from '../src/contract/input';
+import { codeProblems, MIN_CODE_CHARS } from '../src/contract/one-time-codes';
 import { BrowserAIEmulator } from '../src/emulator';
 
 const PASSWORD = 'Zq7Rt2Wv9Xk4Lm8P';

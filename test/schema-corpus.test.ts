@@ -7,7 +7,9 @@
 // Unit tests: no Temporal server.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeProblems, instructionProblems, nextInputRequestProblems, taskInputProblems } from '../src/contract/input';
+import { instructionProblems, taskInputProblems } from '../src/contract/input-problems';
+import { nextInputRequestProblems } from '../src/contract/input-waits';
+import { codeProblems } from '../src/contract/one-time-codes';
 import { runSavedTaskInputProblems } from '../src/contract/saved-task-input';
 import { readSchema, schemaErrors, validatorOf } from './helpers/schemas';
 import { schemaFile } from '../scripts/schemas';

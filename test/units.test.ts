@@ -10,7 +10,9 @@ import { ETA_GRACE_MS, nextPollDelay, parseTime, type PollSchedule } from '../sr
 import { PRIOR_WINDOW, TaskDurations, taskKind, type EndWindow } from '../src/activities/task-durations';
 import { categorize, isFailedStatus, isUnknownStatus } from '../src/contract/status';
 import { fitResults, jsonBytes, truncateString, truncateValue } from '../src/activities/trim';
-import { codeProblems, taskInputProblems, type BrowserTaskInput } from '../src/contract/input';
+import type { BrowserTaskInput } from '../src/contract/input';
+import { taskInputProblems } from '../src/contract/input-problems';
+import { codeProblems } from '../src/contract/one-time-codes';
 import { renderDetails } from '../src/workflows/details';
 import { redactSecrets as redact } from '../src/browserai/redact';
 import type { BrowserTaskState } from '../src/contract/messages';

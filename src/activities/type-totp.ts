@@ -6,7 +6,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { BrowserAIClient } from '../browserai';
 import { FailureType } from '../contract/errors';
-import { codeInstruction } from '../contract/input';
+import { codeInstruction } from '../contract/one-time-codes';
 import { deliverOnce, notSent } from './at-most-once';
 import { executionAnswer } from './execution-answer';
 import { instructionRefusal } from './instruction-refusal';

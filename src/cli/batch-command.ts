@@ -6,7 +6,7 @@ import { basename, extname } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserTasks } from '../starters/tasks';
-import { InvalidInputError } from '../contract/input';
+import { InvalidInputError } from '../contract/input-problems';
 import type { BatchState } from '../contract/batch-messages';
 import { BatchEndedError, batchOptionProblems, startBatch, type BatchItemOutcome } from '../starters/batch';
 import { batchFileSource, checkBatchFile, type BatchFileCheck } from '../starters/batch-file';

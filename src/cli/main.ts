@@ -19,7 +19,8 @@ import { stopSentence } from './stop-sentence';
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use, so `--help` loads no Temporal code */
 const load = {
   tasks: () => require('../starters/tasks') as typeof import('../starters/tasks'),
-  input: () => require('../contract/input') as typeof import('../contract/input'),
+  inputProblems: () => require('../contract/input-problems') as typeof import('../contract/input-problems'),
+  codes: () => require('../contract/one-time-codes') as typeof import('../contract/one-time-codes'),
   savedTaskCommands: () => require('./saved-task-commands') as typeof import('./saved-task-commands'),
   replayCommand: () => require('./replay-command') as typeof import('./replay-command'),
   mcpCommand: () => require('./mcp-command') as typeof import('./mcp-command'),
@@ -232,7 +233,7 @@ async function main(argv: string[]): Promise<number> {
   if (!COMMANDS.has(command)) throw new UsageError(`unknown command "${command}"`);
   /** Input the workflow would refuse, refused here before anything is sent. */
   const refuse = (problems: string[]) => {
-    if (problems.length > 0) throw new (load.input().InvalidInputError)(problems);
+    if (problems.length > 0) throw new (load.inputProblems().InvalidInputError)(problems);
   };
   const needId = () => {
     if (!workflowId) throw new UsageError(`${command} needs a WORKFLOW_ID`);
@@ -266,7 +267,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'start': {
       const input = startInput(values, instructions);
-      refuse(load.input().taskInputProblems(input));
+      refuse(load.inputProblems().taskInputProblems(input));
       const handle = await (await connect()).start(input, { workflowId: values.id });
       console.log(`Started workflow ${handle.workflowId}`);
       if (!values.wait) {
@@ -279,14 +280,14 @@ async function main(argv: string[]): Promise<number> {
     case 'submit-code': {
       const id = needId();
       const code = (extra ?? readFileSync(0, 'utf8')).trim();
-      refuse(load.input().codeProblems(code));
+      refuse(load.codes().codeProblems(code));
       await (await connect()).submitCode(id, code);
       console.log('Code sent; it is typed once, as soon as the task is ready for it.');
       return 0;
     }
     case 'append': {
       const [id, given] = [needId(), instructions()];
-      refuse(load.input().instructionProblems(given));
+      refuse(load.inputProblems().instructionProblems(given));
       const tasks = await connect();
       if (values.wait) console.log(JSON.stringify(await tasks.addInstructions(id, given), null, 2));
       else {

@@ -1,7 +1,8 @@
 // The `saved-task` and `schedule` commands of the starter CLI. Arguments are checked before the
 // connection to Temporal is made: bad input is a usage error (exit 2) whether or not the server is up.
 import type { Instruction } from '../browserai';
-import { InvalidInputError, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskResult } from '../contract/input';
+import { InvalidInputError } from '../contract/input-problems';
 import { savedTaskNameProblems, savedTaskProblems } from '../contract/saved-task-input';
 import type { BrowserTasks } from '../starters/tasks';
 import { SavedTasks, scheduleProblems, type OverlapPolicy, type ScheduleSpecInput } from '../starters/saved-tasks';

@@ -12,12 +12,11 @@ import {
   DEFAULTS,
   FAIRNESS_KEY_BYTES,
   TASK_INPUT_FIELDS,
-  isPlainObject,
-  utf8Prefix,
   type BrowserTaskInput,
   type CallerAllowanceName,
   type CallerRule,
 } from './input';
+import { isPlainObject, utf8Prefix } from './text';
 
 /**
  * What the operator lets outside callers set in a task, beyond what is theirs anyway (instructions,

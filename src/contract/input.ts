@@ -1,11 +1,11 @@
-// The `browserTask` contract: input, result, defaults and validation. Pure and free of Node
-// built-ins, because both the workflow bundle and the starters import it: a starter rejects
-// bad input before anything is sent, and the workflow rejects it again before any activity
-// runs (a caller may start the workflow with a raw Temporal client).
-import type { GeoLocation, Instruction, ResultEntry, TaskType } from './browserai-types';
+// The `browserTask` contract: its input and result, their defaults, and the table of input fields
+// (bounds, what saved tasks may override, what an outside caller may set). Pure and free of Node
+// built-ins, because both the workflow bundle and the starters import it. What is wrong with an
+// input is input-problems.ts; what a code may be, one-time-codes.ts.
 import type { Delivery, TrimReport } from './activity-types';
-import { codeRecipientProblems, type CodeRecipient } from './code-recipient';
-import { ISO_COUNTRY_CODES } from './iso-countries';
+import type { GeoLocation, Instruction, ResultEntry, TaskType } from './browserai-types';
+import type { CodeRecipient } from './code-recipient';
+import { utf8Prefix } from './text';
 
 /** How a task is polled: the gaps between polls, the detection time wanted, and how often the poll reports back. */
 export interface PollingOptions {
@@ -304,7 +304,7 @@ export const DEFAULTS = {
 // Bounds of the options: below them a workflow would hammer BrowserAI or Temporal, above them
 // it would notice nothing for hours.
 const MS = { second: 1_000, minute: 60_000, hour: 3_600_000 };
-const BOUNDS: Record<string, readonly [number, number]> = {
+export const BOUNDS: Record<string, readonly [number, number]> = {
   'polling.initialIntervalMs': [250, 60 * MS.second],
   'polling.maxIntervalMs': [250, 10 * MS.minute],
   'polling.heartbeatTimeoutMs': [MS.second, MS.hour],
@@ -318,7 +318,7 @@ const BOUNDS: Record<string, readonly [number, number]> = {
 /** Temporal's limits: fairness keys of at most 64 bytes, weights clamped to [0.001, 1000], priorities 1-5 by default. */
 export const FAIRNESS_KEY_BYTES = 64;
 /** The longest fairness key a caller may give, in characters (code points, as JSON Schema counts). */
-const FAIRNESS_KEY_CHARS = 64;
+export const FAIRNESS_KEY_CHARS = 64;
 
 /**
  * The largest input taken, in bytes of JSON. Continue-as-new carries the input whole, with the
@@ -329,22 +329,14 @@ const FAIRNESS_KEY_CHARS = 64;
 export const MAX_INPUT_BYTES = 256 * 1024;
 /** The most instructions a task holds waiting to be sent, in bytes of JSON (see MAX_INPUT_BYTES). */
 export const MAX_QUEUED_BYTES = 512 * 1024;
-const TASK_TYPES: readonly string[] = ['crawler_automation', 'script_automation'];
-
-/** Bad input, found before anything was sent. `problems` lists every problem, not just the first. */
-export class InvalidInputError extends Error {
-  override readonly name = 'InvalidInputError';
-  constructor(readonly problems: string[]) {
-    super(`Invalid input: ${problems.join('; ')}`);
-  }
-}
+export const TASK_TYPES: readonly string[] = ['crawler_automation', 'script_automation'];
 
 // The fields each input object takes. `Record<keyof T, true>` makes the compiler insist that a
 // field added to a type is added here too: the workflow refuses any other field (a misspelt
 // option must not silently fall back to its default), as the published JSON Schemas do.
-const INSTRUCTION_FIELDS: Record<keyof Instruction, true> = { action: true, type: true };
-const GEO_LOCATION_FIELDS: Record<keyof GeoLocation, true> = { country: true, city: true, zipcode: true };
-const POLLING_FIELDS: Record<keyof PollingOptions, true> = {
+export const INSTRUCTION_FIELDS: Record<keyof Instruction, true> = { action: true, type: true };
+export const GEO_LOCATION_FIELDS: Record<keyof GeoLocation, true> = { country: true, city: true, zipcode: true };
+export const POLLING_FIELDS: Record<keyof PollingOptions, true> = {
   initialIntervalMs: true,
   maxIntervalMs: true,
   heartbeatTimeoutMs: true,
@@ -372,7 +364,7 @@ export type CallerRule = true | CallerAllowanceName;
 
 // Each one reaches past the caller's own task (where the token's requests run, the operator's
 // work on a shared queue); retry pacing is bounded and routes nothing.
-const ACTIVITY_OPTION_FIELDS = {
+export const ACTIVITY_OPTION_FIELDS = {
   taskQueue: 'activityTaskQueues',
   priorityKey: 'priority',
   fairnessKey: 'priority',
@@ -380,13 +372,13 @@ const ACTIVITY_OPTION_FIELDS = {
   retry: true,
 } as const satisfies Record<keyof TaskActivityOptions, CallerRule>;
 // The receiver routes on `reference`: a caller naming the operator's user would be routed as that user.
-const WEBHOOK_FIELDS = {
+export const WEBHOOK_FIELDS = {
   events: true,
   reference: 'webhookReferencePrefixes',
 } as const satisfies Record<keyof TaskWebhookOptions, CallerRule>;
 // Codes sent to `address` are typed into the task, where the agent the caller steers sees them; and
 // two tasks waiting on one address have each code refused, so a caller could block the operator's logins.
-const CODE_RECIPIENT_FIELDS = {
+export const CODE_RECIPIENT_FIELDS = {
   address: 'codeRecipients',
   senders: true,
 } as const satisfies Record<keyof CodeRecipient, CallerRule>;
@@ -456,296 +448,13 @@ export type OverrideField = {
 }[keyof typeof TASK_INPUT_FIELDS];
 
 /** The table's fields that have a range. */
-type RangedField = {
+export type RangedField = {
   [K in keyof typeof TASK_INPUT_FIELDS]: (typeof TASK_INPUT_FIELDS)[K] extends { range: unknown } ? K : never;
 }[keyof typeof TASK_INPUT_FIELDS];
 
 /** A ranged field's bounds. */
-function rangeOf(field: RangedField): readonly [number, number] {
+export function rangeOf(field: RangedField): readonly [number, number] {
   return TASK_INPUT_FIELDS[field].range;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A problem naming the fields `value` has beyond `known` (`ignore`: those with a problem of their own). */
-export function unknownFieldProblems(
-  value: Record<string, unknown>,
-  known: Record<string, unknown>,
-  field: string,
-  ignore: string[] = [],
-): string[] {
-  const extra = Object.keys(value).filter((key) => !Object.hasOwn(known, key) && !ignore.includes(key));
-  return extra.length === 0
-    ? []
-    : [
-        `${field} has no field ${extra.map((key) => JSON.stringify(key)).join(', ')}: it takes ${Object.keys(known).join(', ')}`,
-      ];
-}
-
-function optionalOf(type: 'string' | 'boolean', value: unknown, field: string): string[] {
-  return value === undefined || typeof value === type
-    ? []
-    : [`${field} must be a ${type} (got ${JSON.stringify(value)})`];
-}
-
-export function instructionProblems(instructions: unknown, field = 'instructions'): string[] {
-  if (!Array.isArray(instructions) || instructions.length === 0) {
-    return [`${field} must be a non-empty array of {action: string}`];
-  }
-  const problems: string[] = [];
-  instructions.forEach((item: unknown, i) => {
-    if (!isPlainObject(item)) return problems.push(`${field}[${i}].action must be a non-empty string`);
-    const { action, type } = item;
-    if (typeof action !== 'string' || action.trim() === '')
-      problems.push(`${field}[${i}].action must be a non-empty string`);
-    problems.push(
-      ...optionalOf('string', type, `${field}[${i}].type`),
-      ...unknownFieldProblems(item, INSTRUCTION_FIELDS, `${field}[${i}]`),
-    );
-  });
-  return problems;
-}
-
-export function geoLocationProblems(geo: unknown): string[] {
-  const country = (geo as GeoLocation | null | undefined)?.country;
-  const problems =
-    typeof country !== 'string' || !ISO_COUNTRY_CODES.has(country.toUpperCase())
-      ? [
-          `geoLocation.country must be an ISO 3166-1 alpha-2 code such as "US" or "GB" (got ${JSON.stringify(country ?? null)})`,
-        ]
-      : [];
-  if (!isPlainObject(geo)) return problems;
-  return [
-    ...problems,
-    ...optionalOf('string', geo.city, 'geoLocation.city'),
-    ...optionalOf('string', geo.zipcode, 'geoLocation.zipcode'),
-    ...unknownFieldProblems(geo, GEO_LOCATION_FIELDS, 'geoLocation'),
-  ];
-}
-
-/**
- * The longest project name taken. It goes into the `BrowserAIProject` search attribute, cut to 255
- * characters when longer (keyword-value.ts); the bound keeps the whole name, which the workflow's
- * input, details and input requests carry, within reason.
- */
-export const MAX_PROJECT_CHARS = 512;
-
-export function projectProblems(project: unknown): string[] {
-  if (!(typeof project === 'string' && project.trim() !== ''))
-    return ['project must be a non-empty string (a BrowserAI project name or ID)'];
-  const chars = [...project].length;
-  return chars <= MAX_PROJECT_CHARS
-    ? []
-    : [
-        `project must be at most ${MAX_PROJECT_CHARS} characters (got ${chars}): use the BrowserAI project's name or ID`,
-      ];
-}
-
-function within(value: unknown, field: string, [min, max] = BOUNDS[field]!): string[] {
-  if (value === undefined) return [];
-  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
-    ? []
-    : [`${field} must be a number of milliseconds from ${min} to ${max} (got ${JSON.stringify(value)})`];
-}
-
-export function taskInputProblems(input: BrowserTaskInput | null | undefined): string[] {
-  if (!isPlainObject(input)) return ['input must be an object with instructions, type, project and geoLocation'];
-  const problems = [
-    ...instructionProblems(input.instructions),
-    ...(TASK_TYPES.includes(input.type)
-      ? []
-      : [`type must be one of ${TASK_TYPES.join(', ')} (got ${JSON.stringify(input.type ?? null)})`]),
-    ...projectProblems(input.project),
-    ...geoLocationProblems(input.geoLocation),
-    ...optionalOf('boolean', input.inspect, 'inspect'),
-    ...optionalOf('boolean', input.awaitable, 'awaitable'),
-    ...unknownFieldProblems(input, TASK_INPUT_FIELDS, 'input', ['resume']),
-    ...(['timeoutMs', 'awaitingInputTimeoutMs', 'stopRetryWindowMs'] as const).flatMap((key) =>
-      within(input[key], key, rangeOf(key)),
-    ),
-    ...(
-      [
-        'initialIntervalMs',
-        'maxIntervalMs',
-        'heartbeatTimeoutMs',
-        'targetDetectionMs',
-        'maxSpanMs',
-        'inputSettleMs',
-        'notFoundGraceMs',
-      ] as const
-    ).flatMap((key) => within(input.polling?.[key], `polling.${key}`)),
-  ];
-  if (input.polling !== undefined) {
-    if (!isPlainObject(input.polling)) problems.push('polling must be an object');
-    else problems.push(...unknownFieldProblems(input.polling, POLLING_FIELDS, 'polling'));
-  }
-  if ('resume' in input) problems.push('resume is not an input: continue-as-new carries its own state');
-  const polling = resolvePolling(input.polling);
-  if (polling.initialIntervalMs > polling.maxIntervalMs)
-    problems.push('polling.initialIntervalMs must not exceed polling.maxIntervalMs');
-  if (
-    input.codeInstructionTemplate !== undefined &&
-    !(typeof input.codeInstructionTemplate === 'string' && input.codeInstructionTemplate.includes('{code}'))
-  ) {
-    problems.push(
-      'codeInstructionTemplate must contain the placeholder {code} (a string such as "Enter the code {code}")',
-    );
-  }
-  if (input.delivery !== undefined && input.delivery !== 'at-most-once' && input.delivery !== 'at-least-once') {
-    problems.push("delivery must be 'at-most-once' or 'at-least-once'");
-  }
-  const [minResultBytes, maxResultBytes] = rangeOf('maxResultBytes');
-  if (
-    input.maxResultBytes !== undefined &&
-    !(
-      typeof input.maxResultBytes === 'number' &&
-      input.maxResultBytes >= minResultBytes &&
-      input.maxResultBytes <= maxResultBytes
-    )
-  ) {
-    problems.push(`maxResultBytes must be between ${minResultBytes} and ${maxResultBytes}`);
-  }
-  if (
-    input.notifyWorkflowId !== undefined &&
-    input.notifyWorkflowId !== false &&
-    !nonEmpty(input.notifyWorkflowId, 1000)
-  ) {
-    problems.push('notifyWorkflowId must be a workflow ID (a non-empty string) or false');
-  }
-  problems.push(...placeProblems(input, ''));
-  problems.push(...activityOptionProblems(input.activityOptions));
-  problems.push(...codeLoopProblems(input));
-  const bytes = jsonBytes(input);
-  if (bytes > MAX_INPUT_BYTES)
-    problems.push(
-      `input must be at most ${MAX_INPUT_BYTES} bytes of JSON (got ${bytes}): shorten the instructions, or send the rest later with appendInstructions`,
-    );
-  return problems;
-}
-
-/** The size of a value as JSON, in UTF-8 bytes (0 for what JSON cannot hold). */
-export function jsonBytes(value: unknown): number {
-  try {
-    return utf8Length(JSON.stringify(value) ?? '');
-  } catch {
-    return 0; // a cycle: the payload converter refuses it anyway
-  }
-}
-
-const TOTP_SECRET_NAME = /^[A-Za-z0-9_]{1,64}$/;
-const WEBHOOK_REFERENCE = /^[A-Za-z0-9._:/@+=-]{1,128}$/;
-
-/** The options of the one-time-code loop: the TOTP secret's name, the code attempts, the webhook choice. */
-function codeLoopProblems(input: BrowserTaskInput): string[] {
-  const problems: string[] = [];
-  const { totpSecretName, maxCodeAttempts, webhook, codeRecipient } = input;
-  problems.push(...codeRecipientProblems(codeRecipient));
-  if (codeRecipient !== undefined && totpSecretName !== undefined)
-    problems.push('codeRecipient and totpSecretName exclude each other: the worker types TOTP codes itself');
-  if (totpSecretName !== undefined && !(typeof totpSecretName === 'string' && TOTP_SECRET_NAME.test(totpSecretName)))
-    problems.push(
-      'totpSecretName must be the name of a TOTP secret the worker holds: 1-64 letters, digits or underscores (never the secret itself)',
-    );
-  const [minAttempts, maxAttempts] = rangeOf('maxCodeAttempts');
-  if (
-    maxCodeAttempts !== undefined &&
-    !(Number.isInteger(maxCodeAttempts) && maxCodeAttempts >= minAttempts && maxCodeAttempts <= maxAttempts)
-  )
-    problems.push(
-      `maxCodeAttempts must be an integer from ${minAttempts} to ${maxAttempts} (got ${JSON.stringify(maxCodeAttempts)})`,
-    );
-  if (webhook === undefined) return problems;
-  if (!isPlainObject(webhook))
-    return [
-      ...problems,
-      'webhook must be an object: { events?, reference? } (the destination is configured on the worker)',
-    ];
-  problems.push(
-    ...unknownFieldProblems(webhook, WEBHOOK_FIELDS, 'webhook').map(
-      (problem) => `${problem} (the destination and its secrets are configured on the worker)`,
-    ),
-  );
-  const { events, reference } = webhook;
-  if (
-    events !== undefined &&
-    !(Array.isArray(events) && events.every((event) => (WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(event)))
-  )
-    problems.push(`webhook.events must be a list of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-  if (reference !== undefined && !(typeof reference === 'string' && WEBHOOK_REFERENCE.test(reference)))
-    problems.push(
-      'webhook.reference must be 1-128 letters, digits or ._:/@+=- (an opaque ID of yours, never a secret)',
-    );
-  return problems;
-}
-
-/** A non-blank string of at most `maxLength` characters (code points, as JSON Schema counts them). */
-function nonEmpty(value: unknown, maxLength: number): boolean {
-  return typeof value === 'string' && value.trim() !== '' && [...value].length <= maxLength;
-}
-
-export function activityOptionProblems(options: TaskActivityOptions | undefined): string[] {
-  if (options === undefined) return [];
-  if (!isPlainObject(options as unknown)) return ['activityOptions must be an object'];
-  const problems = unknownFieldProblems({ ...options }, ACTIVITY_OPTION_FIELDS, 'activityOptions');
-  const { taskQueue, priorityKey, fairnessKey, fairnessWeight, retry } = options;
-  if (taskQueue !== undefined && !nonEmpty(taskQueue, 1000))
-    problems.push('activityOptions.taskQueue must be a task queue name (a non-empty string)');
-  problems.push(...placeProblems({ priority: priorityKey, fairnessKey, fairnessWeight }, 'activityOptions.'));
-  if (retry !== undefined && !isPlainObject(retry)) problems.push('activityOptions.retry must be an object');
-  else if (retry !== undefined) {
-    problems.push(
-      ...within(retry.initialIntervalMs, 'activityOptions.retry.initialIntervalMs'),
-      ...within(retry.maximumIntervalMs, 'activityOptions.retry.maximumIntervalMs'),
-    );
-    const { backoffCoefficient } = retry;
-    if (
-      backoffCoefficient !== undefined &&
-      !(typeof backoffCoefficient === 'number' && backoffCoefficient >= 1 && backoffCoefficient <= 10)
-    ) {
-      problems.push(
-        `activityOptions.retry.backoffCoefficient must be a number from 1 to 10 (got ${JSON.stringify(backoffCoefficient)})`,
-      );
-    }
-    const extra = Object.keys(retry).filter(
-      (key) => !['initialIntervalMs', 'maximumIntervalMs', 'backoffCoefficient'].includes(key),
-    );
-    if (extra.length > 0)
-      problems.push(
-        `activityOptions.retry takes initialIntervalMs, maximumIntervalMs and backoffCoefficient only (got ${extra.join(', ')}): attempt limits are part of what the workflow guarantees`,
-      );
-  }
-  return problems;
-}
-
-/** A priority (1-5), fairness key (at most 64 characters) and weight (0.001-1000), where given. */
-function placeProblems(
-  { priority, fairnessKey, fairnessWeight }: Pick<BrowserTaskInput, 'priority' | 'fairnessKey' | 'fairnessWeight'>,
-  prefix: '' | 'activityOptions.',
-): string[] {
-  const problems: string[] = [];
-  const priorityName = prefix ? `${prefix}priorityKey` : 'priority';
-  const [first, last] = rangeOf('priority');
-  if (priority !== undefined && !(Number.isInteger(priority) && priority >= first && priority <= last)) {
-    problems.push(`${priorityName} must be an integer from ${first} to ${last} (got ${JSON.stringify(priority)})`);
-  }
-  if (
-    fairnessKey !== undefined &&
-    !(typeof fairnessKey === 'string' && codePoints(fairnessKey) <= FAIRNESS_KEY_CHARS)
-  ) {
-    problems.push(`${prefix}fairnessKey must be a string of at most ${FAIRNESS_KEY_CHARS} characters`);
-  }
-  const [lightest, heaviest] = rangeOf('fairnessWeight');
-  if (
-    fairnessWeight !== undefined &&
-    !(typeof fairnessWeight === 'number' && fairnessWeight >= lightest && fairnessWeight <= heaviest)
-  ) {
-    problems.push(
-      `${prefix}fairnessWeight must be a number from ${lightest} to ${heaviest} (got ${JSON.stringify(fairnessWeight)})`,
-    );
-  }
-  return problems;
 }
 
 /** The task's priority: 1 (first) to 5 (last), default 3 (Temporal's default). */
@@ -762,101 +471,6 @@ export function fairnessKeyOf(input: Pick<BrowserTaskInput, 'project' | 'activit
   return utf8Prefix(input.activityOptions?.fairnessKey ?? input.fairnessKey ?? input.project, FAIRNESS_KEY_BYTES);
 }
 
-/** The longest prefix of `text` within `maxBytes` of UTF-8, cut between characters, never inside one. */
-export function utf8Prefix(text: string, maxBytes: number): string {
-  let prefix = '';
-  let bytes = 0;
-  for (const char of text) {
-    bytes += utf8Length(char);
-    if (bytes > maxBytes) break;
-    prefix += char;
-  }
-  return prefix;
-}
-
-function codePoints(text: string): number {
-  return Array.from(text).length;
-}
-
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4; // a surrogate pair: one code point
-      i++;
-    } else bytes += 3; // a lone surrogate is written as U+FFFD, 3 bytes
-  }
-  return bytes;
-}
-
-/**
- * The fewest letters and digits a one-time code may have. Codes are masked wherever they stand as a
- * word in BrowserAI's output (redactCodes): a shorter one would hide every "12" or "7" of a result
- * table, and real one-time codes have 4 to 10 (docs/design/masking-codes.md).
- */
-export const MIN_CODE_CHARS = 4;
-/** The longest code, dashes included. */
-export const MAX_CODE_CHARS = 64;
-
-export function codeProblems(code: unknown): string[] {
-  if (typeof code !== 'string' || code.length > MAX_CODE_CHARS || !/^[A-Za-z0-9-]*$/.test(code))
-    return [
-      `code must be ${MIN_CODE_CHARS} to ${MAX_CODE_CHARS} letters, digits or dashes (the one-time code as the user received it)`,
-    ];
-  const significant = code.replace(/-/g, '').length;
-  return significant >= MIN_CODE_CHARS
-    ? []
-    : [
-        `code must have at least ${MIN_CODE_CHARS} letters or digits (got ${significant}): a shorter one cannot be ` +
-          "masked in BrowserAI's output without hiding ordinary numbers; send the whole code as the user received it",
-      ];
-}
-
-/** Whether a code passes the checks of release 0.1.0 (1 to 64 letters, digits or dashes): a running workflow's earlier codes did. */
-export function passedOldCodeCheck(code: unknown): boolean {
-  return typeof code === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(code);
-}
-
-/** The problems of `nextInputRequest`'s `after`: absent, or the sequence number of a request already seen. */
-export function afterProblems(after: unknown): string[] {
-  return after === undefined || (Number.isInteger(after) && (after as number) >= 0)
-    ? []
-    : [`after must be a sequence number (an integer >= 0, got ${JSON.stringify(after)})`];
-}
-
-/**
- * How long one `nextInputRequest` update waits at most before it answers `continued` (ask again),
- * and the shortest wait a caller may ask for: a caller that went away (a Ctrl-C, a restarted
- * service, a client timeout) holds one of the few updates a task may have in flight for at most
- * this long. Every answer is one update (one billed action): 12 an hour for a caller who waits on.
- */
-export const INPUT_WAIT_MS = { max: 5 * 60_000, min: 1_000 } as const;
-
-/**
- * The most `nextInputRequest` updates a task keeps waiting at once. Temporal admits 10 updates in
- * flight per workflow (`limit.workflowExecution.maxInFlightUpdates`, also Temporal Cloud's):
- * the other 5 stay free for `addInstructions` and `executionId`.
- */
-export const MAX_INPUT_WAITERS = 5;
-
-/** The problems of a `nextInputRequest` message, read as the update's validator reads it (no object: no fields). */
-export function nextInputRequestProblems(message: unknown): string[] {
-  const { after, waitMs } = isPlainObject(message) ? message : {};
-  const problems = afterProblems(after);
-  if (
-    waitMs !== undefined &&
-    !(Number.isInteger(waitMs) && (waitMs as number) >= INPUT_WAIT_MS.min && (waitMs as number) <= INPUT_WAIT_MS.max)
-  ) {
-    problems.push(
-      `waitMs must be an integer from ${INPUT_WAIT_MS.min} to ${INPUT_WAIT_MS.max} (how long one update waits before it answers "continued"; got ${JSON.stringify(waitMs)})`,
-    );
-  }
-  return problems;
-}
-
 export function resolvePolling(polling: PollingOptions | undefined): Required<PollingOptions> {
   return {
     initialIntervalMs: polling?.initialIntervalMs ?? DEFAULTS.initialIntervalMs,
@@ -867,9 +481,4 @@ export function resolvePolling(polling: PollingOptions | undefined): Required<Po
     inputSettleMs: polling?.inputSettleMs ?? DEFAULTS.inputSettleMs,
     notFoundGraceMs: polling?.notFoundGraceMs ?? DEFAULTS.notFoundGraceMs,
   };
-}
-
-/** The instruction `submitCode` sends. */
-export function codeInstruction(template: string | undefined, code: string): Instruction {
-  return { action: (template ?? DEFAULTS.codeInstructionTemplate).split('{code}').join(code) };
 }

@@ -1,17 +1,15 @@
 // The contract of saved tasks and of `runSavedTask`. Pure: the workflow bundle and the
 // starters both import it, so bad input is refused before anything is sent.
 import type { CreateSavedTaskRequest, GeoLocation, Instruction, SavedTask } from './browserai-types';
+import { TASK_INPUT_FIELDS, type BrowserTaskInput, type OverrideField } from './input';
 import {
   geoLocationProblems,
   instructionProblems,
-  isPlainObject,
   projectProblems,
   taskInputProblems,
   unknownFieldProblems,
-  TASK_INPUT_FIELDS,
-  type BrowserTaskInput,
-  type OverrideField,
-} from './input';
+} from './input-problems';
+import { isPlainObject } from './text';
 
 /** A saved task to create: its name, natural-language instructions, project and location. */
 export interface SavedTaskDefinition {

@@ -2,7 +2,7 @@
 // secrets and headers as the webhooks the worker sends): for a pipeline of your own, or a
 // provider the inbox does not read. Its `webhook-id` names the message: send the same one on a retry.
 import type { Webhook } from 'standardwebhooks';
-import { isPlainObject } from '../contract/input';
+import { isPlainObject } from '../contract/text';
 import { refused, type ArrivedMessage, type Refused } from './arrived-message';
 
 /** The longest text read from a JSON message. */

@@ -14,7 +14,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
-import { isPlainObject } from '../contract/input';
+import { isPlainObject } from '../contract/text';
 import { stateQuery, type InputRequest } from '../contract/messages';
 import { BrowserAIAwaitingInput, BrowserAIAwaitingInputSince } from '../contract/search-attributes';
 import { finishedIfClosed } from '../starters/awaiting-input';

@@ -12,7 +12,7 @@ import {
   ProtocolError,
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/server';
-import { isPlainObject } from '../contract/input';
+import { isPlainObject } from '../contract/text';
 import { TASKS_EXTENSION, type DetailedMcpTask, type McpTasks } from './mcp-tasks';
 
 const PROTOCOL_VERSION = '2026-07-28';

@@ -13,7 +13,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { instructionProblems, isPlainObject, taskInputProblems } from '../contract/input';
+import { instructionProblems, taskInputProblems } from '../contract/input-problems';
+import { isPlainObject } from '../contract/text';
 import { runSavedTaskInputProblems } from '../contract/saved-task-input';
 import { stateQuery, type InputRequest } from '../contract/messages';
 import { SavedTasks } from '../starters/saved-tasks';

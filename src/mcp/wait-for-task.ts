@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { redactSecrets } from '../browserai/redact';
 import { FailureType } from '../contract/errors';
 import { BrowserAIStatus } from '../contract/search-attributes';
-import { codeProblems } from '../contract/input';
+import { codeProblems } from '../contract/one-time-codes';
 import type { InputRequest } from '../contract/messages';
 import { finishedIfClosed } from '../starters/awaiting-input';
 import type { BrowserTasks, NextInputRequest } from '../starters/tasks';

@@ -17,7 +17,9 @@ import { FailureType, type FailureTypeName, type InvalidInputDetails } from '../
 import { browserTaskStartOptions } from '../starters/tasks';
 import { startSearchAttributes, withSearchAttributeFallback } from '../starters/search-attributes-fallback';
 import { callerProblems, inCallersLane } from '../contract/callers';
-import { codeProblems, taskInputProblems, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskResult } from '../contract/input';
+import { taskInputProblems } from '../contract/input-problems';
+import { codeProblems } from '../contract/one-time-codes';
 import { stateQuery, submitCodeSignal } from '../contract/messages';
 import type { browserTask } from '../workflows/browser-task';
 import { NEXUS_CALLERS, nexusCallerKey } from './fence';

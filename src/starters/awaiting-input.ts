@@ -5,7 +5,8 @@ import { WorkflowFailedError, type Client, type WorkflowExecutionInfo, type Work
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { FailureType } from '../contract/errors';
 import type { InboxView } from '../contract/inbox-messages';
-import { INPUT_WAIT_MS, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskResult } from '../contract/input';
+import { INPUT_WAIT_MS } from '../contract/input-waits';
 import {
   nextInputRequestUpdate,
   stateQuery,

@@ -35,7 +35,8 @@ import {
   type BatchRecord,
   type BatchState,
 } from '../contract/batch-messages';
-import { InvalidInputError, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { InvalidInputError } from '../contract/input-problems';
 import { batchFingerprint } from './batch-fingerprint';
 import { startSearchAttributes, withSearchAttributeFallback } from './search-attributes-fallback';
 

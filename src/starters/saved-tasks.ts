@@ -16,7 +16,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { CreateSavedTaskResponse, SavedTask } from '../contract/browserai-types';
 import { startSearchAttributes, withSearchAttributeFallback, type RegisteredOnly } from './search-attributes-fallback';
 import { cronProblems, scheduleIdFor, timezoneProblems } from '../schedules/cron';
-import { InvalidInputError } from '../contract/input';
+import { InvalidInputError } from '../contract/input-problems';
 import {
   runSavedTaskInputProblems,
   savedTaskNameProblems,

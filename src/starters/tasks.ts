@@ -17,15 +17,10 @@ import type { Instruction } from '../browserai';
 import { encryptedDataConverterFromEnv } from '../codec/encryption-codec';
 import { connectionOptions, loadTemporalConfig } from '../config/temporal';
 import type { TaskExecutionAnswer } from '../contract/activity-types';
-import {
-  nextInputRequestProblems,
-  codeProblems,
-  instructionProblems,
-  InvalidInputError,
-  taskInputProblems,
-  type BrowserTaskInput,
-  type BrowserTaskResult,
-} from '../contract/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { instructionProblems, InvalidInputError, taskInputProblems } from '../contract/input-problems';
+import { nextInputRequestProblems } from '../contract/input-waits';
+import { codeProblems } from '../contract/one-time-codes';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,

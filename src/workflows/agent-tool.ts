@@ -11,7 +11,8 @@
 import { ChildWorkflowFailure, ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { executeChild, isCancellation, ParentClosePolicy, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { browserTask } from './browser-task';
-import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { taskInputProblems } from '../contract/input-problems';
 
 /** What the model passes to the `browserTask` tool. */
 export interface BrowserTaskToolArgs {

@@ -1,6 +1,7 @@
 import { ApplicationFailure, continueAsNew, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { FailureType, type InvalidInputDetails } from '../contract/errors';
-import { taskInputProblems, type BrowserTaskInput, type BrowserTaskResult } from '../contract/input';
+import type { BrowserTaskInput, BrowserTaskResult } from '../contract/input';
+import { taskInputProblems } from '../contract/input-problems';
 import {
   addInstructionsUpdate,
   appendInstructionsSignal,

@@ -17,7 +17,7 @@ export const TOTP_WAIT_IN_WORKFLOW = 'totp-wait-in-workflow';
 export const CODE_REFUSED_ONLY_ON_SAME_FORM = 'code-refused-only-on-same-form';
 
 /**
- * A code of 1 to 3 letters or digits is refused (input.ts MIN_CODE_CHARS); workflows that ran
+ * A code of 1 to 3 letters or digits is refused (one-time-codes.ts MIN_CODE_CHARS); workflows that ran
  * before it typed such a code, and replay as they ran (docs/one-time-codes.md).
  */
 export const SHORT_CODES_REFUSED = 'short-codes-refused';

@@ -1,7 +1,8 @@
 // What every start of `browserTask` sets, whoever starts it: the client, the Nexus service, a
 // batch (as a child). Workflow-safe.
 import { WorkflowIdReusePolicy, type Priority } from '@temporalio/common';
-import { FAIRNESS_KEY_BYTES, utf8Prefix, type BrowserTaskInput } from '../contract/input';
+import { FAIRNESS_KEY_BYTES, type BrowserTaskInput } from '../contract/input';
+import { utf8Prefix } from '../contract/text';
 
 /**
  * What every start of `browserTask` sets, here and in the Nexus service: its input, the reuse

@@ -1,6 +1,6 @@
 // The checks of a batch's name and items, shared by the client, the CLI and the workflow, so every
 // one refuses the same things with the same words. Pure and workflow-safe.
-import { taskInputProblems } from '../../contract/input';
+import { taskInputProblems } from '../../contract/input-problems';
 import type { BatchItem } from '../../contract/batch-messages';
 
 /** An item ID: part of its child's workflow ID (`<batch>/<id>`), so no `/`, and short enough for SQL visibility. */

@@ -5,7 +5,7 @@
 // typed error, and answers each one within a bound, so waits nobody reads drain by themselves.
 import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
 import { FailureType } from '../../contract/errors';
-import { INPUT_WAIT_MS, MAX_INPUT_WAITERS, nextInputRequestProblems } from '../../contract/input';
+import { INPUT_WAIT_MS, MAX_INPUT_WAITERS, nextInputRequestProblems } from '../../contract/input-waits';
 import { BOUNDED_INPUT_WAITS } from '../patches';
 
 export class InputWaiters {

@@ -6,15 +6,10 @@ import { ApplicationFailure, log, patched } from '@temporalio/workflow';
 import type { TaskExecutionAnswer } from '../../contract/activity-types';
 import type { Instruction } from '../../contract/browserai-types';
 import { FailureType } from '../../contract/errors';
-import {
-  MAX_QUEUED_BYTES,
-  codeInstruction,
-  codeProblems,
-  instructionProblems,
-  jsonBytes,
-  passedOldCodeCheck,
-  type OutgoingInstructions,
-} from '../../contract/input';
+import { MAX_QUEUED_BYTES, type OutgoingInstructions } from '../../contract/input';
+import { instructionProblems } from '../../contract/input-problems';
+import { codeInstruction, codeProblems, passedOldCodeCheck } from '../../contract/one-time-codes';
+import { jsonBytes } from '../../contract/text';
 import { SHORT_CODES_REFUSED } from '../patches';
 import type { OneTimeCodes } from './one-time-codes';
 import type { Outbox } from './outbox';

@@ -3,7 +3,8 @@
 // goes next and when; an OutboxSender (sender.ts) does the sending.
 import { CancellationScope, condition } from '@temporalio/workflow';
 import type { TaskExecutionAnswer } from '../../contract/activity-types';
-import { jsonBytes, type OutgoingInstructions } from '../../contract/input';
+import type { OutgoingInstructions } from '../../contract/input';
+import { jsonBytes } from '../../contract/text';
 import { rootFailure } from './failures';
 
 /** BrowserAI's answer, or the failure itself (the ApplicationFailure under an ActivityFailure), so an update's caller reads its `type`. */

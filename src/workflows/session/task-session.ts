@@ -25,13 +25,8 @@ import type {
 } from '../../contract/activity-types';
 import { categorize, type StatusCategory } from '../../contract/status';
 import { FailureType } from '../../contract/errors';
-import {
-  MAX_INPUT_BYTES,
-  MAX_QUEUED_BYTES,
-  jsonBytes,
-  type BrowserTaskInput,
-  type BrowserTaskResult,
-} from '../../contract/input';
+import { MAX_INPUT_BYTES, MAX_QUEUED_BYTES, type BrowserTaskInput, type BrowserTaskResult } from '../../contract/input';
+import { jsonBytes } from '../../contract/text';
 import type { BrowserTaskState, InputRequestWait, TaskFinished } from '../../contract/messages';
 import { sessionActivities, type SessionActivities } from './activities';
 import { failureType, rootFailure } from './failures';

@@ -18,7 +18,8 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { utf8Prefix, type TaskWebhookOptions } from '../../contract/input';
+import type { TaskWebhookOptions } from '../../contract/input';
+import { utf8Prefix } from '../../contract/text';
 import type { WebhookBody, WebhookDeliveryInput } from '../../contract/webhooks';
 import { WEBHOOK_CHILD_ID_PER_RUN_CHAIN } from '../patches';
 import { browserAIWebhook, deliverWebhookEvent } from '../webhook-delivery';
