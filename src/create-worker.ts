@@ -33,14 +33,14 @@ export function createWorker({
 }: BrowserAIWorkerOptions): Promise<Worker> {
   return Worker.create({
     // Every running task holds one poll activity for its whole life, and polls sleep most of the
-    // time: the slots bound how many tasks one worker follows at once (2,000 measured, BENCHMARKS.md).
+    // time: the slots bound how many tasks one worker follows at once (BENCHMARKS.md, "Scale").
     // A tuner replaces slot counts altogether.
     ...(options.tuner ? {} : { maxConcurrentActivityTaskExecutions: 5_000 }),
     // On a deploy, polls in flight get this long to finish their request before they are
     // handed to another worker (they resume from their last heartbeat; no stop is sent).
     shutdownGraceTime: 10_000,
-    // maxCachedWorkflows stays the SDK's unless set: capping it at 500 cut 2,000 concurrent tasks'
-    // RSS only from 1.17 GB to 1.10 GB and doubled end -> closed with replays (docs/design/memory.md).
+    // maxCachedWorkflows stays the SDK's unless set: capping it at 500 saved little memory at 2,000
+    // concurrent tasks and slowed end -> closed with replays (docs/design/memory.md).
     ...options,
     plugins: [
       new BrowserAIPlugin({

@@ -123,8 +123,8 @@ describe('batch', () => {
 
   it('takes a page when there is room for it, so history holds each page about once', async () => {
     // An update's page is written to history when the batch accepts it; taking a few items each
-    // time a slot freed wrote the rest of the page again and again (the bench's 10,000 items: about
-    // 27 KB of history per item, a continue-as-new every 200 items).
+    // time a slot freed wrote the rest of the page again and again, so history grew by pages, not
+    // items (what a batch's history holds per item: docs/fleet.md, "Batches").
     const project = `batch-${randomUUID().slice(0, 8)}`;
     const items = itemsOf(project, 40);
     const name = `batch-${randomUUID()}`;
