@@ -53,7 +53,7 @@ export const USAGE = `npm run chaos -- [flags]      (each flag also reads CHAOS_
   --temporal-restarts L Temporal SIGKILLed and restarted on its database at these times, right after
                         a create, then an append, alternately (default 15s,30s; "none" for none)
   --temporal-pause D+L  Temporal paused (SIGSTOP) at D for L (default 60s+30s; "none" for none)
-  --output FILE         Markdown file whose "## Chaos" section is written (default CHAOS.md)
+  --output FILE         Markdown file the report is written to, whole (default CHAOS.md)
   --raw-json FILE       also write every per-workflow fact as JSON
 
 Durations: 500ms, 30s, 8m; a bare number is seconds.`;

@@ -11,7 +11,7 @@ import { runKiller, type KillerReport } from './killer';
 import { CHAOS_TOTP_NAME, CHAOS_TOTP_SECRET, planWorkflows } from './plan';
 import { Random } from '../../dev/random';
 import { runHarness } from '../../dev/harness';
-import { renderSection, writeSection } from './report';
+import { renderSection, writeReport } from './report';
 import { runWorkflows, type WorkflowRecord } from './run';
 import { startChaosStack, TASK_QUEUE, type ChaosStack } from './stack';
 import { evaluateTargets } from './targets';
@@ -136,7 +136,7 @@ async function chaos(config: ChaosConfig, running: Running): Promise<number> {
     rows,
   );
   console.log(`\n${section}`);
-  writeSection(config.output, section);
+  writeReport(config.output, section);
   log(`written to ${config.output}`);
   if (config.rawJson)
     writeFileSync(

@@ -1,7 +1,7 @@
-// The report: settings, the target table, outcomes by kind and every miss by name, as the
-// "## Chaos (`npm run chaos`)" section of CHAOS.md (replaced in place, or appended; the table
-// of earlier runs kept by hand below it stays). BENCHMARKS.md belongs to `npm run bench` alone.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// The report: settings, the target table, outcomes by kind and every miss by name. It writes
+// CHAOS.md whole, as `npm run bench` writes BENCHMARKS.md: earlier runs live in git, not in the
+// file (docs/design/documentation.md).
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { ChaosConfig } from './config';
 import type { ChaosFacts } from './facts';
@@ -130,15 +130,17 @@ function outcomes(facts: ChaosFacts): string[] {
   return lines;
 }
 
-/** Replaces the chaos section of the file (up to the next `## ` heading), or appends it. */
-export function writeSection(file: string, section: string): void {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const start = text.indexOf(`${SECTION_HEADING}\n`);
-  if (start < 0) {
-    writeFileSync(file, `${text.replace(/\n*$/, '')}${text ? '\n\n' : ''}${section}`);
-    return;
-  }
-  const next = text.indexOf('\n## ', start + SECTION_HEADING.length);
-  const rest = next < 0 ? '' : `\n${text.slice(next + 1)}`;
-  writeFileSync(file, `${text.slice(0, start)}${section}${rest}`);
+/** What CHAOS.md says before the run's section. */
+const INTRO = `# Chaos
+
+What \`npm run chaos\` (test/chaos) found: a correctness run, not a benchmark. Worker processes are
+SIGKILLed and restarted, Temporal is killed, restarted and paused, and the BrowserAI emulator answers
+with random faults, while workflows of every kind run; then BrowserAI's side is checked: every task
+created once, every code typed once, every cancel stopped once. The run writes this file whole;
+earlier runs are in git. Throughput and cost figures are in [BENCHMARKS.md](BENCHMARKS.md), which
+\`npm run bench\` alone writes.`;
+
+/** Writes the report file whole: the introduction, then this run's section. */
+export function writeReport(file: string, section: string): void {
+  writeFileSync(file, `${INTRO}\n\n${section.replace(/\n*$/, '')}\n`);
 }
