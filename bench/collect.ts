@@ -4,10 +4,11 @@
 // in total per project, because tasks of one kind share one text and a create names no task.
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import type { BrowserAIEmulator, RecordedRequest } from '../src/emulator';
 import type { BrowserTaskResult } from '../src/contract/input';
 import { mapLimit, within } from '../dev/async';
-import type { HistoryFacts, TaskFacts, TaskRecord } from './task';
+import type { HistoryFacts, TaskFacts, TaskRecord, WorkflowTaskMoments } from './task';
 
 const COLLECT_CONCURRENCY = 8;
 const CALL_TIMEOUT_MS = 30_000;
@@ -66,7 +67,8 @@ export async function collectFacts(client: Client, records: TaskRecord[], emulat
 
 /** The history of every run of the chain (continue-as-new), with the moments the latency breakdown needs. */
 async function readHistory(client: Client, workflowId: string, firstRunId: string): Promise<HistoryFacts> {
-  const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {} };
+  const facts: HistoryFacts = { events: 0, runs: 0, pollActivities: 0, eventTypes: {}, workflowTasks: [] };
+  const workflowTasks = new Map<string, WorkflowTaskMoments>();
   const activityTypes = new Map<string, string>();
   const activityOf = (attributes?: { scheduledEventId?: unknown } | null) =>
     activityTypes.get(String(attributes?.scheduledEventId ?? ''));
@@ -90,11 +92,38 @@ async function readHistory(client: Client, workflowId: string, firstRunId: strin
       if (activityOf(event.activityTaskStartedEventAttributes) === APPEND) facts.appendStartedAt ??= at;
       if (activityOf(event.activityTaskCompletedEventAttributes) === POLL) facts.lastPollCompletedAt = at;
       if (event.workflowExecutionSignaledEventAttributes) facts.signaledAt ??= at;
+      noteWorkflowTask(event, String(event.eventId), at, workflowTasks, facts.workflowTasks!);
     }
     // A run that continued as new ends with the event that names the next run.
     runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   return facts;
+}
+
+/** A workflow task's moments, by the ID of its scheduled event (the events after it name it). */
+function noteWorkflowTask(
+  event: temporal.api.history.v1.IHistoryEvent,
+  eventId: string,
+  at: number | undefined,
+  byScheduledId: Map<string, WorkflowTaskMoments>,
+  list: WorkflowTaskMoments[],
+): void {
+  const scheduled = event.workflowTaskScheduledEventAttributes;
+  if (scheduled) {
+    // TASK_QUEUE_KIND_STICKY is 2 in the API's enum.
+    const task: WorkflowTaskMoments = { scheduledAt: at, ...(scheduled.taskQueue?.kind === 2 ? { sticky: true } : {}) };
+    byScheduledId.set(eventId, task);
+    list.push(task);
+    return;
+  }
+  const { workflowTaskStartedEventAttributes: started, workflowTaskCompletedEventAttributes: completed } = event;
+  const { workflowTaskTimedOutEventAttributes: timedOut, workflowTaskFailedEventAttributes: failed } = event;
+  const task = byScheduledId.get(String((started ?? completed ?? timedOut ?? failed)?.scheduledEventId ?? ''));
+  if (!task) return;
+  if (started) task.startedAt = at;
+  else task.closedAt = at;
+  if (timedOut) task.lost = 'timed out';
+  if (failed) task.lost = 'failed';
 }
 
 /** `workflowExecutionStartedEventAttributes` -> `WorkflowExecutionStarted`. */

@@ -72,6 +72,13 @@ const SETTINGS = {
     emulatorMode: setting('documented', 'documented', emulatorMode),
     cachedWorkflows: int(0, 0, 0), // WORKER_MAX_CACHED_WORKFLOWS; 0: the worker's own default (the SDK's)
   },
+  signals: {
+    about: 'one worker, many short tasks at once, every n-th sent appendInstructions while it runs',
+    tasks: int(200, 20),
+    durationMs: ms('10s', '10s', 1_000),
+    signalEvery: int(10, 5), // every n-th task gets a signal
+    emulatorMode: setting('documented', 'documented', emulatorMode),
+  },
   codeloop: {
     about:
       'code form shown -> webhook received, -> waiting client call returned; TOTP: form shown -> code typed; inbox: message received -> code typed',
@@ -113,7 +120,9 @@ export type BenchConfig = ReturnType<typeof readConfig>;
 
 const flagOf = (scenario: string, key: string) =>
   `${scenario}-${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-const GENERAL = ['scenarios', 'seed', 'output', 'raw-json', 'quick', 'allow-dirty'];
+const GENERAL = ['scenarios', 'busy', 'busy-hogs', 'seed', 'output', 'raw-json', 'quick', 'allow-dirty'];
+/** Scenarios run a second time beside CPU hogs unless --busy says otherwise: where a tail shows first. */
+const BUSY_DEFAULT = 'scale,signals';
 const SCENARIO_FLAGS = new Map(
   SCENARIOS.flatMap((name) =>
     Object.entries(SETTINGS[name])
@@ -125,6 +134,9 @@ const SCENARIO_FLAGS = new Map(
 export const USAGE = `node lib/bench/main.js [flags]      (each flag also reads BENCH_<NAME>, e.g. BENCH_SCENARIOS=realistic)
 
   --scenarios LIST   which to run, in this order: ${SCENARIOS.join(',')} (default all)
+  --busy LIST        of those, which also run a second time on a busy machine, beside CPU hogs the
+                     bench starts (default ${BUSY_DEFAULT}; none: no busy runs)
+  --busy-hogs N      the CPU hogs of a busy run, each spinning one core (default 1)
   --quick            a few short tasks per scenario, to check the bench works (BENCH_QUICK=1);
                      writes to $TMPDIR/BENCHMARKS.quick.md unless --output is given
   --seed N           seeds plans, durations and codes (default 1)
@@ -155,6 +167,8 @@ export function readConfig(argv = process.argv.slice(2), env = process.env) {
   const config = {
     ...(scenarios as { [N in ScenarioName]: ScenarioSettings<N> }),
     scenarios: scenarioList(values.get('scenarios') ?? SCENARIOS.join(',')),
+    busy: values.get('busy') === 'none' ? [] : scenarioList(values.get('busy') ?? BUSY_DEFAULT, 'busy'),
+    busyHogs: integer('busy-hogs', values.get('busy-hogs') ?? '1', 1),
     quick,
     seed: integer('seed', values.get('seed') ?? '1', 0),
     output: resolve(output || defaultOutput),
@@ -168,10 +182,10 @@ export function readConfig(argv = process.argv.slice(2), env = process.env) {
   return config;
 }
 
-function scenarioList(raw: string): ScenarioName[] {
+function scenarioList(raw: string, flag = 'scenarios'): ScenarioName[] {
   const names = raw.split(',').flatMap((n) => n.trim() || []);
   if (names.length === 0 || names.some((n) => !(SCENARIOS as string[]).includes(n)))
-    throw new Error(`--scenarios must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
+    throw new Error(`--${flag} must list some of ${SCENARIOS.join(', ')} (got "${raw}")`);
   return [...new Set(names)] as ScenarioName[];
 }
 

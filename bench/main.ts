@@ -23,6 +23,7 @@ import { measureMixed } from './scenarios/mixed';
 import { measureRealistic } from './scenarios/realistic';
 import { measureRecovery } from './scenarios/recovery';
 import { measureScale } from './scenarios/scale';
+import { measureSignals } from './scenarios/signals';
 import { stopLiveStacks } from './stack';
 
 const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<ScenarioReport>> = {
@@ -32,12 +33,22 @@ const MEASURE: Record<ScenarioName, (context: ScenarioContext) => Promise<Scenar
   actions: measureActions,
   recovery: measureRecovery,
   scale: measureScale,
+  signals: measureSignals,
   codeloop: measureCodeLoop,
   fleet: measureFleet,
   line: measureLine,
 };
 
+/** package.json's `engines`: an older `node` (the system's, run by hand) starts workers the report would misdescribe. */
+const MIN_NODE_MAJOR = 22;
+
 async function bench(config: BenchConfig): Promise<number> {
+  if (Number(process.versions.node.split('.')[0]) < MIN_NODE_MAJOR) {
+    console.error(
+      `[bench] this is Node ${process.version}; the workers need Node ${MIN_NODE_MAJOR} or later (and the memory probe 22.16). Run it as \`npm run bench\`, which takes node from node_modules/.bin.`,
+    );
+    return 2;
+  }
   const env = runEnvironment(commandLine('bench', 'lib/bench/main.js', 'BENCH'));
   if (env.changes.length > 0 && !config.quick && !config.allowDirty) {
     console.error(
@@ -47,12 +58,18 @@ async function bench(config: BenchConfig): Promise<number> {
   }
   const loadBefore = os.loadavg()[0];
   const outcomes: ScenarioOutcome[] = [];
-  for (const name of config.scenarios) {
+  // Each scenario on the machine as it is, then, if listed in --busy, beside CPU hogs.
+  const runs = config.scenarios.flatMap((name) =>
+    [0, ...(config.busy.includes(name) ? [config.busyHogs] : [])].map((hogs) => ({ name, hogs })),
+  );
+  for (const { name: scenario, hogs } of runs) {
+    const name = hogs ? `${scenario} (busy)` : scenario;
     const outcome: ScenarioOutcome = { name, startedAt: Date.now(), endedAt: 0 };
     outcomes.push(outcome);
     log(`scenario ${name}${config.quick ? ' (quick)' : ''}`);
     try {
-      outcome.report = await MEASURE[name]({ config, env: { ...env, startedAt: outcome.startedAt } });
+      const context = { config, env: { ...env, startedAt: outcome.startedAt }, hogs };
+      outcome.report = await MEASURE[scenario](context);
       console.log(`\n${outcome.report.markdown}\n`);
       const misses = outcome.report.rows.filter((row) => row.met === false);
       log(`${name}: ${misses.length ? `MISSED ${misses.map((r) => r.measure).join('; ')}` : 'no target missed'}`);

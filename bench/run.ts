@@ -1,6 +1,6 @@
 // Drives planned tasks as a service would: start them (one burst in batches, or each at its
-// planned moment), type each one-time code when BrowserAI shows the code form, and wait until every
-// one has closed, the deadline passes or the worker dies. Our workflows go through the public
+// planned moment), type each one-time code when BrowserAI shows the code form, signal the
+// instructions planned for a running task, and wait until every one has closed, the deadline passes or the worker dies. Our workflows go through the public
 // client API; the MCP client's twins (`target.mcp`) through its own loop. Progress every 10 s.
 import os from 'node:os';
 import { sleep, within } from '../dev/async';
@@ -42,7 +42,7 @@ export interface RunOutcome {
 export async function runTasks(records: TaskRecord[], target: RunTarget, options: RunOptions): Promise<RunOutcome> {
   const outcome: RunOutcome = { firstStartAt: options.firstStartAt ?? Date.now(), endedAt: 0, deadlineHit: false };
   const starting = startAll(records, target, options, outcome).then(() => void (outcome.allStartedAt = Date.now()));
-  const codesInFlight = new Set<Promise<void>>();
+  const messagesInFlight = new Set<Promise<void>>();
   const closed = target.mcp?.closed ?? new Set<string>();
   const settled = (r: TaskRecord) => !r.firstRunId || closed.has(r.plan.workflowId);
   let [lastClosedCheck, lastProgress] = [0, Date.now()];
@@ -55,12 +55,13 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
       log(`${options.label}: ${outcome.workerDied ?? 'deadline reached; reporting what finished'}`);
       break;
     }
-    if (!target.mcp) submitDueCodes(records, target, outcome, codesInFlight);
+    if (!target.mcp) submitDueCodes(records, target, outcome, messagesInFlight);
+    if (!target.mcp) sendDueSignals(records, target, messagesInFlight);
     if (!target.mcp && now - lastClosedCheck >= CLOSED_CHECK_MS) {
       lastClosedCheck = now;
       await listClosed(target, closed);
     }
-    const done = outcome.allStartedAt !== undefined && codesInFlight.size === 0 && records.every(settled);
+    const done = outcome.allStartedAt !== undefined && messagesInFlight.size === 0 && records.every(settled);
     if (now - lastProgress >= PROGRESS_MS || done) {
       lastProgress = now;
       log(progressLine(options.label, records, closed, target, now));
@@ -69,7 +70,7 @@ export async function runTasks(records: TaskRecord[], target: RunTarget, options
     await sleep(TICK_MS);
   }
   await within(30_000, starting);
-  await within(30_000, Promise.allSettled([...codesInFlight]));
+  await within(30_000, Promise.allSettled([...messagesInFlight]));
   outcome.endedAt = Date.now();
   return outcome;
 }
@@ -102,8 +103,7 @@ async function startAll(records: TaskRecord[], target: RunTarget, options: RunOp
 function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOutcome, inFlight: Set<Promise<void>>) {
   const waiting = records.filter((r) => r.plan.code && r.firstRunId && r.codeSentAt === undefined);
   if (waiting.length === 0) return;
-  const atForms = target.emulator.runningTasks().filter((t) => t.status === 'awaiting' && t.project === target.project);
-  const awaitingTags = new Set(atForms.flatMap((t) => t.instructions.flatMap((i) => i.action.match(TAG) ?? [])));
+  const awaitingTags = tagsShowing(target, 'awaiting');
   const now = Date.now();
   for (const record of waiting.filter((r) => awaitingTags.has(r.plan.code!.tag))) {
     const code = record.plan.code!;
@@ -111,15 +111,43 @@ function submitDueCodes(records: TaskRecord[], target: RunTarget, outcome: RunOu
     const from = code.when === 'awaiting' ? record.awaitingSeenAt : outcome.allStartedAt;
     if (from === undefined || now < from + code.delayMs) continue;
     record.codeSentAt = now;
-    const sending = target.tasks
-      .submitCode(record.plan.workflowId, code.value)
-      .then(
-        () => void (record.codeAcceptedAt = Date.now()),
-        (err: unknown) => void (record.codeError = String(err)),
-      )
-      .finally(() => inFlight.delete(sending));
-    inFlight.add(sending);
+    const sending = target.tasks.submitCode(record.plan.workflowId, code.value).then(
+      () => void (record.codeAcceptedAt = Date.now()),
+      (err: unknown) => void (record.codeError = String(err)),
+    );
+    track(inFlight, sending);
   }
+}
+
+/** `appendInstructions` signals whose moment has come, to tasks the emulator shows running. */
+function sendDueSignals(records: TaskRecord[], target: RunTarget, inFlight: Set<Promise<void>>) {
+  const waiting = records.filter((r) => r.plan.signal && r.firstRunId && r.signalSentAt === undefined);
+  if (waiting.length === 0) return;
+  const runningTags = tagsShowing(target, 'running');
+  const now = Date.now();
+  for (const record of waiting) {
+    const { tag, afterMs } = record.plan.signal!;
+    if (!runningTags.has(tag) || now < record.startCalledAt! + afterMs) continue;
+    record.signalSentAt = now;
+    const instruction = { action: `Then export the listing as JSON ${tag}` };
+    const sending = target.tasks.append(record.plan.workflowId, [instruction]);
+    track(
+      inFlight,
+      sending.catch((err: unknown) => void (record.signalError = String(err))),
+    );
+  }
+}
+
+/** The tags of this run's tasks the emulator shows in `status` now. */
+function tagsShowing(target: RunTarget, status: string): Set<string> {
+  const tasks = target.emulator.runningTasks().filter((t) => t.status === status && t.project === target.project);
+  return new Set(tasks.flatMap((t) => t.instructions.flatMap((i) => i.action.match(TAG) ?? [])));
+}
+
+/** Keeps `sending` in `inFlight` until it settles: the run waits for every message it sent. */
+function track(inFlight: Set<Promise<void>>, sending: Promise<void>): void {
+  const settled = sending.finally(() => inFlight.delete(settled));
+  inFlight.add(settled);
 }
 
 /** Closed workflows of the task queue, from visibility: one listing serves every workflow. */
@@ -134,7 +162,7 @@ async function listClosed(target: RunTarget, closed: Set<string>): Promise<void>
 
 function progressLine(label: string, records: TaskRecord[], closed: Set<string>, target: RunTarget, now: number) {
   const last = target.worker.sampler.samples.at(-1);
-  const codes = records.filter((r) => r.plan.code);
+  const [codes, signals] = [records.filter((r) => r.plan.code), records.filter((r) => r.plan.signal)];
   const busy = target.machine.busyPercent(now - 10_500, now, os.cpus().length);
-  return `${label}: started ${records.filter((r) => r.firstRunId).length}/${records.length}${codes.length ? `, codes sent ${codes.filter((r) => r.codeSentAt).length}/${codes.length}` : ''}, closed ${records.filter((r) => closed.has(r.plan.workflowId)).length}/${records.length}, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(target.worker.sampler.cpuPercent(now - 10_500, now), 0)} %, machine ${fmt(busy, 0)} % busy`;
+  return `${label}: started ${records.filter((r) => r.firstRunId).length}/${records.length}${codes.length ? `, codes sent ${codes.filter((r) => r.codeSentAt).length}/${codes.length}` : ''}${signals.length ? `, signals sent ${signals.filter((r) => r.signalSentAt).length}/${signals.length}` : ''}, closed ${records.filter((r) => closed.has(r.plan.workflowId)).length}/${records.length}, worker RSS ${last ? fmt(mb(last.rssKb), 0) : '?'} MB, CPU(10 s) ${fmt(target.worker.sampler.cpuPercent(now - 10_500, now), 0)} %, machine ${fmt(busy, 0)} % busy`;
 }

@@ -3,12 +3,14 @@
 // the setup described, the details). `scenario()` runs the three on a stack of its own and lays
 // the section out as every section is: heading, targets table, misses, setup, details.
 import os from 'node:os';
+import { busyLine, startCpuHogs } from './busy';
 import type { BenchConfig } from './config';
 import { environmentLines, type RunEnvironment } from './report/environment';
 import { missLines, QUICK_BANNER, targetTable, type TargetRow } from './report/markdown';
 import { describeFeatures, withStack, type BenchStack, type StackOptions } from './stack';
 
-export type ScenarioContext = { config: BenchConfig; env: RunEnvironment };
+/** `hogs`: CPU hogs the bench runs beside the stack (0: the machine as it is; see busy.ts). */
+export type ScenarioContext = { config: BenchConfig; env: RunEnvironment; hogs: number };
 
 /** `heading`: the section's `## ` heading, which `markdown` starts with. */
 export type ScenarioReport = { heading: string; markdown: string; rows: TargetRow[]; raw: unknown };
@@ -41,12 +43,14 @@ export function scenario<Plan, Measured>(
   return async (context) => {
     const before = os.loadavg()[0];
     const options = shape.stack?.(context) ?? { queueMs: QUEUE_MS };
+    const heading = context.hogs ? `${shape.heading}, on a busy machine` : shape.heading;
     return withStack(options, async (stack) => {
-      const measured = await shape.measure(stack, shape.plan(stack, context), context);
+      const stopHogs = startCpuHogs(context.hogs);
+      const measured = await shape.measure(stack, shape.plan(stack, context), context).finally(stopHogs);
       const { rows, setup, details, raw } = shape.report(measured, stack, context);
       const busyPercent = stack.machine.busyPercent(context.env.startedAt, Date.now(), os.cpus().length);
       const markdown = [
-        shape.heading,
+        heading,
         '',
         ...(context.config.quick ? [QUICK_BANNER, ''] : []),
         ...targetTable(rows),
@@ -55,11 +59,12 @@ export function scenario<Plan, Measured>(
         '',
         ...environmentLines(context.env, { before, after: os.loadavg()[0], busyPercent }),
         `- **Emulator:** ${describeFeatures(stack.features)}; queued ${options.queueMs} ms, default awaiting lag.`,
+        ...(context.hogs ? [busyLine(context.hogs)] : []),
         ...setup,
         '',
         ...details,
       ];
-      return { heading: shape.heading, markdown: markdown.join('\n').replace(/\n{3,}/g, '\n\n'), rows, raw };
+      return { heading, markdown: markdown.join('\n').replace(/\n{3,}/g, '\n\n'), rows, raw };
     });
   };
 }

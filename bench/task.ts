@@ -12,6 +12,14 @@ export interface PlannedCode {
   delayMs: number;
 }
 
+/** An `appendInstructions` signal the bench sends while the task runs, as a caller adding a step would. */
+export interface PlannedSignal {
+  /** Written into the instruction, so the emulator task can be found running. */
+  tag: string;
+  /** Sent once the emulator shows the task running, at least this long after its start call. */
+  afterMs: number;
+}
+
 export interface PlannedTask {
   workflowId: string;
   /** What the report groups by: a round, a kind of code submission, a long or short task… */
@@ -22,6 +30,7 @@ export interface PlannedTask {
   /** The emulated running time (a code task runs it after its code). */
   durationMs: number;
   code?: PlannedCode;
+  signal?: PlannedSignal;
 }
 
 /** Filled in by the run as things happen. */
@@ -35,6 +44,8 @@ export interface TaskRecord {
   codeSentAt?: number;
   codeAcceptedAt?: number;
   codeError?: string;
+  signalSentAt?: number;
+  signalError?: string;
   facts?: TaskFacts;
 }
 
@@ -69,6 +80,18 @@ export interface HistoryFacts {
   appendScheduledAt?: number;
   appendStartedAt?: number;
   lastPollCompletedAt?: number;
+  /** Every workflow task of the first run, in order: where a message or a close waited. */
+  workflowTasks?: WorkflowTaskMoments[];
+}
+
+/** One workflow task from its history events (epoch ms); `lost`: it timed out or failed, and was tried again. */
+export interface WorkflowTaskMoments {
+  scheduledAt?: number;
+  startedAt?: number;
+  closedAt?: number;
+  /** Scheduled on the worker's sticky queue (its cache), not the task queue. */
+  sticky?: boolean;
+  lost?: 'timed out' | 'failed';
 }
 
 export const completedOk = (record: TaskRecord): boolean =>
@@ -87,6 +110,7 @@ export const at = {
   appendScheduled: (r: TaskRecord) => r.facts?.history?.appendScheduledAt,
   appendStarted: (r: TaskRecord) => r.facts?.history?.appendStartedAt,
   appended: (r: TaskRecord) => r.facts?.appendAt,
+  signalSent: (r: TaskRecord) => r.signalSentAt,
 };
 
 /** A count of a task (requests, history events) per record, for `stats`. */

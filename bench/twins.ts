@@ -86,7 +86,7 @@ const ratioText = (c: Comparison) =>
 
 const closeText = ({ endToClosed: ours, endToMcpSeen: mcp }: Comparison) =>
   ours
-    ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)})`
+    ? `p50 ${fmtMs(ours.p50)} · p99 ${fmtMs(ours.p99)} · max ${fmtMs(ours.max)} (MCP: p50 ${fmtMs(mcp?.p50)} · p99 ${fmtMs(mcp?.p99)} · max ${fmtMs(mcp?.max)})`
     : 'n/a';
 
 /** `label: API requests, ours / MCP client` judged against `≤ maxRatio`. */

@@ -46,6 +46,19 @@ export function spread(s: Stats | undefined, unit: (v: number) => string): strin
   return s ? `p50 ${unit(s.p50)} · p99 ${unit(s.p99)} · max ${unit(s.max)}` : 'n/a';
 }
 
+/** Upper bounds on a distribution's p50, p99 and max: the target text (`p99 ≤ 2000 ms, max ≤ 5000 ms`) and whether `s` keeps them. */
+export function bounded(
+  s: Stats | undefined,
+  bounds: Partial<Record<'p50' | 'p99' | 'max', number>>,
+  unit: (v: number) => string,
+): { target: string; met: boolean } {
+  const keys = (['p50', 'p99', 'max'] as const).filter((key) => bounds[key] !== undefined);
+  return {
+    target: keys.map((key) => `${key} ≤ ${unit(bounds[key]!)}`).join(', '),
+    met: !!s && keys.every((key) => s[key] <= bounds[key]!),
+  };
+}
+
 /** Heads a quick run's sections: its figures are no results. */
 export const QUICK_BANNER =
   '> **Quick mode**: a few short tasks, to check that the bench works. Its figures are no results: targets are judged only to show the report works.';

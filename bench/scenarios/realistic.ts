@@ -4,7 +4,7 @@
 import { Random } from '../../dev/random';
 import { fmt, fmtMs, mb } from '../format';
 import { CodeMaker, PROJECT, uniform } from '../plan';
-import { distributionRow, row } from '../report/markdown';
+import { distributionRow, row, spread } from '../report/markdown';
 import { scenario } from '../scenario';
 import { runTargetOf } from '../stack';
 import { between, stats } from '../statistics';
@@ -44,7 +44,7 @@ export const measureRealistic = scenario({
     const codeTasks = side.records.filter((r) => r.plan.code);
     const events = stats(side.records.filter(completedOk).map(count.events));
     const append = between(codeTasks, at.codeSent, at.appended);
-    const codes = append && `p50 ${fmtMs(append.p50)} · max ${fmtMs(append.max)} (${append.n} codes)`;
+    const codes = append && `${spread(append, fmtMs)} (${append.n} codes)`;
     const [min, max] = settings.durations.map((d) => fmt(d / 1000, 0));
     // prettier-ignore
     return {

@@ -11,7 +11,10 @@ export function memoryBreakdown(probes: Array<{ report: MemoryProbeReport }>, ta
   const probe = probes.map((p) => p.report).sort((a, b) => b.rss - a.rss)[0];
   if (!probe) return ['### Where the memory goes', '', 'The memory probe did not answer during the run.'];
   const { main, threads } = probe;
-  const [threadsUsed, threadsTotal] = [sum(threads.map((t) => t.used)), sum(threads.map((t) => t.total))];
+  const whereThreads = threads.length
+    ? `used ${fmt(sum(threads.map((t) => t.used)) / MB, 0)} MB in ${threads.length} thread(s): every cached workflow`
+    : `not available from this Node (${process.version}): counted in the rest`;
+  const threadsTotal = sum(threads.map((t) => t.total));
   const external = main.external + sum(threads.map((t) => t.external));
   const spaces = Object.entries(main.spaces)
     .filter(([, used]) => used > 4 * MB)
@@ -20,7 +23,7 @@ export function memoryBreakdown(probes: Array<{ report: MemoryProbeReport }>, ta
   // prettier-ignore
   const parts: Array<[string, number, string]> = [
     ['Main thread JS heap, allocated', main.total, `used ${fmt(main.used / MB, 0)} MB (${spaces}): activities, the SDK's bookkeeping`],
-    ['Workflow thread JS heap, allocated', threadsTotal, `used ${fmt(threadsUsed / MB, 0)} MB in ${threads.length} thread(s): every cached workflow`],
+    ['Workflow thread JS heap, allocated', threadsTotal, whereThreads],
     ['Outside the JS heaps (V8 external)', external, `buffers (${fmt(main.arrayBuffers / MB, 0)} MB array buffers on the main thread)`],
     ['Rest of anonymous memory', probe.rssAnon - (main.total + threadsTotal + external), "Core (Rust: workflow state machines, gRPC), malloc's free lists, stacks, compiled code"],
     ['File-backed pages', probe.rssFile, "the node binary and Core's library, mapped"],

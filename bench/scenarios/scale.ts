@@ -11,19 +11,24 @@ import { collectFacts, summarizeRequests } from '../collect';
 import { fmt, fmtMs, log, mb } from '../format';
 import { MCP_POLL_MS } from '../mcp-client';
 import { CodeMaker, plainInput, PROJECT } from '../plan';
-import { distributions, row, spread, typicalHistory } from '../report/markdown';
+import { bounded, distributions, row, spread, typicalHistory } from '../report/markdown';
 import { runTasks } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
-import { between, stats } from '../statistics';
+import { between, stats, type Stats } from '../statistics';
 import { openSteps } from '../time-series';
+import { closeSteps, latencyTable, messageSteps } from '../report/latency-steps';
 import { at, completedOk, count, type PlannedTask, type TaskRecord } from '../task';
 import { completedRow, notCompleted } from '../twins';
 import { memoryBreakdown } from './scale-memory';
 
 const TASK_QUEUE = 'bench-scale';
 const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
-const TARGETS = { requestsPerTaskMinute: 10, historyEvents: 60, closeP50Ms: 3_000, codeP50Ms: 300, peakRssMb: 600 };
+// Issue 36: the tails hold on a busy machine as on a quiet one; the code p50 is judged on a quiet one.
+const TARGETS = { requestsPerTaskMinute: 10, historyEvents: 60, peakRssMb: 500 };
+const CLOSE = { p50: 3_000, p99: 5_000 };
+const CODE = { p99: 2_000, max: 5_000 };
+const QUIET_CODE_P50_MS = 300;
 /** The MCP client's polls alone, before any create: 60 s / its 3-s interval. */
 const MCP_REQUESTS_PER_MINUTE = 60_000 / MCP_POLL_MS;
 
@@ -82,17 +87,25 @@ export const measureScale = scenario({
     await collectFacts(stack.temporal.client, records, stack.emulator);
     return { records, outcome, probes, slots };
   },
-  report({ outcome, records, probes, slots }, stack, { config: { scale: settings } }) {
+  report({ outcome, records, probes, slots }, stack, { config: { scale: settings }, hogs }) {
     const done = records.filter(completedOk);
     const [plain, coded] = [done.filter((r) => !r.plan.code), done.filter((r) => r.plan.code)];
     const [requests, rpm, events] = [count.requests, count.perMinute, count.events].map((n) => stats(done.map(n)));
     const close = between(done, at.ended, at.closed);
+    const closeBounds = bounded(close, CLOSE, fmtMs);
     // By when the code was actually sent: a code meant for "as soon as the form shows" whose task
     // started at the end of the burst is sent after it.
     const [sentDuring, sentAfter] = [true, false].map((during) =>
       records.filter((r) => r.codeSentAt !== undefined && r.codeSentAt < (outcome.allStartedAt ?? Infinity) === during),
     );
     const [codeBurst, codeLate] = [sentDuring, sentAfter].map((sent) => between(sent, at.codeSent, at.appended));
+    // Every code sent must have arrived, or its latency is missing from the figures.
+    const judge = (s: Stats | undefined, sent: TaskRecord[], bounds: typeof CODE & { p50?: number }) => {
+      const judged = bounded(s, bounds, fmtMs);
+      return { ...judged, met: sent.length ? judged.met && s!.n === sent.length : undefined };
+    };
+    const burstBounds = judge(codeBurst, sentDuring, CODE);
+    const lateBounds = judge(codeLate, sentAfter, hogs ? CODE : { p50: QUIET_CODE_P50_MS, ...CODE });
     const closes = records.map(at.closed).filter((t): t is number => t !== undefined);
     const [from, to] = [outcome.firstStartAt, closes.length === records.length ? Math.max(...closes) : outcome.endedAt];
     const { sampler } = stack.workers[0]!;
@@ -103,7 +116,6 @@ export const measureScale = scenario({
     const perTask = loaded && idle && `${f0((loaded - idle) / settings.tasks)} KB (idle worker ${f0(mb(idle))} MB)`;
     const cpu = `avg ${fmt(sampler.cpuPercent(from, to), 1)} % · peak 5-s window ${fmt(sampler.peakCpuPercent(from, to), 0)} %`;
     const mcpTimes = rpm ? ` = ${fmt(MCP_REQUESTS_PER_MINUTE / rpm.p50, 1)}× this worker's p50` : '';
-    const lateMet = !!codeLate && codeLate.p50 < TARGETS.codeP50Ms && codeLate.n === sentAfter.length;
     const seconds = fmt(settings.durationMs / 1000, 0);
     const env = Object.entries(WORKER_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
     return {
@@ -113,9 +125,9 @@ export const measureScale = scenario({
         row('API requests per task (create included)', '—', spread(requests, f0)),
         row(`MCP client (polls every ${MCP_POLL_MS / 1000} s), computed`, '—', `${MCP_REQUESTS_PER_MINUTE} per task-minute${mcpTimes}`),
         row('History events per task', `< ${TARGETS.historyEvents} (max)`, spread(events, f0), !!events && events.max < TARGETS.historyEvents),
-        row('Task end → workflow closed', `p50 < ${fmtMs(TARGETS.closeP50Ms)}`, spread(close, fmtMs), !!close && close.p50 < TARGETS.closeP50Ms),
-        row('submitCode → append request, codes sent after the start burst', `p50 < ${TARGETS.codeP50Ms} ms`, spread(codeLate, fmtMs), sentAfter.length ? lateMet : undefined),
-        row('submitCode → append request, codes sent during the start burst', '— (reported)', spread(codeBurst, fmtMs)),
+        row('Task end → workflow closed', closeBounds.target, spread(close, fmtMs), closeBounds.met),
+        row('submitCode → append request, codes sent after the start burst', lateBounds.target, spread(codeLate, fmtMs), lateBounds.met),
+        row('submitCode → append request, codes sent during the start burst', burstBounds.target, spread(codeBurst, fmtMs), burstBounds.met),
         row('Worker peak RSS', `< ${TARGETS.peakRssMb} MB`, rss || 'n/a', !!peak && mb(peak) < TARGETS.peakRssMb),
         row('Memory per task (RSS under load − idle worker, / tasks)', '—', perTask || 'n/a'),
         row('Worker CPU (% of one core)', '—', cpu),
@@ -139,9 +151,28 @@ export const measureScale = scenario({
           ['submitCode → append request, during the burst (ms)', codeBurst, f0],
           ['submitCode → append request, after the burst (ms)', codeLate, f0],
           ['submitCode RPC round trip (ms)', between(records, at.codeSent, at.codeAccepted), f0],
+          [
+            'Code form shown (first seen by the bench) → code submitted (ms)',
+            between(records, at.awaitingSeen, at.codeSent),
+            f0,
+          ],
         ]),
         '',
-        ...latencyBreakdown(done, records),
+        '### Where the latency goes',
+        '',
+        ...latencyTable(
+          'submitCode → append request, codes sent after the start burst',
+          sentAfter,
+          messageSteps(at.codeSent),
+        ),
+        '',
+        ...latencyTable(
+          'submitCode → append request, codes sent during the start burst',
+          sentDuring,
+          messageSteps(at.codeSent),
+        ),
+        '',
+        ...latencyTable('Task end → workflow closed', done, closeSteps()),
         '',
         ...memoryBreakdown(probes, settings.tasks),
         '',
@@ -158,23 +189,6 @@ export const measureScale = scenario({
     };
   },
 });
-
-/** Where the latency goes, from history event times and emulator arrivals (one clock: all on this machine). */
-function latencyBreakdown(done: TaskRecord[], records: TaskRecord[]): string[] {
-  const coded = records.filter((r) => r.plan.code && r.facts);
-  const steps = [
-    ['Task end → last `GET /tasks` (polling schedule)', done, at.ended, at.lastGet],
-    ['Last `GET /tasks` → pollTask completed', done, at.lastGet, at.pollCompleted],
-    ['pollTask completed → workflow closed (results fetch, completion)', done, at.pollCompleted, at.closed],
-    ['Code form shown (first seen by the bench) → code submitted', coded, at.awaitingSeen, at.codeSent],
-    ['submitCode call → WorkflowExecutionSignaled', coded, at.codeSent, at.signaled],
-    ['Signaled → appendInstructions scheduled (workflow task)', coded, at.signaled, at.appendScheduled],
-    ['Scheduled → activity started (dispatch to the worker)', coded, at.appendScheduled, at.appendStarted],
-    ['Activity started → `POST …/instructions` arrives', coded, at.appendStarted, at.appended],
-  ] as const;
-  const table = distributions(steps.map(([label, items, from, to]) => [label, between(items, from, to), f0]));
-  return ['### Where the latency goes', '', '| Step | n | min | p50 | mean | p99 | max |', ...table.slice(1)];
-}
 
 function checks(records: TaskRecord[], stack: BenchStack, from: number, to: number): string[] {
   const summary = summarizeRequests(stack.emulator.requests);

@@ -1,0 +1,93 @@
+// Where a latency goes, step by step, for the typical task and for the slowest 1 %: a tail is a
+// few tasks, and the median of each step says nothing about what held those back. The steps come
+// from history event times and the emulator's arrivals (one clock: all on this machine).
+import { fmt } from '../format';
+import { stats, type Stats } from '../statistics';
+import type { TaskRecord, WorkflowTaskMoments } from '../task';
+
+type Moment = (record: TaskRecord) => number | undefined;
+/** A step: its label and the moments it lies between. */
+export type Step = readonly [label: string, from: Moment, to: Moment];
+
+const workflowTasks = (r: TaskRecord) => r.facts?.history?.workflowTasks ?? [];
+/** The first workflow task started at or after `at` that completed: the one that took what happened then. */
+const taskAfter = (r: TaskRecord, at: number | undefined): WorkflowTaskMoments | undefined =>
+  at === undefined
+    ? undefined
+    : workflowTasks(r).find((t) => !t.lost && t.startedAt !== undefined && t.startedAt >= at);
+/** Not before `floor`: a workflow task scheduled before the signal came took it when it started. */
+const notBefore = (floor: number | undefined, at: number | undefined) =>
+  floor === undefined || at === undefined ? undefined : Math.max(floor, at);
+
+const signaled: Moment = (r) => r.facts?.history?.signaledAt;
+const signalTask = (r: TaskRecord) => taskAfter(r, signaled(r));
+const closeTask = (r: TaskRecord) => taskAfter(r, r.facts?.history?.lastPollCompletedAt);
+
+/** Message sent (`submitCode` or `appendInstructions`) → `POST …/instructions` arrives, in its steps. */
+export function messageSteps(sent: Moment): { total: Step; steps: Step[] } {
+  const scheduled: Moment = (r) => notBefore(signaled(r), signalTask(r)?.scheduledAt);
+  // prettier-ignore
+  return {
+    total: ['Message sent → `POST …/instructions` arrives', sent, (r) => r.facts?.appendAt],
+    steps: [
+      ['Sent → WorkflowExecutionSignaled (client call, server)', sent, signaled],
+      ['Signaled → its workflow task scheduled (another one in flight first)', signaled, scheduled],
+      ['… scheduled → started (waiting for the worker to take it)', scheduled, (r) => signalTask(r)?.startedAt],
+      ['… started → completed (the worker runs it)', (r) => signalTask(r)?.startedAt, (r) => signalTask(r)?.closedAt],
+      ['Completed → append activity started (dispatch)', (r) => signalTask(r)?.closedAt, (r) => r.facts?.history?.appendStartedAt],
+      ['Activity started → `POST …/instructions` arrives', (r) => r.facts?.history?.appendStartedAt, (r) => r.facts?.appendAt],
+    ],
+  };
+}
+
+/** Task end (the emulator's) → workflow closed, in its steps. */
+export function closeSteps(): { total: Step; steps: Step[] } {
+  const pollCompleted: Moment = (r) => r.facts?.history?.lastPollCompletedAt;
+  // prettier-ignore
+  return {
+    total: ['Task end → workflow closed', (r) => r.facts?.endedAt, (r) => r.facts?.closeTime],
+    steps: [
+      ['Task end → last `GET /tasks` (polling schedule)', (r) => r.facts?.endedAt, (r) => r.facts?.lastGetAt],
+      ['Last `GET /tasks` → pollTask completed (results read, completion)', (r) => r.facts?.lastGetAt, pollCompleted],
+      ['pollTask completed → workflow task started (waiting for the worker)', pollCompleted, (r) => closeTask(r)?.startedAt],
+      ['… started → completed (the worker runs it)', (r) => closeTask(r)?.startedAt, (r) => closeTask(r)?.closedAt],
+      ['Completed → workflow closed (more workflow tasks)', (r) => closeTask(r)?.closedAt, (r) => r.facts?.closeTime],
+    ],
+  };
+}
+
+/**
+ * A table of `total` and its steps: each step's p50, p99 and max over every task, and its mean and
+ * max over the slowest 1 % by `total` (at least one task), with the workflow tasks they lost.
+ */
+export function latencyTable(title: string, records: TaskRecord[], { total, steps }: ReturnType<typeof closeSteps>) {
+  const gap =
+    ([, from, to]: Step) =>
+    (r: TaskRecord) => {
+      const [a, b] = [from(r), to(r)];
+      return a === undefined || b === undefined ? undefined : b - a;
+    };
+  const measured = records.filter((r) => gap(total)(r) !== undefined);
+  if (measured.length === 0) return [`${title}: nothing measured.`];
+  const slowest = [...measured]
+    .sort((a, b) => gap(total)(b)! - gap(total)(a)!)
+    .slice(0, Math.ceil(measured.length / 100));
+  const ms = (v: number | undefined) => fmt(v, 0);
+  const line = (step: Step, bold = false) => {
+    const [all, tail]: Array<Stats | undefined> = [measured, slowest].map((rs) => stats(rs.map(gap(step))));
+    const label = bold ? `**${step[0]}**` : step[0];
+    return `| ${label} | ${all?.n ?? 0} | ${ms(all?.p50)} | ${ms(all?.p99)} | ${ms(all?.max)} | ${ms(tail?.mean)} | ${ms(tail?.max)} |`;
+  };
+  const lost = (rs: TaskRecord[]) => rs.flatMap((r) => workflowTasks(r).filter((t) => t.lost));
+  const lostLine = `Workflow tasks timed out or failed (and tried again): ${lost(measured).length} over all ${measured.length} tasks, ${lost(slowest).length} in the slowest ${slowest.length}.`;
+  return [
+    `${title} (ms; the slowest 1 %: the ${slowest.length} slowest of ${measured.length}, ${ms(gap(total)(slowest.at(-1)!))} ms and more):`,
+    '',
+    '| Step | n | p50 | p99 | max | slowest 1 %: mean | slowest 1 %: max |',
+    '|---|---|---|---|---|---|---|',
+    line(total, true),
+    ...steps.map((step) => line(step)),
+    '',
+    lostLine,
+  ];
+}
