@@ -115,6 +115,9 @@ async function runPhases(dir: string, phases: Phase[]): Promise<number> {
       })),
     ),
   );
+  // Last, so that the tail of a long log (all a CI summary may keep) says what failed and why.
+  const failures = phases.map((_, i) => readIfThere(join(dir, `phase-${i}.tap.failures`))).join('');
+  if (failures) console.log(`\nFailed tests:\n${failures}`);
   const passed = outcomes.reduce((sum, o) => sum + o.passed, 0);
   const failed = outcomes.reduce((sum, o) => sum + o.failed, 0);
   console.log(`\nTests: ${passed} passed, ${failed} failed`);
@@ -127,6 +130,10 @@ function printSlowest(times: { file: string; ms: number }[]): void {
   if (!slowest.length) return;
   console.log("\nSlowest files (their tests' time):");
   for (const { file, ms } of slowest) console.log(`  ${(ms / 1_000).toFixed(1).padStart(6)} s  ${file}`);
+}
+
+function readIfThere(file: string): string {
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }
 
 function tagged(file: string, tag: string | RegExp): boolean {
