@@ -189,6 +189,9 @@ for (const transport of ['stdio', 'http'] as const) {
         await slow.cancel();
         const cancelled = await slow.settle();
         assert.equal(cancelled.outcome.status, 'cancelled');
+        // The client settles on the server's cancel ack (cancellation is cooperative in the
+        // extension); the workflow sends its stop before it closes.
+        await assert.rejects(stack.tasks.handle(slow.handle!.taskId).result(), /cancel/i);
         const { executionId } = await stack.tasks.state(slow.handle!.taskId);
         assert.equal(stack.emulator.count('POST', new RegExp(`/tasks/${executionId}/command`)), 1, 'one stop');
       } finally {
