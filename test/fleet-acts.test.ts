@@ -149,6 +149,38 @@ for (const act of ['terminated', 'cancelled'] as const) {
   });
 }
 
+test('the limiter terminated with a line: the new one puts the waiters back in order from its census, before they ask', async () => {
+  emulator.resetPeakRunning();
+  const handle = env.client.workflow.getHandle(fleet.limiterId);
+  const holder = await start('line-holder', 4);
+  await holds(holder);
+  // From here on the line's waiters ask again after 30 s at the soonest: only a census can bring
+  // them back sooner.
+  await handle.executeUpdate(setFleetLimitsUpdate, { args: [{ checkIntervalMs: 30_000 }] });
+  const waiters = [await start('line-waiter-1', 1), await start('line-waiter-2', 1)];
+  for (const w of waiters) await waits(w);
+  const lineage = (await limiter()).lineage;
+  await handle.terminate('an operator ends a stuck limiter');
+  // A task started now starts a new limiter (with the workers' 1-s check), whose census finds the
+  // holder and both waiters.
+  const newcomer = await start('line-newcomer', 1);
+  const after = await eventually('a new limiter runs', async () => {
+    const state = await limiter();
+    return state.lineage !== lineage && !state.takingCensus && state;
+  });
+  assert.equal(after.rejoined, 2, `both waiters are back in line without asking: ${JSON.stringify(after)}`);
+  assert.ok(after.claimed >= 1, 'and the holder is counted');
+  const begun = Date.now();
+  await finalized(holder, ...waiters, newcomer);
+  assert.ok(Date.now() - begun < 30_000, 'the waiters ran before they would have asked again');
+  const createdAt = (name: string) =>
+    Date.parse(
+      emulator.listTasks().find((t) => t.instructions.some((i) => i.action.includes(`Crawl ${name} `)))!.createdAt,
+    );
+  assert.ok(createdAt('line-waiter-1') < createdAt('line-waiter-2'), 'the waiters kept their order');
+  assert.equal(emulator.peakRunning(), LIMIT, 'never more than the limit ran at once');
+});
+
 test('the limiter reset to its first workflow task: the limit holds', async () => {
   emulator.resetPeakRunning();
   const holder = await start('reset-holder', 5);

@@ -8,6 +8,7 @@ import {
   acquireSlotsUpdate,
   fleetLimitsProblems,
   fleetSlotQuery,
+  type Census,
   releaseSlotSignal,
   type FleetLimits,
   type SlotAnswer,
@@ -233,13 +234,15 @@ export async function holdersGone(
 const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT']);
 
 /**
- * A new limiter's census: the tasks that hold a slot of `limiterId` although it has just started.
- * Only after another limiter under that ID was lost (terminated, cancelled, failed: any other run
- * under its ID) can any exist; then every running task is asked (a query each). A task whose create is
- * on its way counts provisionally (the lost limiter may have granted it a moment before), and one
- * that cannot answer counts as holding: one too many only delays a grant until it ends.
+ * A new limiter's census: the tasks that hold a slot of `limiterId` although it has just started,
+ * and those waiting in its line. Only after another limiter under that ID was lost (terminated,
+ * cancelled, failed: any other run under its ID) can any exist; then every running task is asked (a
+ * query each). A task whose create is on its way counts provisionally (the lost limiter may have
+ * granted it a moment before), and one that cannot answer counts as holding: one too many only
+ * delays a grant until it ends. The waiters go back in line at once, so that none has to ask again
+ * before its turn (a waiter far back asks rarely: limiter.ts).
  */
-export async function censusOf(client: Client, limiterId: string, runId: string): Promise<SlotHolder[]> {
+export async function censusOf(client: Client, limiterId: string, runId: string): Promise<Census> {
   // Any other run under the limiter's ID: a lineage before this one (`runId`, the census's own, has
   // none). Not "a closed run": the close of a run terminated a moment ago may not be visible yet.
   let before = false;
@@ -249,7 +252,7 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
       break;
     }
   }
-  if (!before) return [];
+  if (!before) return { holders: [], waiters: [] };
   const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
   const running = [];
   for await (const task of client.workflow.list({
@@ -259,6 +262,7 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
     Context.current().heartbeat();
   }
   const holders: SlotHolder[] = [];
+  const waiters: Census['waiters'] = [];
   const now = Date.now();
   await eachAtOnce(running, async ({ workflowId, runId }) => {
     const counted = { workflowId, runId, sinceMs: now, waitedMs: 0 };
@@ -268,6 +272,7 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
         holders.push({ ...counted, holderId: slot.holderId, project: slot.project });
       else if (slot.creating && !slot.held)
         holders.push({ ...counted, holderId: slot.holderId, project: slot.project, provisional: true });
+      else if (slot.waiting && slot.limiterId === limiterId) waiters.push(slot.waiting);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return;
       const described = await client.workflow.getHandle(workflowId, runId).describe();
@@ -280,7 +285,7 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
       holders.push({ ...counted, holderId: `${workflowId}/${firstRunId}`, project: '' });
     }
   });
-  return holders;
+  return { holders, waiters };
 }
 
 /**
@@ -297,8 +302,8 @@ export function fleetLimiterActivities() {
     },
 
     /** A new fleet limiter's census: the tasks that still hold slots a lost limiter granted. */
-    async browserAIFleetCensus(input: { limiterId: string; runId: string }): Promise<{ holders: SlotHolder[] }> {
-      return { holders: await censusOf(Context.current().client, input.limiterId, input.runId) };
+    async browserAIFleetCensus(input: { limiterId: string; runId: string }): Promise<Census> {
+      return censusOf(Context.current().client, input.limiterId, input.runId);
     },
   };
 }

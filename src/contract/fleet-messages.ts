@@ -108,6 +108,19 @@ export interface TaskSlotReport {
   held: boolean;
   /** Its create is on its way (it may have just been granted a slot it has not recorded yet). */
   creating: boolean;
+  /**
+   * While it waits in line at `limiterId` (its create not on its way): what it asked, so that a new
+   * limiter's census puts it back in line, in the order of `sinceMs`, without waiting for its ask.
+   */
+  waiting?: { request: SlotRequest; sinceMs: number };
+}
+
+/** What a new limiter's census found: the tasks still holding slots, and those waiting in line. */
+export interface Census {
+  /** Running tasks that hold a slot of the lost limiter, or whose create was on its way (provisional). */
+  holders: SlotHolder[];
+  /** Running tasks waiting in the lost limiter's line: what each asked, and since when. */
+  waiters: NonNullable<TaskSlotReport['waiting']>[];
 }
 
 /** The limiter's view: for `temporal workflow query`, the bench, and the tests. */
@@ -125,6 +138,8 @@ export interface LimiterState {
   recentGrants: string[];
   /** Holders a new limiter found still running after the one before it was lost (its census). */
   claimed: number;
+  /** Waiters a new limiter found in its census and put back in line (they did not have to ask again). */
+  rejoined?: number;
   /** The limiter's first run ID since it last started: tickets of another lineage are ignored. */
   lineage: string;
   /** True while a new limiter looks for holders a lost one left: it grants nothing meanwhile. */

@@ -32,6 +32,7 @@ export {
 export {
   limiterStateQuery,
   setFleetLimitsUpdate,
+  type Census,
   type FleetLimits,
   type LimiterState,
   type SlotHolder,

@@ -306,6 +306,6 @@ function tailKey(w: Pick<SlotRequest, 'priority' | 'fairnessKey'>): string {
   return `${w.priority}:${w.fairnessKey}`;
 }
 
-function compareText(a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

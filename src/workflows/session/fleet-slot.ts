@@ -89,12 +89,30 @@ export class FleetSlotHolder {
   report(): TaskSlotReport {
     const info = workflowInfo();
     const slot = this.record.slot;
+    const holderId = `${info.workflowId}/${info.firstExecutionRunId}`;
+    const { workflowId, runId, priority, fairnessKey, fairnessWeight } = this.place();
     return {
-      holderId: `${info.workflowId}/${info.firstExecutionRunId}`,
+      holderId,
       project: this.input.project,
       limiterId: slot?.limiterId ?? null,
       held: slot?.held === true,
       creating: this.creating,
+      ...(slot && !slot.held && !this.creating && slot.waitingSinceMs !== null
+        ? {
+            waiting: {
+              request: {
+                holderId,
+                workflowId,
+                runId,
+                project: this.input.project,
+                priority,
+                fairnessKey,
+                fairnessWeight,
+              },
+              sinceMs: slot.waitingSinceMs,
+            },
+          }
+        : {}),
     };
   }
 
