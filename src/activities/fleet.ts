@@ -3,6 +3,7 @@
 // runs (its check of its holders, its census). Configured per worker (BROWSERAI_FLEET_LIMIT, the
 // plugin's `fleetLimit`); a worker without it adds nothing to a task: no acquire, no release, no limiter.
 import { CancelledFailure, Context, log } from '@temporalio/activity';
+import { BrowserAIStatus } from '../contract/search-attributes';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   acquireSlotsUpdate,
@@ -10,6 +11,7 @@ import {
   fleetSlotQuery,
   type Census,
   releaseSlotSignal,
+  WAITING_FOR_SLOT,
   type FleetLimits,
   type SlotAnswer,
   type SlotAsk,
@@ -289,8 +291,37 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
 }
 
 /**
- * The activities the limiter workflow runs (on its own task queue): its check of its holders, and
- * its census when it starts. They need only the worker's Temporal client.
+ * The tasks waiting in `limiterId`'s line, for a limiter whose continue-as-new left the back of its
+ * line out (limiter.ts): those the visibility store shows `waiting_for_slot` are asked (a query
+ * each), or, without the project's search attributes, every running task.
+ */
+export async function waitersOf(client: Client, limiterId: string): Promise<Census['waiters']> {
+  const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
+  const running = `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`;
+  const list = async (query: string) => {
+    const found = [];
+    for await (const task of client.workflow.list({ query })) {
+      found.push(task);
+      Context.current().heartbeat();
+    }
+    return found;
+  };
+  const tasks = await list(`${running} AND ${BrowserAIStatus.name} = '${WAITING_FOR_SLOT}'`).catch(() => list(running));
+  const waiters: Census['waiters'] = [];
+  await eachAtOnce(tasks, async ({ workflowId, runId }) => {
+    const slot = await client.workflow
+      .getHandle(workflowId, runId)
+      .query(fleetSlotQuery)
+      .catch(() => undefined); // closed meanwhile, or cannot answer: it asks again itself
+    if (slot?.waiting && slot.limiterId === limiterId) waiters.push(slot.waiting);
+  });
+  return waiters;
+}
+
+/**
+ * The activities the limiter workflow runs (on its own task queue): its check of its holders, its
+ * census when it starts, and its look for the waiters it left out. They need only the worker's
+ * Temporal client.
  */
 export function fleetLimiterActivities() {
   return {
@@ -304,6 +335,10 @@ export function fleetLimiterActivities() {
     /** A new fleet limiter's census: the tasks that still hold slots a lost limiter granted. */
     async browserAIFleetCensus(input: { limiterId: string; runId: string }): Promise<Census> {
       return censusOf(Context.current().client, input.limiterId, input.runId);
+    },
+    /** The fleet limiter's look for the waiters its continue-as-new left out (they get back in line). */
+    async browserAIFleetWaiters(input: { limiterId: string }): Promise<Census['waiters']> {
+      return waitersOf(Context.current().client, input.limiterId);
     },
   };
 }

@@ -35,6 +35,9 @@ export function fleetLimitsProblems(limits: Partial<FleetLimits>): string[] {
   return problems;
 }
 
+/** The status a task shows (state, `BrowserAIStatus`, the UI) while it waits for a fleet slot. */
+export const WAITING_FOR_SLOT = 'waiting_for_slot';
+
 /** A workflow asking for a slot. Its `holderId` names it across continue-as-new and ID reuse. */
 export interface SlotRequest {
   /** `workflowId/firstExecutionRunId`: the workflow, not one run of it. */

@@ -33,6 +33,7 @@ import {
   releaseSlotSignal,
   setFleetLimitsUpdate,
   slotGrantedSignal,
+  type Census,
   type FleetLimits,
   type SlotAnswer,
   type SlotHolder,
@@ -49,6 +50,11 @@ export interface LimiterRecord {
   recentGrants: string[];
   /** When the last grants were made (at most RATE_SAMPLE): how fast the line moves. */
   grantTimes: number[];
+  /**
+   * Waiters a continue-as-new left out of the record since the limiter last looked for them: when
+   * the line it carries runs low, it does (`#refillLine`). Absent from records carried before.
+   */
+  leftOut?: number;
 }
 
 const RECENT_GRANTS = 20;
@@ -70,16 +76,22 @@ const MAX_HISTORY_EVENTS = 1_000;
  * tickets and get their places back.
  */
 const MAX_CARRIED_WAITER_BYTES = 400 * 1024;
+/**
+ * A run that carries fewer waiters than this (or ten times the limit) looks for those its
+ * continue-as-new left out: a look asks each waiting task (a query), a minute or two at thousands.
+ */
+const REFILL_BELOW_WAITERS = 1_000;
 /** A waiter far back asks again once its expected wait is over, but at least this often (in check intervals). */
 const MAX_ASK_AGAIN_CHECKS = 30;
 
 // The check heartbeats per holder: one whose worker died is retried after 10 s, not after a minute.
 // The census asks every running task (a query each), so it may take minutes at 10,000 tasks.
-const { browserAIFleetCheckHolders, browserAIFleetCensus } = proxyActivities<BrowserAIActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10s',
-  retry: { initialInterval: '1s', maximumInterval: '30s' },
-});
+const { browserAIFleetCheckHolders, browserAIFleetCensus, browserAIFleetWaiters } =
+  proxyActivities<BrowserAIActivities>({
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '10s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  });
 
 /**
  * The fleet limiter of one account (docs/fleet.md): started by the first acquire, it runs for good,
@@ -120,6 +132,8 @@ class Limiter {
   readonly #telling = new Set<Promise<void>>();
   /** The limits of workers that asked with others than those in force, warned of once per run. */
   readonly #mismatchesWarned = new Set<string>();
+  /** The look for waiters left out of the record, running beside the grants, if any. */
+  #refilling: Promise<void> | null = null;
   /** The holder check running beside the grants, if any. */
   #checking: Promise<void> | null = null;
   /** A check just ended: the loop wakes to time the next one. */
@@ -195,18 +209,35 @@ class Limiter {
         holders: holders.length,
       });
     }
-    // Back in line in the order they waited in (those that asked meanwhile are in it already): none
-    // has to ask again first.
+    this.#rejoin(waiters, 'Put the waiters of a limiter that was lost back in line');
+    this.#slots.granting = true;
+    this.#grant();
+  }
+
+  /**
+   * Puts waiters found by a census back in line, in the order they waited in (those that asked
+   * meanwhile are in it already): none has to ask again first.
+   */
+  #rejoin(waiters: Census['waiters'], why: string): void {
     const now = Date.now();
     const rejoining = waiters
       .filter(({ request: { holderId } }) => !this.#slots.holderOf(holderId) && !this.#slots.waiterOf(holderId))
       .sort((a, b) => a.sinceMs - b.sinceMs || compareText(a.request.holderId, b.request.holderId));
     for (const { request } of rejoining) this.#slots.request(request, now);
-    if (rejoining.length > 0) {
-      this.#record.counts.rejoined = (this.#record.counts.rejoined ?? 0) + rejoining.length;
-      log.info('Put the waiters of a limiter that was lost back in line', { waiters: rejoining.length });
-    }
-    this.#slots.granting = true;
+    if (rejoining.length === 0) return;
+    this.#record.counts.rejoined = (this.#record.counts.rejoined ?? 0) + rejoining.length;
+    log.info(why, { waiters: rejoining.length });
+  }
+
+  /**
+   * The line this run carries runs low while waiters were left out of it: they are found and put
+   * back now, rather than when each would ask again (at its expected wait, up to 30 check intervals:
+   * the fleet's slots would stand empty meanwhile).
+   */
+  async #refillLine(): Promise<void> {
+    const waiters = await browserAIFleetWaiters({ limiterId: this.#limiterId });
+    this.#record.leftOut = 0;
+    this.#rejoin(waiters, 'Put the waiters a continue-as-new left out back in line');
     this.#grant();
   }
 
@@ -223,6 +254,12 @@ class Limiter {
         this.#nextCheckMs = Date.now() + this.#record.limits.checkIntervalMs;
       this.#checkEnded = false;
       this.#tellGrants();
+      if (this.#refilling === null && (this.#record.leftOut ?? 0) > 0 && this.#slots.waiting < this.#refillBelow()) {
+        this.#refilling = this.#refillLine().finally(() => {
+          this.#refilling = null;
+          this.#checkEnded = true;
+        });
+      }
       if (this.#checking === null && this.#slots.held > 0 && Date.now() >= this.#nextCheckMs) {
         this.#checking = this.#checkHolders().finally(() => {
           this.#checking = null;
@@ -232,12 +269,19 @@ class Limiter {
       }
       if (this.#mustContinue() && this.#toTell.length === 0) {
         await this.#checking;
+        await this.#refilling;
         await Promise.all(this.#telling);
         await condition(allHandlersFinished);
         if (this.#toTell.length > 0) continue;
         const { record: slots, left } = this.#slots.toRecord(MAX_CARRIED_WAITER_BYTES);
-        if (left > 0) log.info('Continuing as new without the back of the line: those waiters ask again', { left });
-        await continueAsNew<typeof browserAIFleetLimiter>(this.#record.limits, { ...this.#record, slots });
+        if (left > 0)
+          log.info('Continuing as new without the back of the line: it is looked for when the line runs low', { left });
+        const leftOut = (this.#record.leftOut ?? 0) + left;
+        await continueAsNew<typeof browserAIFleetLimiter>(this.#record.limits, {
+          ...this.#record,
+          slots,
+          ...(leftOut > 0 ? { leftOut } : {}),
+        });
       }
     }
   }
@@ -275,6 +319,11 @@ class Limiter {
     // Before any grant shows the pace, as if every slot freed once per check interval.
     const wait = rate > 0 ? position / rate : (check * position) / maxRunning;
     return Math.round(Math.min(MAX_ASK_AGAIN_CHECKS * check, Math.max(check, wait)));
+  }
+
+  /** The line is looked for its left-out waiters below this many: minutes of grants at most paces. */
+  #refillBelow(): number {
+    return Math.max(REFILL_BELOW_WAITERS, 10 * this.#record.limits.maxRunning);
   }
 
   #grantsPerMs(): number {

@@ -6,12 +6,16 @@ import { condition, getExternalWorkflowHandle, isCancellation, log, workflowInfo
 import type { SlotPlace, WaitingForSlot } from '../../contract/activity-types';
 import { fairnessKeyOf, priorityOf, type BrowserTaskInput } from '../../contract/input';
 import type { BrowserTaskState } from '../../contract/messages';
-import { releaseSlotSignal, type SlotTicket, type TaskSlotReport } from '../../contract/fleet-messages';
+import {
+  releaseSlotSignal,
+  WAITING_FOR_SLOT,
+  type SlotTicket,
+  type TaskSlotReport,
+} from '../../contract/fleet-messages';
 import { rootFailure } from './failures';
 import type { FleetSlot, SessionRecord } from './record';
 
-/** The status a task shows (state, `BrowserAIStatus`, the UI) while it waits for a fleet slot. */
-export const WAITING_FOR_SLOT = 'waiting_for_slot';
+export { WAITING_FOR_SLOT };
 
 export class FleetSlotHolder {
   /** The limiter signalled that a slot is held for this task. */
