@@ -134,6 +134,8 @@ class Limiter {
   readonly #mismatchesWarned = new Set<string>();
   /** The look for waiters left out of the record, running beside the grants, if any. */
   #refilling: Promise<void> | null = null;
+  /** The holders granted a slot while that look runs. */
+  #grantedDuringLook: Set<string> | null = null;
   /** The holder check running beside the grants, if any. */
   #checking: Promise<void> | null = null;
   /** A check just ended: the loop wakes to time the next one. */
@@ -235,9 +237,17 @@ class Limiter {
    * the fleet's slots would stand empty meanwhile).
    */
   async #refillLine(): Promise<void> {
+    // A task that said it waits may have asked again since, and been granted, and be done: the
+    // look must not queue it again (its grant would hold a slot until a check frees it).
+    this.#grantedDuringLook = new Set();
     const waiters = await browserAIFleetWaiters({ limiterId: this.#limiterId });
+    const granted = this.#grantedDuringLook;
+    this.#grantedDuringLook = null;
     this.#record.leftOut = 0;
-    this.#rejoin(waiters, 'Put the waiters a continue-as-new left out back in line');
+    this.#rejoin(
+      waiters.filter(({ request }) => !granted.has(request.holderId)),
+      'Put the waiters a continue-as-new left out back in line',
+    );
     this.#grant();
   }
 
@@ -350,6 +360,7 @@ class Limiter {
     const now = Date.now();
     record.grantTimes = [...record.grantTimes, ...holders.map(() => now)].slice(-RATE_SAMPLE);
     this.#toTell.push(...holders.filter((h) => h.holderId !== except));
+    if (this.#grantedDuringLook) for (const { holderId } of holders) this.#grantedDuringLook.add(holderId);
   }
 
   #release(holderId: string, reclaimed: boolean): void {
