@@ -3,8 +3,8 @@
 // runs (its check of its holders, its census). Configured per worker (BROWSERAI_FLEET_LIMIT, the
 // plugin's `fleetLimit`); a worker without it adds nothing to a task: no acquire, no release, no limiter.
 import { CancelledFailure, Context, log } from '@temporalio/activity';
-import { BrowserAIStatus } from '../contract/search-attributes';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { BrowserAIStatus } from '../contract/search-attributes';
 import {
   acquireSlotsUpdate,
   fleetLimitsProblems,
@@ -255,14 +255,7 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
     }
   }
   if (!before) return { holders: [], waiters: [] };
-  const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
-  const running = [];
-  for await (const task of client.workflow.list({
-    query: `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`,
-  })) {
-    running.push(task);
-    Context.current().heartbeat();
-  }
+  const running = await runningTasks(client);
   const holders: SlotHolder[] = [];
   const waiters: Census['waiters'] = [];
   const now = Date.now();
@@ -290,23 +283,27 @@ export async function censusOf(client: Client, limiterId: string, runId: string)
   return { holders, waiters };
 }
 
+/** The running task workflows (and `where`), heartbeating as the listing goes. */
+async function runningTasks(client: Client, where?: string): Promise<{ workflowId: string; runId: string }[]> {
+  const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
+  const query = `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'${where ? ` AND ${where}` : ''}`;
+  const found = [];
+  for await (const { workflowId, runId } of client.workflow.list({ query })) {
+    found.push({ workflowId, runId });
+    Context.current().heartbeat();
+  }
+  return found;
+}
+
 /**
  * The tasks waiting in `limiterId`'s line, for a limiter whose continue-as-new left the back of its
  * line out (limiter.ts): those the visibility store shows `waiting_for_slot` are asked (a query
  * each), or, without the project's search attributes, every running task.
  */
 export async function waitersOf(client: Client, limiterId: string): Promise<Census['waiters']> {
-  const types = TASK_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
-  const running = `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`;
-  const list = async (query: string) => {
-    const found = [];
-    for await (const task of client.workflow.list({ query })) {
-      found.push(task);
-      Context.current().heartbeat();
-    }
-    return found;
-  };
-  const tasks = await list(`${running} AND ${BrowserAIStatus.name} = '${WAITING_FOR_SLOT}'`).catch(() => list(running));
+  const tasks = await runningTasks(client, `${BrowserAIStatus.name} = '${WAITING_FOR_SLOT}'`).catch(() =>
+    runningTasks(client),
+  );
   const waiters: Census['waiters'] = [];
   await eachAtOnce(tasks, async ({ workflowId, runId }) => {
     const slot = await client.workflow

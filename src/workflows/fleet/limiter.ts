@@ -72,8 +72,8 @@ const MAX_HISTORY_EVENTS = 1_000;
 /**
  * The most of the line continue-as-new carries (about 75 bytes a waiter, so the head's 5,000 or
  * so): the input of a run, holders and all, stays under the SDK's 512 KiB payload warning and far
- * from Temporal's 2 MB limit however long the line. The waiters left out ask again with their
- * tickets and get their places back.
+ * from Temporal's 2 MB limit however long the line. The waiters left out are looked for when the
+ * line carried runs low (`#refillLine`); one that asks first gets its place back with its ticket.
  */
 const MAX_CARRIED_WAITER_BYTES = 400 * 1024;
 /**
