@@ -23,7 +23,10 @@ const HELD_TASKS = 8;
 const OUTAGE_TASKS = 6;
 const OUTAGE_LEAD_MS = 30_000;
 const GIVE_UP_MS = 11 * 60_000;
-const TARGET_MS = 60_000;
+/** Issue 36: a SIGKILLed worker's polls run elsewhere within 30 s (the median over kills). */
+const KILL_TARGET_MS = 30_000;
+/** The server back after an outage → each workflow that ended meanwhile closed. */
+const OUTAGE_TARGET_MS = 60_000;
 
 type Planned = { workflowId: string; input: BrowserTaskInput };
 
@@ -92,13 +95,13 @@ export const measureRecovery = scenario({
     const [perKillText, afterText] = [perKill, afterOutage].map((values) => values.map((v) => fmtMs(v)).join(', '));
     const killed = killStats && `p50 ${fmtMs(killStats.p50)} · max ${fmtMs(killStats.max)} (${perKillText})`;
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
-    const target = `≤ ${fmtMs(TARGET_MS)}`;
+    const [killTarget, outageTarget] = [KILL_TARGET_MS, OUTAGE_TARGET_MS].map((ms) => `≤ ${fmtMs(ms)}`);
     const f0 = (v: number) => fmt(v, 0);
     return {
       // prettier-ignore
       rows: [
-        row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, target, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= TARGET_MS),
-        ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, target, back || 'n/a', !!back && afterOutage.every((v) => v <= TARGET_MS))] : []),
+        row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, killTarget, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= KILL_TARGET_MS),
+        ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, outageTarget, back || 'n/a', !!back && afterOutage.every((v) => v <= OUTAGE_TARGET_MS))] : []),
       ],
       setup: [
         `- **Setup:** two worker processes at their defaults (\`polling.heartbeatTimeoutMs\` ${fmtMs(DEFAULTS.heartbeatTimeoutMs)}) on one task queue, ${HELD_TASKS} tasks of an hour being polled; ${settings.kills} kills${outage ? `, then ${outage.tasks.length} tasks ending inside a ${fmtMs(outage.outageMs)} pause of the dev server` : ''}: [how](docs/benchmarks-method.md#crash-recovery).`,
