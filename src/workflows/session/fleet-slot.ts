@@ -15,8 +15,6 @@ import {
 import { rootFailure } from './failures';
 import type { FleetSlot, SessionRecord } from './record';
 
-export { WAITING_FOR_SLOT };
-
 export class FleetSlotHolder {
   /** The limiter signalled that a slot is held for this task. */
   #granted = false;

@@ -48,7 +48,6 @@ import { sessionSettings, type SessionSettings } from './settings';
 import { Webhooks } from './webhooks';
 
 export type { CarriedState, SessionRecord } from './record';
-export { WAITING_FOR_SLOT } from './fleet-slot';
 
 /** The most continue-as-new carries (input and record, as JSON): Temporal refuses payloads over 2 MB. */
 const MAX_CARRIED_BYTES = 1536 * 1024;
