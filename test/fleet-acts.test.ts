@@ -157,8 +157,14 @@ test('the limiter terminated with a line: the new one puts the waiters back in o
   // From here on the line's waiters ask again after 30 s at the soonest: only a census can bring
   // them back sooner.
   await handle.executeUpdate(setFleetLimitsUpdate, { args: [{ checkIntervalMs: 30_000 }] });
-  const waiters = [await start('line-waiter-1', 1), await start('line-waiter-2', 1)];
-  for (const w of waiters) await waits(w);
+  // One after the other: two tasks started together may ask in either order, and the order checked
+  // below is the old line's.
+  const waiters = [];
+  for (const name of ['line-waiter-1', 'line-waiter-2']) {
+    const waiter = await start(name, 1);
+    await waits(waiter);
+    waiters.push(waiter);
+  }
   const lineage = (await limiter()).lineage;
   await handle.terminate('an operator ends a stuck limiter');
   // A task started now starts a new limiter (with the workers' 1-s check), whose census finds the
