@@ -56,10 +56,12 @@ export async function collectFacts(client: Client, records: TaskRecord[], emulat
     const own = byExecution.get(executionId) ?? [];
     facts.requests = 1 + own.length;
     facts.appendAt = own.find((r) => r.method === 'POST' && r.path.endsWith('/instructions'))?.at;
-    facts.lastGetAt = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/')).at(-1)?.at;
+    const gets = own.filter((r) => r.method === 'GET' && r.path.startsWith('/tasks/'));
+    facts.lastGetAt = gets.at(-1)?.at;
     const task = emulator.task(executionId);
     facts.codesReceived = task?.codesReceived;
     facts.endedAt = task?.endedAt ?? undefined;
+    if (task?.endedAt) facts.getsBeforeEnd = gets.filter((r) => r.at < task.endedAt!).length;
     const minutes = task?.endedAt ? (task.endedAt - Date.parse(task.createdAt)) / 60_000 : 0;
     if (minutes > 0) facts.taskMinutes = minutes;
   });

@@ -64,6 +64,8 @@ export interface TaskFacts {
   endedAt?: number;
   appendAt?: number;
   lastGetAt?: number;
+  /** `GET /tasks/{id}` requests that arrived before the task's end: polls while it still ran. */
+  getsBeforeEnd?: number;
   codesReceived?: string[];
   history?: HistoryFacts;
 }

@@ -1,9 +1,10 @@
 // Where a latency goes, step by step, for the typical task and for the slowest 1 %: a tail is a
 // few tasks, and the median of each step says nothing about what held those back. The steps come
 // from history event times and the emulator's arrivals (one clock: all on this machine).
-import { fmt } from '../format';
+import { fmt, fmtMs } from '../format';
 import { stats, type Stats } from '../statistics';
 import type { TaskRecord, WorkflowTaskMoments } from '../task';
+import type { Bound } from './markdown';
 
 type Moment = (record: TaskRecord) => number | undefined;
 /** A step: its label and the moments it lies between. */
@@ -56,30 +57,40 @@ export function closeSteps(): { total: Step; steps: Step[] } {
   };
 }
 
+type Steps = ReturnType<typeof closeSteps>;
+
+const gap =
+  ([, from, to]: Step) =>
+  (r: TaskRecord): number | undefined => {
+    const [a, b] = [from(r), to(r)];
+    return a === undefined || b === undefined ? undefined : b - a;
+  };
+
+/** The tasks `total` was measured on, and the slowest 1 % of them by it (at least one). */
+function measuredAndSlowest(records: TaskRecord[], total: Step) {
+  const measured = records.filter((r) => gap(total)(r) !== undefined);
+  const slowest = [...measured]
+    .sort((a, b) => gap(total)(b)! - gap(total)(a)!)
+    .slice(0, Math.ceil(measured.length / 100));
+  return { measured, slowest };
+}
+
+const lostTasks = (rs: TaskRecord[]) => rs.flatMap((r) => workflowTasks(r).filter((t) => t.lost));
+
 /**
  * A table of `total` and its steps: each step's p50, p99 and max over every task, and its mean and
  * max over the slowest 1 % by `total` (at least one task), with the workflow tasks they lost.
  */
-export function latencyTable(title: string, records: TaskRecord[], { total, steps }: ReturnType<typeof closeSteps>) {
-  const gap =
-    ([, from, to]: Step) =>
-    (r: TaskRecord) => {
-      const [a, b] = [from(r), to(r)];
-      return a === undefined || b === undefined ? undefined : b - a;
-    };
-  const measured = records.filter((r) => gap(total)(r) !== undefined);
+export function latencyTable(title: string, records: TaskRecord[], { total, steps }: Steps) {
+  const { measured, slowest } = measuredAndSlowest(records, total);
   if (measured.length === 0) return [`${title}: nothing measured.`];
-  const slowest = [...measured]
-    .sort((a, b) => gap(total)(b)! - gap(total)(a)!)
-    .slice(0, Math.ceil(measured.length / 100));
   const ms = (v: number | undefined) => fmt(v, 0);
   const line = (step: Step, bold = false) => {
     const [all, tail]: Array<Stats | undefined> = [measured, slowest].map((rs) => stats(rs.map(gap(step))));
     const label = bold ? `**${step[0]}**` : step[0];
     return `| ${label} | ${all?.n ?? 0} | ${ms(all?.p50)} | ${ms(all?.p99)} | ${ms(all?.max)} | ${ms(tail?.mean)} | ${ms(tail?.max)} |`;
   };
-  const lost = (rs: TaskRecord[]) => rs.flatMap((r) => workflowTasks(r).filter((t) => t.lost));
-  const lostLine = `Workflow tasks timed out or failed (and tried again): ${lost(measured).length} over all ${measured.length} tasks, ${lost(slowest).length} in the slowest ${slowest.length}.`;
+  const lostLine = `Workflow tasks timed out or failed (and tried again): ${lostTasks(measured).length} over all ${measured.length} tasks, ${lostTasks(slowest).length} in the slowest ${slowest.length}.`;
   return [
     `${title} (ms; the slowest 1 %: the ${slowest.length} slowest of ${measured.length}, ${ms(gap(total)(slowest.at(-1)!))} ms and more):`,
     '',
@@ -90,4 +101,33 @@ export function latencyTable(title: string, records: TaskRecord[], { total, step
     '',
     lostLine,
   ];
+}
+
+/**
+ * Why a latency broke its bounds, from its steps: for a p50 over its bound the step with the largest
+ * median, for a p99 or max over theirs the step that took the slowest 1 % longest on average (with
+ * the workflow tasks they lost). The first place to look, not a proof: steps overlap no time, but
+ * one step can wait because of another.
+ */
+export function missReason(records: TaskRecord[], { total, steps }: Steps, over: readonly Bound[]): string | undefined {
+  const { measured, slowest } = measuredAndSlowest(records, total);
+  if (measured.length === 0 || over.length === 0) return undefined;
+  const largest = (rs: TaskRecord[], of: (s: Stats) => number) =>
+    steps
+      .map((step) => ({ label: step[0], stats: stats(rs.map(gap(step))) }))
+      .filter((s): s is { label: string; stats: Stats } => s.stats !== undefined)
+      .sort((a, b) => of(b.stats) - of(a.stats))[0];
+  const reasons: string[] = [];
+  const median = over.includes('p50') && largest(measured, (s) => s.p50);
+  if (median) reasons.push(`at the median, the largest step is "${median.label}" (p50 ${fmtMs(median.stats.p50)})`);
+  const tail = over.some((b) => b !== 'p50') && largest(slowest, (s) => s.mean);
+  if (tail) {
+    const whole = stats(slowest.map(gap(total)))!;
+    const lost = lostTasks(slowest).length;
+    reasons.push(
+      `the slowest ${slowest.length} (${fmtMs(whole.mean)} on average) spent most in "${tail.label}" (mean ${fmtMs(tail.stats.mean)})` +
+        (lost ? `; they lost ${lost} workflow task(s) to a timeout or failure` : ''),
+    );
+  }
+  return `${reasons.join('; ')}.`;
 }

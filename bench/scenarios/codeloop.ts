@@ -129,6 +129,11 @@ export const measureCodeLoop = scenario({
       (r) => r.codeTypedAt,
     );
     const errors = [...coded, ...totp, ...inbox].flatMap((r) => (r.error ? [r.error] : []));
+    const texted = inbox.flatMap((r) => (r.messageAt === undefined ? [] : [r.messageAt]));
+    const inboxWhy =
+      texted.length > 1
+        ? `the ${texted.length} texts came within ${fmtMs(Math.max(...texted) - Math.min(...texted))} of each other, and each goes through its recipient's workflow (signal-with-start), a signal to its task and that task's workflow task before the activity that types it: the whole burst queues on one worker and the dev server.`
+        : undefined;
     // prettier-ignore
     const judge = (measure: string, s: Stats | undefined, why?: string) =>
       row(measure, `≤ ${fmtMs(TARGET_P50_MS)}`, s ? `${fmtMs(s.p50)} (p99 ${fmtMs(s.p99)}, max ${fmtMs(s.max)})` : 'n/a', s && s.p50 <= TARGET_P50_MS, why);
@@ -139,7 +144,7 @@ export const measureCodeLoop = scenario({
         judge('Code form shown → webhook received, p50', toWebhook),
         judge('Code form shown → waiting client call returned, p50', toClient),
         judge('TOTP: code form shown → code typed, p50', toTyped, 'waits for the next step when under 10 s are left: up to 10 s more for one task in three'),
-        row('Inbox: SMS received → code typed, p50', `≤ ${fmtMs(INBOX_TARGET_P50_MS)}`, messageToTyped ? `${fmtMs(messageToTyped.p50)} (p99 ${fmtMs(messageToTyped.p99)}, max ${fmtMs(messageToTyped.max)})` : 'n/a', messageToTyped && messageToTyped.p50 <= INBOX_TARGET_P50_MS),
+        row('Inbox: SMS received → code typed, p50', `≤ ${fmtMs(INBOX_TARGET_P50_MS)}`, messageToTyped ? `${fmtMs(messageToTyped.p50)} (p99 ${fmtMs(messageToTyped.p99)}, max ${fmtMs(messageToTyped.max)})` : 'n/a', messageToTyped && messageToTyped.p50 <= INBOX_TARGET_P50_MS, inboxWhy),
       ],
       setup: [
         `- **Tasks:** ${coded.length} code tasks (each with a webhook and a waiting \`nextInputRequest\` call) and ${totp.length} TOTP tasks (the code tasks started at once, the TOTP tasks spread over one 30-s time step) on one worker process, default polling, the emulator in \`${stack.emulator.mode}\` mode (the form shows ${QUEUE_MS + CODE_WAIT_MS} ms after the create).`,

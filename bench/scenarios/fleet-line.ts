@@ -6,7 +6,7 @@
 // slots' utilisation while work waits, the actions per task and the wall time.
 import { readFileSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { mapLimit } from '../../dev/async';
 import { limiterStateQuery } from '../../src/contract/fleet-messages';
 import type { ScenarioSettings } from '../config';
@@ -82,6 +82,7 @@ export const measureLine = scenario({
     const latency = stats(tasks.map((t) => t.latencyMs));
     const processing = stats(tasks.map((t) => t.durationMs));
     const failed = m.runs.reduce((n, run) => n + run.failed, 0);
+    const why = lineReasons(m.runs, m.sessions, window, limit);
     const longestReplay = Math.max(0, ...m.replayMs);
     const total = m.plan.records.length;
     const wallMs = m.outcome.endedAt - m.firstStartAt;
@@ -92,10 +93,10 @@ export const measureLine = scenario({
         row('Most sessions running at once, as the emulator saw them (every create and end; its own peak counter)', `≤ ${limit}`, `${peak}`, peak <= limit),
         row('Tasks completed', `${total}`, `${m.completed}`, m.completed === total),
         row("The limiter's workflow tasks, scheduled → started", 'p99 ≤ 1 s', `p50 ${fmtMs(latency?.p50)}, p99 ${fmtMs(latency?.p99)}, max ${fmtMs(latency?.max)} (${latency?.n ?? 0} tasks)`, (latency?.p99 ?? Infinity) <= 1_000),
-        row("The limiter's workflow tasks, started → completed", '≤ 1 s each', `p50 ${fmtMs(processing?.p50)}, p99 ${fmtMs(processing?.p99)}, max ${fmtMs(processing?.max)}`, (processing?.max ?? Infinity) <= 1_000),
-        row("The limiter's workflow tasks failed or timed out", '0', `${failed}`, failed === 0),
+        row("The limiter's workflow tasks, started → completed", '≤ 1 s each', `p50 ${fmtMs(processing?.p50)}, p99 ${fmtMs(processing?.p99)}, max ${fmtMs(processing?.max)}`, (processing?.max ?? Infinity) <= 1_000, why.slowest),
+        row("The limiter's workflow tasks failed or timed out", '0', `${failed}`, failed === 0, why.failed),
         row("Replay of the limiter's longest run (every run replayed in this process)", '≤ 5 s', `${fmtMs(longestReplay)} (${m.runs.length} runs, the longest ${Math.max(0, ...m.runs.map((r) => r.events))} events)`, longestReplay <= 5_000),
-        row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %', window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)}` : 'n/a', (utilisation ?? 0) >= 0.9),
+        row('Utilisation while work waits: mean sessions running ÷ limit, from the limit first reached to the last create', '≥ 90 %', window ? `${fmt(utilisation! * 100)} % over ${fmtMs(window.to - window.from)}` : 'n/a', (utilisation ?? 0) >= 0.9, why.idle),
         row('Slots held at the end (the limiter’s state)', '0', m.end ? `${m.end.held} held, ${m.end.waiting} waiting (granted ${m.end.granted}, released ${m.end.released}, reclaimed ${m.end.reclaimed})` : 'n/a', m.end?.held === 0 && m.end.waiting === 0),
         row('Wall time, first start to last close', `ideal ${fmtMs(m.plan.idealMs)}`, `${fmtMs(wallMs)}${m.outcome.deadlineHit ? ' (**deadline hit**)' : ''}`),
         row('Temporal actions per task (the waits, the asks again and the limiter’s own included)', '—', `${fmt(perTask, 2)}`),
@@ -108,10 +109,43 @@ export const measureLine = scenario({
         ["Limiter workflow task, started → completed (ms)", processing, (v: number) => fmt(v, 0)],
         ['Replay of a limiter run (ms)', stats(m.replayMs), (v: number) => fmt(v, 0)],
       ]),
-      raw: { end: m.end, runs: m.runs.map(({ runId, events, failed: f }) => ({ runId, events, failed: f })), replayMs: m.replayMs, actions: m.actions },
+      raw: { end: m.end, runs: m.runs.map(({ runId, events, failed: f, causes }) => ({ runId, events, failed: f, causes })), replayMs: m.replayMs, actions: m.actions },
     };
   },
 });
+
+/**
+ * Reasons for the misses the line can explain from what it recorded: the slowest limiter workflow
+ * task and how far into its run it came (a long run is a large replay and a large state), the failed
+ * ones' causes, and how long a slot stood empty between one session's end and the next create.
+ */
+function lineReasons(
+  runs: LimiterRun[],
+  sessions: Array<readonly [createdAt: number, endedAt: number]>,
+  window: { from: number; to: number } | undefined,
+  limit: number,
+) {
+  const slowest = runs
+    .flatMap((run) => run.tasks.map((task) => ({ task, events: run.events })))
+    .sort((a, b) => (b.task.durationMs ?? 0) - (a.task.durationMs ?? 0))[0];
+  const causes = new Map<string, number>();
+  for (const cause of runs.flatMap((run) => run.causes)) causes.set(cause, (causes.get(cause) ?? 0) + 1);
+  const byCause = [...causes].sort((a, b) => b[1] - a[1]).map(([cause, n]) => `${n} × ${cause}`);
+  // Creates inside the window: each is a slot turned over; the slot-time left empty spread over them.
+  const creates = window ? sessions.filter(([at]) => at > window.from && at <= window.to).length : 0;
+  const idleMs = window
+    ? (limit - meanOver(openSteps(sessions), window.from, window.to)) * (window.to - window.from)
+    : 0;
+  return {
+    slowest:
+      slowest &&
+      `the slowest (${fmtMs(slowest.task.durationMs)}) started at event ${slowest.task.atEvent} of a run of ${slowest.events} events.`,
+    failed: byCause.length ? `by cause: ${byCause.join('; ')}.` : undefined,
+    idle: creates
+      ? `a slot stood empty a mean ${fmtMs(idleMs / creates)} per turnover (${creates} creates): a session's end is seen by a poll, released, granted to the next waiter by a signal, and only then created.`
+      : undefined,
+  };
+}
 
 /** How many of the tasks completed (their workflow's result), 32 at a time. */
 async function countCompleted(stack: BenchStack, records: TaskRecord[]): Promise<number> {
@@ -131,7 +165,10 @@ interface LimiterRun {
   history: temporal.api.history.v1.IHistory;
   events: number;
   failed: number;
-  tasks: { latencyMs?: number; durationMs?: number }[];
+  /** Each failed or timed-out workflow task's cause. */
+  causes: string[];
+  /** Each workflow task: scheduled → started, started → completed, and its started event's ID (how far into the run). */
+  tasks: { latencyMs?: number; durationMs?: number; atEvent: number }[];
 }
 
 /** Every run of the limiter, with its workflow tasks' times (history fetched 10 events a page: acquires are large). */
@@ -161,18 +198,28 @@ function workflowTasks(events: temporal.api.history.v1.IHistoryEvent[]) {
     Number(e.eventTime?.seconds ?? 0) * 1_000 + (e.eventTime?.nanos ?? 0) / 1e6;
   const scheduled = new Map<string, number>();
   const started = new Map<string, number>();
-  const tasks: { latencyMs?: number; durationMs?: number }[] = [];
-  let failed = 0;
+  const tasks: LimiterRun['tasks'] = [];
+  const causes: string[] = [];
   for (const e of events) {
     if (e.workflowTaskScheduledEventAttributes) scheduled.set(String(e.eventId), at(e));
     const s = e.workflowTaskStartedEventAttributes;
     if (s) started.set(String(e.eventId), at(e));
-    if (s) tasks.push({ latencyMs: at(e) - (scheduled.get(String(s.scheduledEventId)) ?? at(e)) });
+    if (s)
+      tasks.push({
+        latencyMs: at(e) - (scheduled.get(String(s.scheduledEventId)) ?? at(e)),
+        atEvent: Number(e.eventId),
+      });
     const c = e.workflowTaskCompletedEventAttributes;
     if (c) tasks.at(-1)!.durationMs = at(e) - (started.get(String(c.startedEventId)) ?? at(e));
-    if (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) failed++;
+    const f = e.workflowTaskFailedEventAttributes;
+    // The cause's enum name (e.g. WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE) and the first words of its message.
+    if (f)
+      causes.push(
+        `${temporal.api.enums.v1.WorkflowTaskFailedCause[f.cause ?? 0]}: ${(f.failure?.message ?? '').slice(0, 80)}`,
+      );
+    if (e.workflowTaskTimedOutEventAttributes) causes.push('timed out');
   }
-  return { tasks, failed };
+  return { tasks, failed: causes.length, causes };
 }
 
 /**

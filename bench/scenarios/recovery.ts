@@ -59,7 +59,7 @@ export const measureRecovery = scenario({
     for (const task of held) await tasks.start(task.input, { workflowId: task.workflowId });
     await waitFor(async () => (await pollsOf(client, heldIds)).size === held.length, 120_000);
     // Per poll the killed worker held: kill → its next attempt started on another worker (NaN: never).
-    const trials: { polls: number; resumedAfterMs: number[] }[] = [];
+    const trials: { polls: number; resumedAfterMs: number[]; timeoutLeftMs: number[] }[] = [];
     for (let k = 0; k < settings.kills; k++) {
       // A random moment in the heartbeat cycle: right after a heartbeat is the worst case, right before the best.
       await sleep(uniform(rng, 5_000, 50_000));
@@ -78,7 +78,9 @@ export const measureRecovery = scenario({
         return resumedAt.size === lost.size;
       }, GIVE_UP_MS);
       const resumedAfterMs = [...lost.keys()].map((id) => (resumedAt.get(id) ?? NaN) - killedAt);
-      trials.push({ polls: lost.size, resumedAfterMs });
+      // The server gives a poll up when its heartbeat timeout runs out after the last heartbeat it had.
+      const timeoutLeftMs = [...lost.values()].map((p) => p.lastHeartbeatMs + DEFAULTS.heartbeatTimeoutMs - killedAt);
+      trials.push({ polls: lost.size, resumedAfterMs, timeoutLeftMs });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
       workers.splice(workers.indexOf(victim), 1);
       workers.push(await startWorker());
@@ -97,10 +99,18 @@ export const measureRecovery = scenario({
     const back = afterOutage.length > 0 && `max ${fmtMs(Math.max(...afterOutage))} (${afterText})`;
     const [killTarget, outageTarget] = [KILL_TARGET_MS, OUTAGE_TARGET_MS].map((ms) => `≤ ${fmtMs(ms)}`);
     const f0 = (v: number) => fmt(v, 0);
+    const [timeoutLeft, afterTimeout] = [
+      stats(trials.flatMap((t) => t.timeoutLeftMs)),
+      stats(trials.flatMap((t) => t.resumedAfterMs.map((ms, i) => ms - t.timeoutLeftMs[i]!))),
+    ];
+    const killWhy =
+      timeoutLeft &&
+      afterTimeout &&
+      `a poll is given up only when its heartbeat timeout (${fmtMs(DEFAULTS.heartbeatTimeoutMs)}) runs out after the last heartbeat the server had: at the kill that was p50 ${fmtMs(timeoutLeft.p50)} away (a kill lands anywhere in the heartbeat cycle), and the retry started p50 ${fmtMs(afterTimeout.p50)} after it ran out. A shorter timeout is sooner at the cost of more heartbeats, each a billed action: docs/design/polling.md.`;
     return {
       // prettier-ignore
       rows: [
-        row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, killTarget, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= KILL_TARGET_MS),
+        row(`SIGKILL of one of two workers → all its polls running on another worker, median of ${trials.length} kills`, killTarget, killed || 'n/a', !!killStats && perKill.every(Number.isFinite) && killStats.p50 <= KILL_TARGET_MS, killWhy || undefined),
         ...(outage ? [row(`Temporal outage of ${fmtMs(outage.outageMs)} while ${outage.tasks.length} tasks end: server back → workflow closed, max`, outageTarget, back || 'n/a', !!back && afterOutage.every((v) => v <= OUTAGE_TARGET_MS))] : []),
       ],
       setup: [
@@ -109,6 +119,8 @@ export const measureRecovery = scenario({
       // prettier-ignore
       details: distributions([
         ['Kill → a poll it held runs elsewhere (ms), every poll', stats(trials.flatMap((t) => t.resumedAfterMs)), f0],
+        ['… kill → its heartbeat timeout ran out (ms)', timeoutLeft, f0],
+        ['… timeout ran out → running elsewhere (ms)', afterTimeout, f0],
         ['Polls held by the killed worker', stats(trials.map((t) => t.polls))],
         ...(outage ? [['Server back → workflow closed (ms)', stats(afterOutage), f0], ['Task end → workflow closed, across the outage (ms)', between(outage.tasks, (t) => t.endedAt, (t) => t.closedAt), f0]] as const : []),
       ]),
@@ -135,13 +147,15 @@ async function measureOutage(stack: BenchStack, tasks: BrowserTasks, planned: Pl
 
 /** The running poll of each workflow (its worker and when its current attempt started). */
 async function pollsOf(client: Client, workflowIds: string[]) {
-  const found = new Map<string, { identity: string; startedAtMs: number }>();
+  const found = new Map<string, { identity: string; startedAtMs: number; lastHeartbeatMs: number }>();
   for (const workflowId of workflowIds) {
     const { raw } = await client.workflow.getHandle(workflowId).describe();
     const poll = raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
     // STARTED is 2 in the API's enum (SCHEDULED 1, CANCEL_REQUESTED 3).
     if (!poll || poll.state !== 2 || !poll.lastWorkerIdentity || !poll.lastStartedTime) continue;
-    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs: tsToMs(poll.lastStartedTime) });
+    const startedAtMs = tsToMs(poll.lastStartedTime);
+    const lastHeartbeatMs = poll.lastHeartbeatTime ? tsToMs(poll.lastHeartbeatTime) : startedAtMs;
+    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs, lastHeartbeatMs });
   }
   return found;
 }

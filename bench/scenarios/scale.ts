@@ -17,10 +17,10 @@ import { QUEUE_MS, scenario } from '../scenario';
 import { runTargetOf, type BenchStack } from '../stack';
 import { between, stats, type Stats } from '../statistics';
 import { openSteps } from '../time-series';
-import { closeSteps, latencyTable, messageSteps } from '../report/latency-steps';
+import { closeSteps, latencyTable, messageSteps, missReason } from '../report/latency-steps';
 import { at, completedOk, count, type PlannedTask, type TaskRecord } from '../task';
 import { completedRow, notCompleted } from '../twins';
-import { memoryBreakdown } from './scale-memory';
+import { memoryBreakdown, memoryReason } from './scale-memory';
 
 const TASK_QUEUE = 'bench-scale';
 const [f0, f2] = [(v: number) => fmt(v, 0), (v: number) => fmt(v, 2)];
@@ -102,7 +102,12 @@ export const measureScale = scenario({
     // Every code sent must have arrived, or its latency is missing from the figures.
     const judge = (s: Stats | undefined, sent: TaskRecord[], bounds: typeof CODE & { p50?: number }) => {
       const judged = bounded(s, bounds, fmtMs);
-      return { ...judged, met: sent.length ? judged.met && s!.n === sent.length : undefined };
+      const lost = sent.length - (s?.n ?? 0);
+      const why = [
+        lost ? `${lost} code(s) sent never reached BrowserAI` : '',
+        missReason(sent, messageSteps(at.codeSent), judged.over),
+      ];
+      return { ...judged, met: sent.length ? judged.met && !lost : undefined, why: why.filter(Boolean).join('; ') };
     };
     const burstBounds = judge(codeBurst, sentDuring, CODE);
     const lateBounds = judge(codeLate, sentAfter, hogs ? CODE : { p50: QUIET_CODE_P50_MS, ...CODE });
@@ -121,14 +126,14 @@ export const measureScale = scenario({
     return {
       // prettier-ignore
       rows: [
-        row('API requests per task-minute', `≤ ${TARGETS.requestsPerTaskMinute} (max)`, spread(rpm, f2), !!rpm && rpm.max <= TARGETS.requestsPerTaskMinute),
+        row('API requests per task-minute', `≤ ${TARGETS.requestsPerTaskMinute} (max)`, spread(rpm, f2), !!rpm && rpm.max <= TARGETS.requestsPerTaskMinute, busiestReason(done)),
         row('API requests per task (create included)', '—', spread(requests, f0)),
         row(`MCP client (polls every ${MCP_POLL_MS / 1000} s), computed`, '—', `${MCP_REQUESTS_PER_MINUTE} per task-minute${mcpTimes}`),
         row('History events per task', `< ${TARGETS.historyEvents} (max)`, spread(events, f0), !!events && events.max < TARGETS.historyEvents),
-        row('Task end → workflow closed', closeBounds.target, spread(close, fmtMs), closeBounds.met),
-        row('submitCode → append request, codes sent after the start burst', lateBounds.target, spread(codeLate, fmtMs), lateBounds.met),
-        row('submitCode → append request, codes sent during the start burst', burstBounds.target, spread(codeBurst, fmtMs), burstBounds.met),
-        row('Worker peak RSS', `< ${TARGETS.peakRssMb} MB`, rss || 'n/a', !!peak && mb(peak) < TARGETS.peakRssMb),
+        row('Task end → workflow closed', closeBounds.target, spread(close, fmtMs), closeBounds.met, missReason(done, closeSteps(), closeBounds.over)),
+        row('submitCode → append request, codes sent after the start burst', lateBounds.target, spread(codeLate, fmtMs), lateBounds.met, lateBounds.why),
+        row('submitCode → append request, codes sent during the start burst', burstBounds.target, spread(codeBurst, fmtMs), burstBounds.met, burstBounds.why),
+        row('Worker peak RSS', `< ${TARGETS.peakRssMb} MB`, rss || 'n/a', !!peak && mb(peak) < TARGETS.peakRssMb, memoryReason(probes)),
         row('Memory per task (RSS under load − idle worker, / tasks)', '—', perTask || 'n/a'),
         row('Worker CPU (% of one core)', '—', cpu),
         completedRow('Tasks completed (workflow COMPLETED, task finalized)', records),
@@ -189,6 +194,13 @@ export const measureScale = scenario({
     };
   },
 });
+
+/** The task with the most requests per minute: what it made them of (a miss's reason). */
+function busiestReason(done: TaskRecord[]): string | undefined {
+  const busiest = [...done].sort((a, b) => (count.perMinute(b) ?? 0) - (count.perMinute(a) ?? 0))[0]?.facts;
+  if (!busiest?.requests || !busiest.taskMinutes) return undefined;
+  return `the busiest task made ${busiest.requests} requests in ${fmt(busiest.taskMinutes, 2)} min (polls while it ran: ${busiest.getsBeforeEnd ?? 'n/a'}; the rest: its create, the poll that saw the end, the results, any instructions).`;
+}
 
 function checks(records: TaskRecord[], stack: BenchStack, from: number, to: number): string[] {
   const summary = summarizeRequests(stack.emulator.requests);

@@ -4,7 +4,7 @@
 import { Random } from '../../dev/random';
 import { fmt, fmtMs, log, mb } from '../format';
 import { plainInput, PROJECT, uniform } from '../plan';
-import { closeSteps, latencyTable, messageSteps } from '../report/latency-steps';
+import { closeSteps, latencyTable, messageSteps, missReason } from '../report/latency-steps';
 import { bounded, distributions, row, spread } from '../report/markdown';
 import { runTasks } from '../run';
 import { QUEUE_MS, scenario } from '../scenario';
@@ -75,13 +75,20 @@ export const measureSignals = scenario({
       return own.length;
     });
     const summary = summarizeRequests(stack.emulator.requests);
+    const unsent = signalled.length - (message?.n ?? 0);
+    const messageWhy = [
+      unsent ? `${unsent} signalled task(s) had no append request` : '',
+      missReason(signalled, messageSteps(at.signalSent), messageBounds.over),
+    ]
+      .filter(Boolean)
+      .join('; ');
     const f0 = (v: number) => fmt(v, 0);
     // prettier-ignore
     return {
       rows: [
         completedRow('Tasks completed (workflow COMPLETED, task finalized)', records),
-        row('appendInstructions signal → append request', messageBounds.target, spread(message, fmtMs), messageBounds.met && message!.n === signalled.length),
-        row('Task end → workflow closed', closeBounds.target, spread(close, fmtMs), closeBounds.met),
+        row('appendInstructions signal → append request', messageBounds.target, spread(message, fmtMs), messageBounds.met && message!.n === signalled.length, messageWhy),
+        row('Task end → workflow closed', closeBounds.target, spread(close, fmtMs), closeBounds.met, missReason(done, closeSteps(), closeBounds.over)),
         row('Worker peak RSS', '—', `${fmt(mb(sampler.peakEverKb() ?? NaN), 0)} MB`),
         row('Worker CPU (% of one core)', '—', cpu),
       ],
