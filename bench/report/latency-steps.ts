@@ -124,8 +124,9 @@ export function missReason(records: TaskRecord[], { total, steps }: Steps, over:
   if (tail) {
     const whole = stats(slowest.map(gap(total)))!;
     const lost = lostTasks(slowest).length;
+    const [who, mean] = slowest.length === 1 ? ['the slowest task', ''] : [`the slowest ${slowest.length}`, 'mean '];
     reasons.push(
-      `the slowest ${slowest.length} (${fmtMs(whole.mean)} on average) spent most in "${tail.label}" (mean ${fmtMs(tail.stats.mean)})` +
+      `${who} (${mean}${fmtMs(whole.mean)}) spent most in "${tail.label}" (${mean}${fmtMs(tail.stats.mean)})` +
         (lost ? `; they lost ${lost} workflow task(s) to a timeout or failure` : ''),
     );
   }

@@ -59,7 +59,7 @@ export const measureRecovery = scenario({
     for (const task of held) await tasks.start(task.input, { workflowId: task.workflowId });
     await waitFor(async () => (await pollsOf(client, heldIds)).size === held.length, 120_000);
     // Per poll the killed worker held: kill → its next attempt started on another worker (NaN: never).
-    const trials: { polls: number; resumedAfterMs: number[]; timeoutLeftMs: number[] }[] = [];
+    const trials: { polls: number; resumedAfterMs: number[]; timeoutLeftMs: number[]; attempts: number[] }[] = [];
     for (let k = 0; k < settings.kills; k++) {
       // A random moment in the heartbeat cycle: right after a heartbeat is the worst case, right before the best.
       await sleep(uniform(rng, 5_000, 50_000));
@@ -80,7 +80,12 @@ export const measureRecovery = scenario({
       const resumedAfterMs = [...lost.keys()].map((id) => (resumedAt.get(id) ?? NaN) - killedAt);
       // The server gives a poll up when its heartbeat timeout runs out after the last heartbeat it had.
       const timeoutLeftMs = [...lost.values()].map((p) => p.lastHeartbeatMs + DEFAULTS.heartbeatTimeoutMs - killedAt);
-      trials.push({ polls: lost.size, resumedAfterMs, timeoutLeftMs });
+      trials.push({
+        polls: lost.size,
+        resumedAfterMs,
+        timeoutLeftMs,
+        attempts: [...lost.values()].map((p) => p.attempt),
+      });
       log(`recovery: kill ${k + 1}: polls running again after ${resumedAfterMs.map((ms) => fmtMs(ms)).join(', ')}`);
       workers.splice(workers.indexOf(victim), 1);
       workers.push(await startWorker());
@@ -106,7 +111,7 @@ export const measureRecovery = scenario({
     const killWhy =
       timeoutLeft &&
       afterTimeout &&
-      `a poll is given up only when its heartbeat timeout (${fmtMs(DEFAULTS.heartbeatTimeoutMs)}) runs out after the last heartbeat the server had: at the kill that was p50 ${fmtMs(timeoutLeft.p50)} away (a kill lands anywhere in the heartbeat cycle), and the retry started p50 ${fmtMs(afterTimeout.p50)} after it ran out. A shorter timeout is sooner at the cost of more heartbeats, each a billed action: docs/design/polling.md.`;
+      `a poll is given up only when its heartbeat timeout (${fmtMs(DEFAULTS.heartbeatTimeoutMs)}) runs out after the last heartbeat the server had: at the kill that was p50 ${fmtMs(timeoutLeft.p50)} away (a kill lands anywhere in the heartbeat cycle), and the retry started p50 ${fmtMs(afterTimeout.p50)} after it ran out (the poll's retry backoff: the polls killed were on attempt p50 ${fmt(stats(trials.flatMap((t) => t.attempts))?.p50, 0)}, and each kill adds one). A shorter timeout is sooner at the cost of more heartbeats, each a billed action: docs/design/polling.md.`;
     return {
       // prettier-ignore
       rows: [
@@ -147,15 +152,21 @@ async function measureOutage(stack: BenchStack, tasks: BrowserTasks, planned: Pl
 
 /** The running poll of each workflow (its worker and when its current attempt started). */
 async function pollsOf(client: Client, workflowIds: string[]) {
-  const found = new Map<string, { identity: string; startedAtMs: number; lastHeartbeatMs: number }>();
+  const found = new Map<string, { identity: string; startedAtMs: number; lastHeartbeatMs: number; attempt: number }>();
   for (const workflowId of workflowIds) {
     const { raw } = await client.workflow.getHandle(workflowId).describe();
     const poll = raw.pendingActivities?.find((a) => a.activityType?.name === 'browserAIPollTask');
     // STARTED is 2 in the API's enum (SCHEDULED 1, CANCEL_REQUESTED 3).
     if (!poll || poll.state !== 2 || !poll.lastWorkerIdentity || !poll.lastStartedTime) continue;
     const startedAtMs = tsToMs(poll.lastStartedTime);
-    const lastHeartbeatMs = poll.lastHeartbeatTime ? tsToMs(poll.lastHeartbeatTime) : startedAtMs;
-    found.set(workflowId, { identity: poll.lastWorkerIdentity, startedAtMs, lastHeartbeatMs });
+    // The server keeps the last heartbeat across attempts; a new attempt's timeout runs from its start.
+    const lastHeartbeatMs = Math.max(startedAtMs, poll.lastHeartbeatTime ? tsToMs(poll.lastHeartbeatTime) : 0);
+    found.set(workflowId, {
+      identity: poll.lastWorkerIdentity,
+      startedAtMs,
+      lastHeartbeatMs,
+      attempt: poll.attempt ?? 1,
+    });
   }
   return found;
 }
