@@ -104,20 +104,22 @@ export function latencyTable(title: string, records: TaskRecord[], { total, step
 }
 
 /**
- * Why a latency broke its bounds, from its steps: for a p50 over its bound the step with the largest
+ * Why a latency broke its bounds, from its steps: how many of `records` it was never measured on
+ * (their message or close never came), then for a p50 over its bound the step with the largest
  * median, for a p99 or max over theirs the step that took the slowest 1 % longest on average (with
  * the workflow tasks they lost). The first place to look, not a proof: steps overlap no time, but
  * one step can wait because of another.
  */
 export function missReason(records: TaskRecord[], { total, steps }: Steps, over: readonly Bound[]): string | undefined {
   const { measured, slowest } = measuredAndSlowest(records, total);
-  if (measured.length === 0 || over.length === 0) return undefined;
+  const reasons: string[] = [];
+  const unmeasured = records.length - measured.length;
+  if (unmeasured) reasons.push(`${unmeasured} of the ${records.length} never got there ("${total[0]}")`);
   const largest = (rs: TaskRecord[], of: (s: Stats) => number) =>
     steps
       .map((step) => ({ label: step[0], stats: stats(rs.map(gap(step))) }))
       .filter((s): s is { label: string; stats: Stats } => s.stats !== undefined)
       .sort((a, b) => of(b.stats) - of(a.stats))[0];
-  const reasons: string[] = [];
   const median = over.includes('p50') && largest(measured, (s) => s.p50);
   if (median) reasons.push(`at the median, the largest step is "${median.label}" (p50 ${fmtMs(median.stats.p50)})`);
   const tail = over.some((b) => b !== 'p50') && largest(slowest, (s) => s.mean);
@@ -130,5 +132,5 @@ export function missReason(records: TaskRecord[], { total, steps }: Steps, over:
         (lost ? `; they lost ${lost} workflow task(s) to a timeout or failure` : ''),
     );
   }
-  return `${reasons.join('; ')}.`;
+  return reasons.length ? `${reasons.join('; ')}.` : undefined;
 }

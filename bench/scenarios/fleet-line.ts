@@ -81,7 +81,7 @@ export const measureLine = scenario({
     const tasks = m.runs.flatMap((run) => run.tasks);
     const latency = stats(tasks.map((t) => t.latencyMs));
     const processing = stats(tasks.map((t) => t.durationMs));
-    const failed = m.runs.reduce((n, run) => n + run.failed, 0);
+    const failed = m.runs.reduce((n, run) => n + run.causes.length, 0);
     const why = lineReasons(m.runs, m.sessions, window, limit);
     const longestReplay = Math.max(0, ...m.replayMs);
     const total = m.plan.records.length;
@@ -109,7 +109,7 @@ export const measureLine = scenario({
         ["Limiter workflow task, started → completed (ms)", processing, (v: number) => fmt(v, 0)],
         ['Replay of a limiter run (ms)', stats(m.replayMs), (v: number) => fmt(v, 0)],
       ]),
-      raw: { end: m.end, runs: m.runs.map(({ runId, events, failed: f, causes }) => ({ runId, events, failed: f, causes })), replayMs: m.replayMs, actions: m.actions },
+      raw: { end: m.end, runs: m.runs.map(({ runId, events, causes }) => ({ runId, events, failed: causes.length, causes })), replayMs: m.replayMs, actions: m.actions },
     };
   },
 });
@@ -164,7 +164,6 @@ interface LimiterRun {
   runId: string;
   history: temporal.api.history.v1.IHistory;
   events: number;
-  failed: number;
   /** Each failed or timed-out workflow task's cause. */
   causes: string[];
   /** Each workflow task: scheduled → started, started → completed, and its started event's ID (how far into the run). */
@@ -219,7 +218,7 @@ function workflowTasks(events: temporal.api.history.v1.IHistoryEvent[]) {
       );
     if (e.workflowTaskTimedOutEventAttributes) causes.push('timed out');
   }
-  return { tasks, failed: causes.length, causes };
+  return { tasks, causes };
 }
 
 /**

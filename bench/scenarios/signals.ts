@@ -75,13 +75,7 @@ export const measureSignals = scenario({
       return own.length;
     });
     const summary = summarizeRequests(stack.emulator.requests);
-    const unsent = signalled.length - (message?.n ?? 0);
-    const messageWhy = [
-      unsent ? `${unsent} signalled task(s) had no append request` : '',
-      missReason(signalled, messageSteps(at.signalSent), messageBounds.over),
-    ]
-      .filter(Boolean)
-      .join('; ');
+    const messageWhy = missReason(signalled, messageSteps(at.signalSent), messageBounds.over);
     const f0 = (v: number) => fmt(v, 0);
     // prettier-ignore
     return {
